@@ -1,0 +1,686 @@
+/* crucible-sandbox-broker: the keeper of one command's process scope.  It
+ * runs as PID 1 of a Linux sandbox (or, for tests, as an ordinary child
+ * subreaper), starts the workload, reaps everything the workload leaves,
+ * and reports on the status channel that broker/status.h describes.  libc
+ * only: nothing here is shared with the host but that header.  */
+#include <config.h>
+
+/* pipe2, __WALL, SYS_close_range: configure's AC_USE_SYSTEM_EXTENSIONS
+ * defines this; a build without config.h's help still needs it.  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/status.h"
+
+#define BROKER_NAME "crucible-sandbox-broker"
+#define BROKER_USAGE                                                           \
+  "usage: " BROKER_NAME " --status-fd N [--cwd DIR] -- PROGRAM [ARG...]\n"
+
+/* The broker's own exit statuses.  125 follows env(1) and chroot(1): the
+ * command never ran because the broker itself could not start it.  */
+#define BROKER_EXIT_DONE 0
+#define BROKER_EXIT_STUCK 1
+#define BROKER_EXIT_FAILED 125
+#define BROKER_EXIT_EXEC 127
+
+#define BROKER_GRACE_MS 1000 /* a signal other than SIGKILL, before SIGKILL */
+#define BROKER_KILL_MS 5000  /* SIGKILL rounds, before giving up */
+#define BROKER_TICK_MS 10
+
+struct broker_options
+{
+  int status_fd;   /* the keeper's end of the status channel */
+  const char *cwd; /* absolute, or NULL to stay where started */
+  char **argv;     /* PROGRAM (absolute) and its arguments, NULL-terminated */
+};
+
+struct broker
+{
+  struct broker_options opt;
+  int signal_fd;        /* SIGCHLD and the stop signals */
+  pid_t workload;       /* also its process group id */
+  bool workload_reaped; /* its status has been collected (and reported) */
+};
+
+enum broker_scope
+{
+  BROKER_SCOPE_LIVE,
+  BROKER_SCOPE_EMPTY
+};
+
+/* One step of getting the broker ready; returns -1 with errno set.  */
+struct broker_step
+{
+  const char *what;
+  int (*run) (struct broker *b);
+};
+
+/* Complain about the command line on stderr; always returns -1.  */
+static int __attribute__ ((format (printf, 1, 2)))
+broker_usage_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  fputs (BROKER_NAME ": ", stderr);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputs ("\n" BROKER_USAGE, stderr);
+  return -1;
+}
+
+/* Read a descriptor number: decimal digits only, no sign, no overflow.  */
+static int
+broker_parse_fd (const char *text, int *fd)
+{
+  long value = 0;
+
+  if (*text == '\0')
+    return -1;
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (*p < '0' || *p > '9')
+        return -1;
+      value = value * 10 + (*p - '0');
+      if (value > 1048576) /* far above any fs.nr_open */
+        return -1;
+    }
+  *fd = (int) value;
+  return 0;
+}
+
+/* Take the value of option argv[*i] into *slot, once.  */
+static int
+broker_take_value (int argc, char **argv, int *i, const char **slot)
+{
+  const char *name = argv[*i];
+
+  if (*slot != NULL)
+    return broker_usage_error ("%s given twice", name);
+  if (*i + 1 >= argc || argv[*i + 1][0] == '\0')
+    return broker_usage_error ("%s needs a value", name);
+  *i += 1;
+  *slot = argv[*i];
+  return 0;
+}
+
+/* Check the parsed values themselves.  */
+static int
+broker_check_values (const char *fd_text, struct broker_options *opt)
+{
+  if (fd_text == NULL)
+    return broker_usage_error ("--status-fd is required");
+  if (broker_parse_fd (fd_text, &opt->status_fd) < 0)
+    return broker_usage_error ("--status-fd: '%s' is not a descriptor number",
+                               fd_text);
+  /* 0, 1 and 2 are the workload's streams: a channel there would be
+   * inherited as its stdin or stdout.  */
+  if (opt->status_fd < 3)
+    return broker_usage_error ("--status-fd must be 3 or above, not %d",
+                               opt->status_fd);
+  /* No search path: inside a sandbox, PATH could find a binary the
+   * workspace planted.  The host resolves the program.  */
+  if (opt->argv[0][0] != '/')
+    return broker_usage_error ("the program must be an absolute path, not '%s'",
+                               opt->argv[0]);
+  if (opt->cwd != NULL && opt->cwd[0] != '/')
+    return broker_usage_error ("--cwd must be an absolute path, not '%s'",
+                               opt->cwd);
+  return 0;
+}
+
+/* Parse the command line strictly; nothing but the documented form.  */
+static int
+broker_parse_args (int argc, char **argv, struct broker_options *opt)
+{
+  const char *fd_text = NULL;
+  int i;
+
+  opt->cwd = NULL;
+  for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    {
+      int rc;
+      if (strcmp (argv[i], "--status-fd") == 0)
+        rc = broker_take_value (argc, argv, &i, &fd_text);
+      else if (strcmp (argv[i], "--cwd") == 0)
+        rc = broker_take_value (argc, argv, &i, &opt->cwd);
+      else
+        rc = broker_usage_error ("unknown argument '%s'", argv[i]);
+      if (rc < 0)
+        return -1;
+    }
+  if (i >= argc)
+    return broker_usage_error ("missing '--' before the program");
+  if (i + 1 >= argc)
+    return broker_usage_error ("no program after '--'");
+  opt->argv = argv + i + 1;
+  return broker_check_values (fd_text, opt);
+}
+
+/* Check the descriptors the host must have given: the workload's three
+ * streams and a SOCK_SEQPACKET Unix socket as the channel.  A closed 0-2
+ * would otherwise be filled by the next descriptor the broker opens, and
+ * the workload would write its output into that.  */
+static int
+broker_check_fds (const struct broker_options *opt)
+{
+  int type = 0, domain = 0;
+  socklen_t len = sizeof type;
+
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl (fd, F_GETFD) < 0)
+      return broker_usage_error ("descriptor %d is not open", fd);
+  if (fcntl (opt->status_fd, F_GETFD) < 0)
+    return broker_usage_error ("--status-fd %d: %s", opt->status_fd,
+                               strerror (errno));
+  if (getsockopt (opt->status_fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0
+      || (len = sizeof domain,
+          getsockopt (opt->status_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+             < 0
+      || type != SOCK_SEQPACKET || domain != AF_UNIX)
+    return broker_usage_error ("--status-fd %d is not a Unix SOCK_SEQPACKET "
+                               "socket",
+                               opt->status_fd);
+  return 0;
+}
+
+/* Send one record; false when the host is gone, which only means nobody
+ * is listening any more.  Never raises SIGPIPE.  */
+static bool
+broker_send (int fd, enum broker_msg_type type, int32_t value,
+             enum broker_stage stage)
+{
+  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
+                            .type = (uint32_t) type,
+                            .value = value,
+                            .stage = (uint32_t) stage };
+  ssize_t n;
+
+  do
+    n = send (fd, &msg, sizeof msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t) sizeof msg;
+}
+
+/* Sleep for ms milliseconds.  */
+static void
+broker_sleep_ms (int ms)
+{
+  struct timespec pause = { ms / 1000, (long) (ms % 1000) * 1000000L };
+
+  while (nanosleep (&pause, &pause) < 0 && errno == EINTR)
+    ;
+}
+
+/* Close [first, last] by walking /proc/self/fd, for kernels before 5.9
+ * (or a seccomp filter) that refuse close_range.  */
+static int
+broker_close_walk (unsigned int first, unsigned int last)
+{
+  DIR *dir = opendir ("/proc/self/fd");
+  struct dirent *de;
+
+  if (dir == NULL)
+    return -1;
+  while ((de = readdir (dir)) != NULL)
+    {
+      char *end;
+      unsigned long fd = strtoul (de->d_name, &end, 10);
+      if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end != '\0')
+        continue;
+      if (fd >= first && fd <= last && (int) fd != dirfd (dir))
+        close ((int) fd);
+    }
+  closedir (dir);
+  return 0;
+}
+
+/* Close every descriptor in [first, last].  */
+static int
+broker_close_range (unsigned int first, unsigned int last)
+{
+  if (first > last)
+    return 0;
+#ifdef SYS_close_range
+  if (syscall (SYS_close_range, first, last, 0) == 0)
+    return 0;
+#endif
+  return broker_close_walk (first, last);
+}
+
+/* Close everything but 0-2 and the channel: whatever else the host leaked
+ * (another command's pipe, a credential file) would reach the workload, and
+ * a held write end would keep the host from ever seeing end of output.  */
+static int
+broker_close_inherited (struct broker *b)
+{
+  unsigned int fd = (unsigned int) b->opt.status_fd;
+  int flags;
+
+  if (broker_close_range (3, fd - 1) < 0 || broker_close_range (fd + 1, ~0U) < 0)
+    return -1;
+  /* The channel stays open in the broker but must not reach the workload,
+   * which could forge messages on it; it closes on exec.  */
+  flags = fcntl ((int) fd, F_GETFD);
+  if (flags < 0)
+    return -1;
+  return fcntl ((int) fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+/* Become the reaper of everything the workload leaves behind: a double fork
+ * or setsid must not let a process slip out of the scope to the host's init.
+ * As PID 1 this holds anyway; the prctl makes it hold outside a namespace.  */
+static int
+broker_become_reaper (struct broker *b)
+{
+  return prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+/* Forbid gaining privileges through exec: a setuid binary reachable in the
+ * sandbox must not run with more than the workload has.  Inherited by every
+ * descendant and irrevocable.  */
+static int
+broker_forbid_new_privs (struct broker *b)
+{
+  return prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+/* Forbid core files, hard limit too so the workload cannot raise it: a dump
+ * holds the process's memory (credentials from its environment) and would
+ * land in the workspace, where publication could carry it out.  */
+static int
+broker_forbid_core (struct broker *b)
+{
+  const struct rlimit none = { 0, 0 };
+
+  return setrlimit (RLIMIT_CORE, &none);
+}
+
+/* The signals the broker takes through its signalfd.  */
+static void
+broker_signal_set (sigset_t *set)
+{
+  sigemptyset (set);
+  sigaddset (set, SIGCHLD);
+  sigaddset (set, SIGTERM);
+  sigaddset (set, SIGINT);
+  sigaddset (set, SIGHUP);
+}
+
+/* Take SIGCHLD and the stop signals through a signalfd.  Blocking them
+ * before the fork means no child's end is missed between fork and poll;
+ * the workload unblocks them again.  */
+static int
+broker_watch_signals (struct broker *b)
+{
+  sigset_t set;
+
+  broker_signal_set (&set);
+  if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
+    return -1;
+  b->signal_fd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  return b->signal_fd < 0 ? -1 : 0;
+}
+
+/* Enter the working directory, which the workload inherits.  Last on
+ * purpose: a directory entered before a mount over it would leave the
+ * workload on the covered tree.  */
+static int
+broker_enter_cwd (struct broker *b)
+{
+  return b->opt.cwd == NULL ? 0 : chdir (b->opt.cwd);
+}
+
+/* Getting ready, in order.  Descriptors are closed first, before anything
+ * else opens one; whatever changes the mount table goes before the cwd.  */
+static const struct broker_step broker_setup_steps[] = {
+  { "closing inherited descriptors", broker_close_inherited },
+  { "becoming the child subreaper", broker_become_reaper },
+  { "setting no_new_privs", broker_forbid_new_privs },
+  { "disabling core dumps", broker_forbid_core },
+  { "watching signals", broker_watch_signals },
+  { "entering the working directory", broker_enter_cwd },
+};
+
+/* Run the setup steps; report the first failure on stderr and the channel.  */
+static int
+broker_setup (struct broker *b)
+{
+  size_t n = sizeof broker_setup_steps / sizeof broker_setup_steps[0];
+
+  for (size_t i = 0; i < n; i++)
+    if (broker_setup_steps[i].run (b) < 0)
+      {
+        int code = errno;
+        fprintf (stderr, BROKER_NAME ": %s: %s\n", broker_setup_steps[i].what,
+                 strerror (code));
+        broker_send (b->opt.status_fd, BROKER_MSG_FAILED, code,
+                     BROKER_STAGE_SETUP);
+        return -1;
+      }
+  return 0;
+}
+
+/* Give the workload default dispositions and an empty mask: the broker's
+ * blocked set, and anything the host ignored (SIGPIPE), must not leak into
+ * the command, where `yes | head` would then never end.  */
+static void
+broker_reset_signals (void)
+{
+  struct sigaction dfl;
+  sigset_t none;
+
+  memset (&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    sigaction (sig, &dfl, NULL); /* fails harmlessly for KILL, STOP, libc's */
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
+/* In the forked child: become the workload.  Never returns.  */
+static void __attribute__ ((noreturn))
+broker_exec_workload (struct broker *b, int gate)
+{
+  char go;
+  ssize_t n;
+
+  /* Its own process group, so one kill reaches the workload and whatever
+   * it did not move elsewhere.  */
+  setpgid (0, 0);
+  broker_reset_signals ();
+  /* Wait until the host has been told this pid: the workload never runs
+   * unless the host can account for it.  End of file means it was not.  */
+  do
+    n = read (gate, &go, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1)
+    _exit (BROKER_EXIT_EXEC);
+  close (gate);
+  execv (b->opt.argv[0], b->opt.argv);
+  broker_send (b->opt.status_fd, BROKER_MSG_FAILED, errno, BROKER_STAGE_EXEC);
+  _exit (BROKER_EXIT_EXEC);
+}
+
+/* Fork the workload, tell the host its pid, then let it exec.  */
+static int
+broker_start (struct broker *b)
+{
+  int gate[2];
+  pid_t pid;
+
+  if (pipe2 (gate, O_CLOEXEC) < 0 || (pid = fork ()) < 0)
+    {
+      int code = errno;
+      fprintf (stderr, BROKER_NAME ": starting %s: %s\n", b->opt.argv[0],
+               strerror (code));
+      broker_send (b->opt.status_fd, BROKER_MSG_FAILED, code, BROKER_STAGE_FORK);
+      return -1;
+    }
+  if (pid == 0)
+    {
+      close (gate[1]);
+      broker_exec_workload (b, gate[0]);
+    }
+  close (gate[0]);
+  /* Set the group from this side too, so that it exists before STARTED
+   * goes out and a STOP arriving at once finds it.  */
+  setpgid (pid, pid);
+  b->workload = pid;
+  if (broker_send (b->opt.status_fd, BROKER_MSG_STARTED, pid, BROKER_STAGE_NONE))
+    {
+      ssize_t n = write (gate[1], "x", 1);
+      (void) n; /* a short write closes the gate: the child just exits */
+    }
+  close (gate[1]);
+  return 0;
+}
+
+/* Reap every child that has ended and report the workload's own status.
+ * Tells whether anything of the scope is left.  */
+static enum broker_scope
+broker_reap (struct broker *b)
+{
+  for (;;)
+    {
+      int status;
+      /* __WALL: a descendant cloned with an exit signal other than SIGCHLD
+       * is still part of the scope, and must not make it look empty.  */
+      pid_t pid = waitpid (-1, &status, WNOHANG | __WALL);
+      if (pid == 0)
+        return BROKER_SCOPE_LIVE;
+      if (pid < 0 && errno == EINTR)
+        continue;
+      if (pid < 0)
+        return errno == ECHILD ? BROKER_SCOPE_EMPTY : BROKER_SCOPE_LIVE;
+      if (pid == b->workload)
+        {
+          b->workload_reaped = true;
+          broker_send (b->opt.status_fd, BROKER_MSG_EXITED, status,
+                       BROKER_STAGE_NONE);
+        }
+    }
+}
+
+/* The parent pid of pid, from /proc/PID/stat, or -1.  */
+static pid_t
+broker_parent_of (const char *pid)
+{
+  char path[64], buf[512];
+  char *paren;
+  char state;
+  int fd, ppid;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "/proc/%s/stat", pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  /* The command name in parentheses may hold anything the workload chose,
+   * spaces and ')' included: parse after the last ')'.  */
+  paren = strrchr (buf, ')');
+  if (paren == NULL || sscanf (paren + 1, " %c %d", &state, &ppid) != 2)
+    return -1;
+  return (pid_t) ppid;
+}
+
+/* Signal every process whose parent is the broker: orphans of the scope
+ * come here, so this reaches a descendant that left the workload's group.
+ * A child's pid cannot be reused before the broker reaps it, so what the
+ * scan finds is still ours when the signal goes.  */
+static void
+broker_signal_children (int sig)
+{
+  DIR *proc = opendir ("/proc");
+  struct dirent *de;
+  pid_t self = getpid ();
+
+  if (proc == NULL)
+    return;
+  while ((de = readdir (proc)) != NULL)
+    if (de->d_name[0] >= '1' && de->d_name[0] <= '9'
+        && broker_parent_of (de->d_name) == self)
+      kill ((pid_t) strtol (de->d_name, NULL, 10), sig);
+  closedir (proc);
+}
+
+/* Send sig to everything of the scope the broker can name right now.  */
+static void
+broker_signal_scope (struct broker *b, int sig)
+{
+  /* The group id is ours only while the workload's zombie pins it: once
+   * reaped, the number may come to name a stranger's group.  */
+  if (!b->workload_reaped)
+    kill (-b->workload, sig);
+  /* As PID 1 of a namespace, everything else in it is the scope.  Never
+   * outside one, where kill(-1) reaches every process the user owns.  */
+  if (getpid () == 1)
+    kill (-1, sig);
+  broker_signal_children (sig);
+}
+
+/* Reap for up to ms milliseconds, or until the scope is empty.  */
+static enum broker_scope
+broker_wait_empty (struct broker *b, int ms)
+{
+  for (int waited = 0; waited < ms; waited += BROKER_TICK_MS)
+    {
+      if (broker_reap (b) == BROKER_SCOPE_EMPTY)
+        return BROKER_SCOPE_EMPTY;
+      broker_sleep_ms (BROKER_TICK_MS);
+    }
+  return broker_reap (b);
+}
+
+/* SIGKILL the scope round by round (each death hands grandchildren to the
+ * broker) until nothing is left, or give up after BROKER_KILL_MS.  */
+static enum broker_scope
+broker_kill_all (struct broker *b)
+{
+  for (int waited = 0; waited < BROKER_KILL_MS; waited += BROKER_TICK_MS)
+    {
+      if (broker_reap (b) == BROKER_SCOPE_EMPTY)
+        return BROKER_SCOPE_EMPTY;
+      broker_signal_scope (b, SIGKILL);
+      broker_sleep_ms (BROKER_TICK_MS);
+    }
+  return broker_reap (b);
+}
+
+/* Confirm the scope empty to the host; the broker exits next.  */
+static int
+broker_finish (struct broker *b)
+{
+  broker_send (b->opt.status_fd, BROKER_MSG_DONE, 0, BROKER_STAGE_NONE);
+  return BROKER_EXIT_DONE;
+}
+
+/* End the whole scope: sig first and SIGKILL after the grace period (at once
+ * for SIGKILL), then confirm.  Returns the broker's exit status.  */
+static int
+broker_stop (struct broker *b, int sig)
+{
+  if (sig != SIGKILL)
+    {
+      broker_signal_scope (b, sig);
+      if (broker_wait_empty (b, BROKER_GRACE_MS) == BROKER_SCOPE_EMPTY)
+        return broker_finish (b);
+    }
+  if (broker_kill_all (b) == BROKER_SCOPE_EMPTY)
+    return broker_finish (b);
+  /* No DONE: the host must not believe the scope empty.  */
+  fprintf (stderr, BROKER_NAME ": the scope did not end within %d ms\n",
+           BROKER_KILL_MS);
+  return BROKER_EXIT_STUCK;
+}
+
+/* Drain the signalfd; the signal to stop the scope with, or 0.  */
+static int
+broker_read_signals (struct broker *b)
+{
+  struct signalfd_siginfo si;
+  int stop = 0;
+
+  while (read (b->signal_fd, &si, sizeof si) == (ssize_t) sizeof si)
+    {
+      if (si.ssi_signo == SIGCHLD)
+        continue;
+      /* As PID 1 the kernel drops a signal the broker has no handler for
+       * when it comes from inside the namespace; reading it from a
+       * signalfd would undo that shield, so only a sender outside (pid 0
+       * as seen from here) may stop the scope this way.  */
+      if (getpid () == 1 && si.ssi_pid != 0)
+        continue;
+      stop = SIGKILL;
+    }
+  return stop;
+}
+
+/* Read the host's request: the signal to stop the scope with, 0 for
+ * nothing, SIGKILL when the host is gone.  A record that is not a valid
+ * STOP counts as gone too: ending the scope is the only safe reading of a
+ * host the broker does not understand.  */
+static int
+broker_read_request (struct broker *b)
+{
+  struct broker_msg msg;
+  ssize_t n = recv (b->opt.status_fd, &msg, sizeof msg, MSG_DONTWAIT | MSG_TRUNC);
+
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return 0;
+  if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC
+      || msg.type != BROKER_MSG_STOP || msg.value <= 0 || msg.value >= NSIG)
+    return SIGKILL;
+  return msg.value;
+}
+
+/* Keep the scope until it empties or the host (or a signal) ends it.
+ * Returns the broker's exit status.  */
+static int
+broker_supervise (struct broker *b)
+{
+  for (;;)
+    {
+      struct pollfd fds[2] = { { .fd = b->opt.status_fd, .events = POLLIN },
+                               { .fd = b->signal_fd, .events = POLLIN } };
+      int sig = 0;
+
+      if (poll (fds, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return broker_stop (b, SIGKILL);
+        }
+      if (fds[1].revents != 0)
+        sig = broker_read_signals (b);
+      if (sig == 0 && fds[0].revents != 0)
+        sig = broker_read_request (b);
+      if (sig != 0)
+        return broker_stop (b, sig);
+      if (broker_reap (b) == BROKER_SCOPE_EMPTY)
+        return broker_finish (b);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  struct broker b = { .signal_fd = -1 };
+
+  if (argc < 1)
+    {
+      fputs (BROKER_USAGE, stderr);
+      return BROKER_EXIT_FAILED;
+    }
+  if (broker_parse_args (argc, argv, &b.opt) < 0
+      || broker_check_fds (&b.opt) < 0 || broker_setup (&b) < 0
+      || broker_start (&b) < 0)
+    return BROKER_EXIT_FAILED;
+  return broker_supervise (&b);
+}

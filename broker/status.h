@@ -1,0 +1,45 @@
+/* The status channel between the host and whatever keeps a command's process
+ * scope: crucible-sandbox-broker as PID 1 of a Linux sandbox, or the scope
+ * keeper the compatibility backend forks.  The only code the broker shares
+ * with the host.
+ *
+ * Messages are fixed-size records on a SOCK_SEQPACKET socket pair, one record
+ * per message, so neither side has to parse a stream.  The keeper sends
+ * STARTED once the workload runs, EXITED with the workload's own wait status
+ * when it ends, and DONE once nothing of the scope is left.  The host sends
+ * STOP (value: the signal) to end the whole scope.  When the host's end
+ * closes, the keeper ends the scope as if told to stop with SIGKILL.  */
+#ifndef CRUCIBLE_BROKER_STATUS_H
+#define CRUCIBLE_BROKER_STATUS_H
+
+#include <stdint.h>
+
+#define BROKER_STATUS_MAGIC 0x43525342u /* "CRSB" */
+
+enum broker_msg_type
+{
+  BROKER_MSG_STARTED = 1, /* value: the workload's pid as the keeper sees it */
+  BROKER_MSG_EXITED = 2,  /* value: the workload's wait status */
+  BROKER_MSG_DONE = 3,    /* the scope is empty; the keeper exits next */
+  BROKER_MSG_FAILED = 4,  /* value: errno; stage: what was being done */
+  BROKER_MSG_STOP = 16    /* host to keeper; value: the signal to send */
+};
+
+/* What the keeper was doing when it sent BROKER_MSG_FAILED.  */
+enum broker_stage
+{
+  BROKER_STAGE_NONE = 0,
+  BROKER_STAGE_SETUP = 1, /* mounts, limits, capabilities */
+  BROKER_STAGE_FORK = 2,
+  BROKER_STAGE_EXEC = 3 /* sent by the workload itself before it exits 127 */
+};
+
+struct broker_msg
+{
+  uint32_t magic; /* BROKER_STATUS_MAGIC */
+  uint32_t type;  /* enum broker_msg_type */
+  int32_t value;
+  uint32_t stage; /* enum broker_stage, for BROKER_MSG_FAILED */
+};
+
+#endif

@@ -1,0 +1,280 @@
+/* What a command prints: counts, a fixed head and tail, a spool, a ceiling.  */
+/* <> rather than "": the build's config.h, not core/config.h beside us.  */
+#include <config.h>
+
+#include "core/capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+
+struct capture
+{
+  struct capture_limits limits;
+  char *head; /* limits.head_bytes, filled first */
+  size_t head_len;
+  char *ring;      /* limits.tail_bytes, the latest bytes after the head */
+  size_t ring_pos; /* where the next byte goes */
+  size_t ring_len; /* bytes held, at most limits.tail_bytes */
+  char *scratch;   /* the ring made contiguous for capture_retained */
+  uint64_t total;  /* every byte that arrived */
+  uint64_t kept;   /* bytes up to the ceiling: head + ring + dropped */
+  uint64_t newlines;
+  bool ends_in_newline; /* the last byte that arrived was '\n' */
+  bool over;
+  int spool_fd;
+  bool spool_failed;
+};
+
+/* Limits for a result: the retained budget split evenly, and the ceiling.  */
+struct capture_limits
+capture_limits_for_result (uint64_t ceiling_bytes)
+{
+  struct capture_limits l = {
+    .head_bytes = CAPTURE_RETAINED_BUDGET / 2,
+    .tail_bytes = CAPTURE_RETAINED_BUDGET - CAPTURE_RETAINED_BUDGET / 2,
+    .ceiling_bytes = ceiling_bytes,
+  };
+  return l;
+}
+
+/* Make a capture with its fixed buffers.  */
+struct capture *
+capture_new (const struct capture_limits *limits, int spool_fd)
+{
+  struct capture *cap = xcalloc (1, sizeof *cap);
+  cap->limits = *limits;
+  cap->head = xmalloc (limits->head_bytes);
+  cap->ring = xmalloc (limits->tail_bytes);
+  cap->scratch = xmalloc (limits->tail_bytes);
+  cap->spool_fd = spool_fd;
+  return cap;
+}
+
+/* Free a capture and close its spool.  */
+void
+capture_free (struct capture *cap)
+{
+  if (cap == NULL)
+    return;
+  if (cap->spool_fd >= 0)
+    close (cap->spool_fd);
+  free (cap->head);
+  free (cap->ring);
+  free (cap->scratch);
+  free (cap);
+}
+
+/* Count '\n' in p eight bytes at a time, without a branch per byte.  The
+ * test is exact (no carry between lanes): a lane of x is zero iff its high
+ * bit is clear in both x and (x & 0x7f..) + 0x7f.. .  */
+static uint64_t
+capture_count_newlines (const unsigned char *p, size_t len)
+{
+  const uint64_t ones = 0x0101010101010101ULL;
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+  uint64_t n = 0;
+  while (len >= 8)
+    {
+      /* Lane sums stay below 256 for up to 255 words.  */
+      size_t words = len / 8 < 255 ? len / 8 : 255;
+      uint64_t acc = 0;
+      for (size_t i = 0; i < words; i++, p += 8)
+        {
+          uint64_t w;
+          memcpy (&w, p, 8);
+          uint64_t x = w ^ (ones * '\n');
+          uint64_t t = ((x & low7) + low7) | x;
+          acc += (~t >> 7) & ones;
+        }
+      /* Pairs of lanes into 16-bit sums, then those four summed.  */
+      uint64_t pairs = (acc & 0x00ff00ff00ff00ffULL)
+                       + ((acc >> 8) & 0x00ff00ff00ff00ffULL);
+      n += (pairs * 0x0001000100010001ULL) >> 48;
+      len -= words * 8;
+    }
+  for (size_t i = 0; i < len; i++)
+    n += p[i] == '\n';
+  return n;
+}
+
+/* Write all of len bytes to fd, retrying on EINTR and partial writes.  */
+static int
+capture_write_all (int fd, const char *p, size_t len)
+{
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      p += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+/* Append kept bytes to the spool; the first failure ends spooling.  */
+static void
+capture_spool (struct capture *cap, const char *p, size_t len)
+{
+  if (cap->spool_fd < 0 || cap->spool_failed || len == 0)
+    return;
+  if (capture_write_all (cap->spool_fd, p, len) < 0)
+    cap->spool_failed = true;
+}
+
+/* Put bytes that follow the head into the tail ring, oldest dropped.  */
+static void
+capture_ring_put (struct capture *cap, const char *p, size_t len)
+{
+  size_t size = cap->limits.tail_bytes;
+  if (size == 0 || len == 0)
+    return;
+  if (len >= size)
+    {
+      memcpy (cap->ring, p + len - size, size);
+      cap->ring_pos = 0;
+      cap->ring_len = size;
+      return;
+    }
+  size_t first = size - cap->ring_pos < len ? size - cap->ring_pos : len;
+  memcpy (cap->ring + cap->ring_pos, p, first);
+  memcpy (cap->ring, p + first, len - first);
+  cap->ring_pos = (cap->ring_pos + len) % size;
+  cap->ring_len = cap->ring_len + len < size ? cap->ring_len + len : size;
+}
+
+/* Keep bytes that are within the ceiling: head first, then the ring.  */
+static void
+capture_keep (struct capture *cap, const char *p, size_t len)
+{
+  size_t room = cap->limits.head_bytes - cap->head_len;
+  size_t n = len < room ? len : room;
+  memcpy (cap->head + cap->head_len, p, n);
+  cap->head_len += n;
+  capture_ring_put (cap, p + n, len - n);
+  cap->kept += len;
+}
+
+/* Take len bytes that arrived.  */
+enum capture_status
+capture_feed (struct capture *cap, const void *data, size_t len)
+{
+  const char *p = data;
+  if (len == 0)
+    return cap->over ? CAPTURE_CEILING : CAPTURE_OK;
+  cap->total += len;
+  cap->newlines += capture_count_newlines (data, len);
+  cap->ends_in_newline = p[len - 1] == '\n';
+  if (cap->over)
+    return CAPTURE_CEILING;
+  uint64_t room = cap->limits.ceiling_bytes - cap->kept;
+  size_t keep = len < room ? len : (size_t) room;
+  capture_spool (cap, p, keep);
+  capture_keep (cap, p, keep);
+  if (keep < len)
+    cap->over = true;
+  return cap->over ? CAPTURE_CEILING : CAPTURE_OK;
+}
+
+/* Raw bytes that arrived, including any past the ceiling.  */
+uint64_t
+capture_total_bytes (const struct capture *cap)
+{
+  return cap->total;
+}
+
+/* Lines: each '\n' ends one, and a last line without one counts too.  */
+uint64_t
+capture_lines (const struct capture *cap)
+{
+  bool partial = cap->total > 0 && !cap->ends_in_newline;
+  return cap->newlines + (partial ? 1 : 0);
+}
+
+/* Whether the ceiling was passed.  */
+bool
+capture_over_ceiling (const struct capture *cap)
+{
+  return cap->over;
+}
+
+/* The ring's bytes, oldest first, contiguous (copied when it wraps).  */
+static const char *
+capture_ring_linear (const struct capture *cap)
+{
+  size_t size = cap->limits.tail_bytes;
+  if (cap->ring_len < size || cap->ring_pos == 0)
+    return cap->ring;
+  size_t older = size - cap->ring_pos;
+  memcpy (cap->scratch, cap->ring + cap->ring_pos, older);
+  memcpy (cap->scratch + older, cap->ring, cap->ring_pos);
+  return cap->scratch;
+}
+
+/* The retained head and tail, and the bytes dropped between them.  */
+void
+capture_retained (const struct capture *cap, const char **head,
+                  size_t *head_len, const char **tail, size_t *tail_len,
+                  uint64_t *omitted)
+{
+  *head = cap->head;
+  *head_len = cap->head_len;
+  *tail = capture_ring_linear (cap);
+  *tail_len = cap->ring_len;
+  *omitted = cap->kept - cap->head_len - cap->ring_len;
+}
+
+/* The spool descriptor, or -1.  */
+int
+capture_spool_fd (const struct capture *cap)
+{
+  return cap->spool_fd;
+}
+
+/* Whether writing the spool failed, so the full view is incomplete.  */
+bool
+capture_spool_failed (const struct capture *cap)
+{
+  return cap->spool_failed;
+}
+
+/* Create a file in dir with mkstemp and unlink it at once, mode 0600.  */
+int
+capture_spool_open_unlinked (const char *dir, struct cr_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/.crucible-spool-XXXXXX", dir);
+  cleanup_close int fd = mkostemp (path, O_CLOEXEC);
+  if (fd < 0)
+    return cr_error_set (err, errno, "creating a spool file in `%s`", dir);
+  if (unlink (path) < 0)
+    {
+      int saved = errno;
+      return cr_error_set (err, saved, "unlinking spool file `%s`", path);
+    }
+  if (fchmod (fd, 0600) < 0)
+    return cr_error_set (err, errno, "chmod 0600 spool file in `%s`", dir);
+  return steal_fd (&fd);
+}
+
+/* Open an anonymous spool file in dir, mode 0600.  */
+int
+capture_spool_open (const char *dir, struct cr_error **err)
+{
+  int fd = open (dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    return fd;
+  /* Filesystems without O_TMPFILE say EOPNOTSUPP; kernels that predate it
+     read the flag as O_DIRECTORY and say EISDIR.  */
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    return cr_error_set (err, errno, "opening a spool file in `%s`", dir);
+  return capture_spool_open_unlinked (dir, err);
+}

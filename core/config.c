@@ -1,0 +1,1123 @@
+/* Configuration: a table of every key, a yajl callback parser that checks
+ * each value as it arrives (so an error can name its line), and the rules
+ * by which a project file may narrow, never widen, what home grants.  */
+#include <config.h>
+
+#include "core/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <yajl/yajl_parse.h>
+
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+
+/* Open objects a valid file can have at once: top level, sandbox, limits.  */
+#define CONFIG_MAX_DEPTH 3
+
+/* Untrusted text quoted in a message is cut to this many bytes.  */
+#define CONFIG_SHOW_MAX 64
+
+/* How the home file is named in messages, whatever HOME is.  */
+#define CONFIG_HOME_NAME "~/.crucible/config.json"
+
+/* The JSON shape a key takes.  */
+enum config_kind
+{
+  CONFIG_KIND_OBJECT,
+  CONFIG_KIND_BOOL,
+  CONFIG_KIND_UINT,   /* a whole number, stored as uint64_t */
+  CONFIG_KIND_NUMBER, /* any number, stored as double */
+  CONFIG_KIND_STRING, /* stored as char * */
+  CONFIG_KIND_LIST    /* an array of strings, stored as struct config_list */
+};
+
+/* What a project file may do with a key.  */
+enum config_rule
+{
+  CONFIG_RULE_FREE,      /* set it, replacing home's value */
+  CONFIG_RULE_HOME_ONLY, /* nothing: the key grants trust */
+  CONFIG_RULE_REQUIRE,   /* turn it on, never off */
+  CONFIG_RULE_NO_GRANT,  /* turn it off, or keep it on when home has */
+  CONFIG_RULE_LOWER,     /* lower the inherited number, never raise it */
+  CONFIG_RULE_SUBSET,    /* replace the list with part of home's list */
+  CONFIG_RULE_UNION,     /* add entries to home's list */
+  CONFIG_RULE_INSIDE     /* add entries, each inside the workspace */
+};
+
+/* What a string (or each list entry) must look like beyond being
+ * non-empty, NUL-free and short enough.  */
+enum config_check
+{
+  CONFIG_CHECK_TEXT,     /* anything */
+  CONFIG_CHECK_PATH,     /* a path; relative ones are made workspace ones */
+  CONFIG_CHECK_ABSOLUTE, /* an absolute path */
+  CONFIG_CHECK_DOMAIN,   /* example.com or *.example.com, stored lowercase */
+  CONFIG_CHECK_MODE,     /* "ask" or "fullAccess" */
+  CONFIG_CHECK_THEME     /* letters, digits, '-' and '_' */
+};
+
+/* One key of the configuration, by its dotted name.  */
+struct config_key
+{
+  const char *name;
+  enum config_kind kind;
+  enum config_rule rule;
+  enum config_check check;
+  double min, max;  /* numbers: bounds (NUMBER: min is exclusive) */
+  size_t max_len;   /* strings and list entries: bytes */
+  size_t max_count; /* lists: entries */
+  size_t offset;    /* the field in struct config; objects have none */
+};
+
+#define CONFIG_OBJECT(n)                                                      \
+  {                                                                           \
+    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0 \
+  }
+#define CONFIG_BOOL(n, rule, field)                                           \
+  {                                                                           \
+    n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                 \
+        offsetof (struct config, field)                                       \
+  }
+#define CONFIG_NUM(n, kind, min, max, field)                                  \
+  {                                                                           \
+    n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,            \
+        offsetof (struct config, field)                                       \
+  }
+#define CONFIG_STRING(n, rule, check, len, field)                             \
+  {                                                                           \
+    n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                         \
+        offsetof (struct config, field)                                       \
+  }
+#define CONFIG_LIST(n, rule, check, len, count, field)                        \
+  {                                                                           \
+    n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                       \
+        offsetof (struct config, field)                                       \
+  }
+
+/* Every key; doc/configuration.md documents each row.  */
+static const struct config_key config_keys[] = {
+  CONFIG_OBJECT ("sandbox"),
+  CONFIG_BOOL ("sandbox.enabled", CONFIG_RULE_REQUIRE, sandbox_enabled),
+  CONFIG_OBJECT ("sandbox.filesystem"),
+  CONFIG_LIST ("sandbox.filesystem.writable", CONFIG_RULE_INSIDE,
+               CONFIG_CHECK_PATH, 4096, 256, fs_writable),
+  CONFIG_LIST ("sandbox.filesystem.readOnly", CONFIG_RULE_UNION,
+               CONFIG_CHECK_TEXT, 4096, 256, fs_read_only),
+  CONFIG_LIST ("sandbox.filesystem.protected", CONFIG_RULE_UNION,
+               CONFIG_CHECK_TEXT, 4096, 256, fs_protected),
+  CONFIG_LIST ("sandbox.filesystem.unreadable", CONFIG_RULE_UNION,
+               CONFIG_CHECK_TEXT, 4096, 256, fs_unreadable),
+  CONFIG_OBJECT ("sandbox.network"),
+  CONFIG_LIST ("sandbox.network.domains", CONFIG_RULE_SUBSET,
+               CONFIG_CHECK_DOMAIN, 253, 256, net_domains),
+  CONFIG_BOOL ("sandbox.network.allowLocalBinding", CONFIG_RULE_NO_GRANT,
+               net_allow_local_binding),
+  /* 107: a Unix socket path must fit sun_path with its NUL.  */
+  CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
+               CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
+  CONFIG_OBJECT ("sandbox.limits"),
+  CONFIG_NUM ("sandbox.limits.outputBytes", CONFIG_KIND_UINT, 1,
+              68719476736.0, output_bytes),
+  CONFIG_NUM ("sandbox.limits.cpuSeconds", CONFIG_KIND_UINT, 1, 604800,
+              cpu_seconds),
+  CONFIG_NUM ("sandbox.limits.openFiles", CONFIG_KIND_UINT, 1, 1048576,
+              open_files),
+  CONFIG_NUM ("sandbox.limits.commandSeconds", CONFIG_KIND_NUMBER, 0, 604800,
+              command_seconds),
+  CONFIG_NUM ("sandbox.limits.concurrency", CONFIG_KIND_UINT, 1, 64,
+              concurrency),
+  CONFIG_OBJECT ("permissions"),
+  CONFIG_STRING ("permissions.mode", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_MODE,
+                 16, permissions_mode),
+  CONFIG_LIST ("permissions.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+               4096, 1024, allow),
+  CONFIG_LIST ("permissions.deny", CONFIG_RULE_UNION, CONFIG_CHECK_TEXT, 4096,
+               1024, deny),
+  CONFIG_OBJECT ("agent"),
+  CONFIG_STRING ("agent.command", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+                 4096, agent_command),
+  CONFIG_STRING ("theme", CONFIG_RULE_FREE, CONFIG_CHECK_THEME, 64, theme),
+};
+
+#define CONFIG_KEY_COUNT (sizeof config_keys / sizeof config_keys[0])
+
+/* What a key of each kind expects, as the person reads it.  */
+static const char *const config_expected[] = {
+  [CONFIG_KIND_OBJECT] = N_ ("expected an object"),
+  [CONFIG_KIND_BOOL] = N_ ("expected true or false"),
+  [CONFIG_KIND_UINT] = N_ ("expected a whole number"),
+  [CONFIG_KIND_NUMBER] = N_ ("expected a number"),
+  [CONFIG_KIND_STRING] = N_ ("expected a string"),
+  [CONFIG_KIND_LIST] = N_ ("expected an array of strings"),
+};
+
+/* A field of cfg described by key.  */
+#define CONFIG_FIELD(cfg, key, type)                                          \
+  ((type *) (void *) ((char *) (cfg) + (key)->offset))
+
+/* The state of one file's parse.  */
+struct config_parse
+{
+  struct config *cfg;
+  const char *text;
+  size_t len;
+  const char *path;
+  const char *workspace;
+  enum config_origin origin;
+  yajl_handle yajl;
+  bool finishing;       /* inside yajl_complete_parse: offsets are not ours */
+  struct cr_error *err; /* set by a callback that stopped the parse */
+  size_t depth;         /* objects open */
+  const struct config_key *object[CONFIG_MAX_DEPTH]; /* NULL: the top */
+  const struct config_key *pending; /* the key whose value comes next */
+  bool in_list;
+  struct config_list items; /* the list being read */
+  size_t items_read;        /* entries read, duplicates included */
+  bool seen[CONFIG_KEY_COUNT];
+};
+
+/* --- lists --------------------------------------------------------------- */
+
+/* Make an empty list (items is never NULL: it holds the terminator).  */
+static void
+config_list_init (struct config_list *list)
+{
+  list->items = xcalloc (1, sizeof *list->items);
+  list->count = 0;
+}
+
+/* Free a list's entries and storage.  */
+static void
+config_list_free (struct config_list *list)
+{
+  for (size_t i = 0; i < list->count; i++)
+    free (list->items[i]);
+  free (list->items);
+  list->items = NULL;
+  list->count = 0;
+}
+
+/* Whether list holds s.  */
+static bool
+config_list_has (const struct config_list *list, const char *s)
+{
+  for (size_t i = 0; i < list->count; i++)
+    if (strcmp (list->items[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* Add s (taking it) unless the list holds it already.  */
+static void
+config_list_add (struct config_list *list, char *s)
+{
+  if (config_list_has (list, s))
+    {
+      free (s);
+      return;
+    }
+  list->items = xrealloc (list->items, (list->count + 2) * sizeof *list->items);
+  list->items[list->count++] = s;
+  list->items[list->count] = NULL;
+}
+
+/* Move from's entries to the end of to, leaving from empty.  */
+static void
+config_list_union (struct config_list *to, struct config_list *from)
+{
+  for (size_t i = 0; i < from->count; i++)
+    config_list_add (to, from->items[i]);
+  free (from->items);
+  config_list_init (from);
+}
+
+/* Replace to's entries with from's, leaving from empty.  */
+static void
+config_list_replace (struct config_list *to, struct config_list *from)
+{
+  config_list_free (to);
+  *to = *from;
+  config_list_init (from);
+}
+
+/* --- text ---------------------------------------------------------------- */
+
+/* The 1-based line holding the byte before offset (the token just read).  */
+static size_t
+config_line_at (const char *text, size_t len, size_t offset)
+{
+  size_t line = 1;
+  if (offset > len)
+    offset = len;
+  for (size_t i = 0; i + 1 < offset; i++)
+    if (text[i] == '\n')
+      line++;
+  return line;
+}
+
+/* The line of the last non-blank byte (where a truncated file stops).  */
+static size_t
+config_line_last (const char *text, size_t len)
+{
+  size_t end = len;
+  while (end > 0 && strchr (" \t\r\n", text[end - 1]) != NULL)
+    end--;
+  return config_line_at (text, len, end);
+}
+
+/* Whether text holds nothing but JSON whitespace.  */
+static bool
+config_blank (const char *text, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (text[i] == '\0' || strchr (" \t\r\n", text[i]) == NULL)
+      return false;
+  return true;
+}
+
+/* The length of the UTF-8 sequence lead byte c starts.  */
+static size_t
+config_utf8_len (unsigned char c)
+{
+  if (c >= 0xf0)
+    return 4;
+  if (c >= 0xe0)
+    return 3;
+  if (c >= 0xc0)
+    return 2;
+  return 1;
+}
+
+/* A bounded, harmless rendering of untrusted text for a message: C0, DEL
+ * and C1 controls and backslashes become \xHH, so a hostile file cannot
+ * drive the person's terminal; text past CONFIG_SHOW_MAX bytes is "...".  */
+static char *
+config_show (const char *s, size_t n)
+{
+  struct buf out = BUF_INIT;
+  size_t i = 0;
+  while (i < n)
+    {
+      unsigned char c = (unsigned char) s[i];
+      size_t step = config_utf8_len (c);
+      if (i + step > CONFIG_SHOW_MAX || i + step > n)
+        break;
+      bool c1 = c == 0xc2 && (unsigned char) s[i + 1] < 0xa0;
+      if (c1)
+        buf_printf (&out, "\\x%02x\\x%02x", c, (unsigned char) s[i + 1]);
+      else if (c < 0x20 || c == 0x7f || c == '\\')
+        buf_printf (&out, "\\x%02x", c);
+      else
+        buf_append (&out, s + i, step);
+      i += step;
+    }
+  if (i < n)
+    buf_puts (&out, "...");
+  return buf_steal (&out, NULL);
+}
+
+/* Normalise an absolute path without touching the filesystem: "//", "."
+ * and ".." are resolved by spelling alone ("/.." is "/").  */
+static char *
+config_path_normalize (const char *path)
+{
+  struct buf out = BUF_INIT;
+  const char *s = path;
+  while (*s != '\0')
+    {
+      s += strspn (s, "/");
+      size_t n = strcspn (s, "/");
+      if (n == 2 && s[0] == '.' && s[1] == '.')
+        {
+          char *slash = out.len ? strrchr (out.data, '/') : NULL;
+          if (slash != NULL)
+            {
+              out.len = (size_t) (slash - out.data);
+              *slash = '\0';
+            }
+        }
+      else if (n > 0 && !(n == 1 && s[0] == '.'))
+        {
+          buf_putc (&out, '/');
+          buf_append (&out, s, n);
+        }
+      s += n;
+    }
+  if (out.len == 0)
+    buf_putc (&out, '/');
+  return buf_steal (&out, NULL);
+}
+
+/* Whether the normalised absolute path lies in (or is) the workspace.  */
+static bool
+config_path_inside (const char *path, const char *workspace)
+{
+  if (workspace == NULL || path[0] != '/')
+    return false;
+  cleanup_free char *root = config_path_normalize (workspace);
+  size_t n = strlen (root);
+  if (strcmp (root, "/") == 0)
+    return true;
+  return strncmp (path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* --- checks on strings ---------------------------------------------------- */
+
+/* Why s is not an absolute path, or NULL.  */
+static const char *
+config_refuse_relative (const char *s)
+{
+  return s[0] == '/' ? NULL : N_ ("must be an absolute path");
+}
+
+/* Whether c may appear in a domain label.  */
+static bool
+config_domain_char (char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+         || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* Why s is not a domain name (optionally "*." and one), or NULL.  */
+static const char *
+config_refuse_domain (const char *s)
+{
+  static const char *const why
+      = N_ ("must be a domain name such as example.com or *.example.com");
+  if (strncmp (s, "*.", 2) == 0)
+    s += 2;
+  size_t label = 0;
+  for (; *s != '\0'; s++)
+    {
+      if (*s == '.' && label == 0)
+        return why;
+      if (*s != '.' && !config_domain_char (*s))
+        return why;
+      label = *s == '.' ? 0 : label + 1;
+      if (label > 63)
+        return why;
+    }
+  return label == 0 ? why : NULL;
+}
+
+/* Why s is not a permissions mode, or NULL.  */
+static const char *
+config_refuse_mode (const char *s)
+{
+  if (strcmp (s, "ask") == 0 || strcmp (s, "fullAccess") == 0)
+    return NULL;
+  return N_ ("must be \"ask\" or \"fullAccess\"");
+}
+
+/* Why s is not a theme name, or NULL (it names a file: no '/' or '.').  */
+static const char *
+config_refuse_theme (const char *s)
+{
+  for (; *s != '\0'; s++)
+    if (!config_domain_char (*s) && *s != '_')
+      return N_ ("must be a theme name made of letters, digits, '-' and '_'");
+  return NULL;
+}
+
+/* A domain as stored: lowercase, so that comparisons are exact.  */
+static char *
+config_domain_store (const char *s, const char *workspace)
+{
+  char *copy = xstrdup (s);
+  for (char *c = copy; *c != '\0'; c++)
+    if (*c >= 'A' && *c <= 'Z')
+      *c = (char) (*c - 'A' + 'a');
+  return copy;
+}
+
+/* A path as stored: relative ones are made absolute in the workspace (kept
+ * as written when there is none), and every absolute one normalised.  */
+static char *
+config_path_store (const char *s, const char *workspace)
+{
+  if (s[0] == '/')
+    return config_path_normalize (s);
+  if (workspace == NULL)
+    return xstrdup (s);
+  cleanup_free char *joined = xasprintf ("%s/%s", workspace, s);
+  return config_path_normalize (joined);
+}
+
+/* How each check refuses a string and what form it is stored in.  */
+static const struct
+{
+  const char *(*refuse) (const char *s);
+  char *(*store) (const char *s, const char *workspace);
+} config_checks[] = {
+  [CONFIG_CHECK_TEXT] = { NULL, NULL },
+  [CONFIG_CHECK_PATH] = { NULL, config_path_store },
+  [CONFIG_CHECK_ABSOLUTE] = { config_refuse_relative, NULL },
+  [CONFIG_CHECK_DOMAIN] = { config_refuse_domain, config_domain_store },
+  [CONFIG_CHECK_MODE] = { config_refuse_mode, NULL },
+  [CONFIG_CHECK_THEME] = { config_refuse_theme, NULL },
+};
+
+/* --- failing ----------------------------------------------------------------
+ * Every message is "<path>:<line>: <key>: <what>" (doc/strings-config.md).  */
+
+/* Stop the parse with a message about key (NULL: none) at the current
+ * position.  Returns 0, which tells yajl to stop.  */
+static int __attribute__ ((format (printf, 3, 0)))
+config_vfail (struct config_parse *p, const char *key, const char *fmt,
+              va_list ap)
+{
+  cleanup_free char *what = xvasprintf (fmt, ap);
+  size_t line = p->finishing
+                    ? config_line_last (p->text, p->len)
+                    : config_line_at (p->text, p->len,
+                                      yajl_get_bytes_consumed (p->yajl));
+  if (key == NULL)
+    cr_error_set (&p->err, 0, _ ("%s:%zu: %s"), p->path, line, what);
+  else
+    cr_error_set (&p->err, 0, _ ("%s:%zu: %s: %s"), p->path, line, key, what);
+  return 0;
+}
+
+/* config_vfail with arguments.  */
+static int __attribute__ ((format (printf, 3, 4)))
+config_fail (struct config_parse *p, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  config_vfail (p, key, fmt, ap);
+  va_end (ap);
+  return 0;
+}
+
+/* Stop the parse: the value just read has the wrong type for its key.  */
+static int
+config_wrong_type (struct config_parse *p)
+{
+  if (p->in_list)
+    return config_fail (p, p->pending->name, "%s",
+                        _ (config_expected[CONFIG_KIND_LIST]));
+  if (p->pending == NULL)
+    return config_fail (p, NULL, "%s",
+                        _ ("the top level must be a JSON object"));
+  return config_fail (p, p->pending->name, "%s",
+                      _ (config_expected[p->pending->kind]));
+}
+
+/* Check a string value (named name in messages) against key's rules;
+ * returns 1 when it passes, else 0 with the parse stopped.  */
+static int
+config_check_string (struct config_parse *p, const struct config_key *key,
+                     const char *name, const char *s, size_t n)
+{
+  if (n == 0)
+    return config_fail (p, name, "%s", _ ("must not be empty"));
+  if (memchr (s, '\0', n) != NULL)
+    return config_fail (p, name, "%s", _ ("must not contain a NUL character"));
+  if (n > key->max_len)
+    return config_fail (p, name, _ ("must be at most %zu bytes long"),
+                        key->max_len);
+  const char *why = config_checks[key->check].refuse
+                        ? config_checks[key->check].refuse (s)
+                        : NULL;
+  if (why != NULL)
+    return config_fail (p, name, "%s", _ (why));
+  return 1;
+}
+
+/* The stored form of a checked string, owned by the caller.  */
+static char *
+config_store (const struct config_parse *p, const struct config_key *key,
+              const char *s)
+{
+  if (config_checks[key->check].store == NULL)
+    return xstrdup (s);
+  return config_checks[key->check].store (s, p->workspace);
+}
+
+/* --- values ---------------------------------------------------------------- */
+
+/* Set a boolean key, refusing what a project may not do.  */
+static int
+config_set_bool (struct config_parse *p, const struct config_key *key,
+                 bool value)
+{
+  bool *field = CONFIG_FIELD (p->cfg, key, bool);
+  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_REQUIRE
+      && !value)
+    return config_fail (p, key->name, "%s",
+                        _ ("only the home configuration may disable "
+                           "confinement"));
+  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_NO_GRANT
+      && value && !*field)
+    return config_fail (p, key->name, "%s",
+                        _ ("a project may not grant this; only the home "
+                           "configuration can"));
+  *field = value;
+  /* sandbox.enabled is the only key whose setter is reported (inspection's
+   * "required by project configuration").  */
+  if (key->offset == offsetof (struct config, sandbox_enabled))
+    p->cfg->sandbox_enabled_origin = p->origin;
+  return 1;
+}
+
+/* Set a whole-number key from its JSON spelling s.  */
+static int
+config_set_uint (struct config_parse *p, const struct config_key *key,
+                 const char *s)
+{
+  uint64_t *field = CONFIG_FIELD (p->cfg, key, uint64_t);
+  uint64_t min = (uint64_t) key->min, max = (uint64_t) key->max;
+  if (strpbrk (s, ".eE") != NULL)
+    return config_fail (p, key->name, "%s",
+                        _ (config_expected[CONFIG_KIND_UINT]));
+  errno = 0;
+  unsigned long long v = s[0] == '-' ? 0 : strtoull (s, NULL, 10);
+  if (errno == ERANGE || v < min || v > max)
+    return config_fail (p, key->name,
+                        _ ("must be between %" PRIu64 " and %" PRIu64), min,
+                        max);
+  if (p->origin == CONFIG_PROJECT && v > *field)
+    return config_fail (p, key->name,
+                        _ ("a project may only lower this limit (inherited: "
+                           "%" PRIu64 ")"),
+                        *field);
+  *field = v;
+  return 1;
+}
+
+/* Set a number key (fractions allowed) from its JSON spelling s.  */
+static int
+config_set_double (struct config_parse *p, const struct config_key *key,
+                   const char *s)
+{
+  double *field = CONFIG_FIELD (p->cfg, key, double);
+  double v = strtod (s, NULL);
+  if (!isfinite (v) || !(v > key->min) || v > key->max)
+    return config_fail (p, key->name, _ ("must be more than %g and at most %g"),
+                        key->min, key->max);
+  if (p->origin == CONFIG_PROJECT && v > *field)
+    return config_fail (p, key->name,
+                        _ ("a project may only lower this limit (inherited: "
+                           "%g)"),
+                        *field);
+  *field = v;
+  return 1;
+}
+
+/* Set a string key.  */
+static int
+config_set_string (struct config_parse *p, const struct config_key *key,
+                   const char *s, size_t n)
+{
+  if (!config_check_string (p, key, key->name, s, n))
+    return 0;
+  char **field = CONFIG_FIELD (p->cfg, key, char *);
+  free (*field);
+  *field = config_store (p, key, s);
+  return 1;
+}
+
+/* Whether a home domain grants the domain d: the same name, or a wildcard
+ * "*.example.com" over any name (or narrower wildcard) below example.com.  */
+static bool
+config_domain_covers (const char *home, const char *d)
+{
+  if (strcmp (home, d) == 0)
+    return true;
+  if (strncmp (home, "*.", 2) != 0)
+    return false;
+  size_t n = strlen (d), suffix = strlen (home + 1);
+  return n > suffix && strcmp (d + n - suffix, home + 1) == 0;
+}
+
+/* Whether the inherited list grants a project's entry value.  */
+static bool
+config_granted (const struct config_key *key,
+                const struct config_list *inherited, const char *value)
+{
+  if (key->check != CONFIG_CHECK_DOMAIN)
+    return config_list_has (inherited, value);
+  for (size_t i = 0; i < inherited->count; i++)
+    if (config_domain_covers (inherited->items[i], value))
+      return true;
+  return false;
+}
+
+/* Refuse a project list entry (stored form value, as written s) that would
+ * widen what home grants; returns 1 when it may stay.  */
+static int
+config_project_entry (struct config_parse *p, const struct config_key *key,
+                      const char *name, const char *value, const char *s,
+                      size_t n)
+{
+  const struct config_list *inherited
+      = CONFIG_FIELD (p->cfg, key, struct config_list);
+  cleanup_free char *shown = config_show (s, n);
+  if (key->rule == CONFIG_RULE_INSIDE
+      && !config_path_inside (value, p->workspace))
+    return config_fail (p, name, _ ("\"%s\" is outside the workspace"), shown);
+  if (key->rule == CONFIG_RULE_SUBSET
+      && !config_granted (key, inherited, value))
+    return config_fail (p, name,
+                        _ ("\"%s\" is not granted by the home configuration"),
+                        shown);
+  return 1;
+}
+
+/* Read one entry of the list being read.  */
+static int
+config_list_entry (struct config_parse *p, const char *s, size_t n)
+{
+  const struct config_key *key = p->pending;
+  cleanup_free char *name = xasprintf ("%s[%zu]", key->name, p->items_read);
+  if (p->items_read++ == key->max_count)
+    return config_fail (p, key->name, _ ("more than %zu entries"),
+                        key->max_count);
+  if (!config_check_string (p, key, name, s, n))
+    return 0;
+  char *value = config_store (p, key, s);
+  if (p->origin == CONFIG_PROJECT
+      && !config_project_entry (p, key, name, value, s, n))
+    {
+      free (value);
+      return 0;
+    }
+  config_list_add (&p->items, value);
+  return 1;
+}
+
+/* Put the list just read in place: a project adds to the filesystem and
+ * deny lists and narrows the network lists; home replaces the default.  */
+static void
+config_list_commit (struct config_parse *p, const struct config_key *key)
+{
+  struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
+  bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
+  if (p->origin == CONFIG_PROJECT && adds)
+    config_list_union (field, &p->items);
+  else
+    config_list_replace (field, &p->items);
+}
+
+/* --- keys ------------------------------------------------------------------ */
+
+/* The key named by the object key s under parent (NULL: the top), or NULL.
+ * A name holding '.' or NUL never matches, so "sandbox.enabled" cannot be
+ * spelled flat at the top level.  */
+static const struct config_key *
+config_key_find (const struct config_key *parent, const char *s, size_t n)
+{
+  if (memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
+    return NULL;
+  cleanup_free char *name = parent ? xasprintf ("%s.%.*s", parent->name,
+                                                (int) n, s)
+                                   : xstrndup (s, n);
+  for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+    if (strcmp (config_keys[i].name, name) == 0)
+      return &config_keys[i];
+  return NULL;
+}
+
+/* The dotted name of an unknown key, safe to print.  */
+static char *
+config_key_shown (const struct config_key *parent, const char *s, size_t n)
+{
+  cleanup_free char *shown = config_show (s, n);
+  if (parent == NULL)
+    return steal_pointer (&shown);
+  return xasprintf ("%s.%s", parent->name, shown);
+}
+
+/* --- yajl callbacks ------------------------------------------------------ */
+
+/* yajl: null is never a valid value.  */
+static int
+config_on_null (void *ctx)
+{
+  return config_wrong_type (ctx);
+}
+
+/* yajl: true or false.  */
+static int
+config_on_boolean (void *ctx, int value)
+{
+  struct config_parse *p = ctx;
+  const struct config_key *key = p->pending;
+  if (p->in_list || key == NULL || key->kind != CONFIG_KIND_BOOL)
+    return config_wrong_type (p);
+  p->pending = NULL;
+  return config_set_bool (p, key, value != 0);
+}
+
+/* yajl: a number, as spelled in the file.  */
+static int
+config_on_number (void *ctx, const char *s, size_t n)
+{
+  struct config_parse *p = ctx;
+  const struct config_key *key = p->pending;
+  if (p->in_list || key == NULL
+      || (key->kind != CONFIG_KIND_UINT && key->kind != CONFIG_KIND_NUMBER))
+    return config_wrong_type (p);
+  p->pending = NULL;
+  cleanup_free char *spelled = xstrndup (s, n);
+  if (key->kind == CONFIG_KIND_UINT)
+    return config_set_uint (p, key, spelled);
+  return config_set_double (p, key, spelled);
+}
+
+/* yajl: a string, as a value or a list entry.  */
+static int
+config_on_string (void *ctx, const unsigned char *s, size_t n)
+{
+  struct config_parse *p = ctx;
+  const struct config_key *key = p->pending;
+  if (p->in_list)
+    return config_list_entry (p, (const char *) s, n);
+  if (key == NULL || key->kind != CONFIG_KIND_STRING)
+    return config_wrong_type (p);
+  p->pending = NULL;
+  return config_set_string (p, key, (const char *) s, n);
+}
+
+/* yajl: an object opens (the top level, or a key's value).  */
+static int
+config_on_start_map (void *ctx)
+{
+  struct config_parse *p = ctx;
+  bool top = p->depth == 0 && p->pending == NULL;
+  if (!top && (p->in_list || p->pending == NULL
+               || p->pending->kind != CONFIG_KIND_OBJECT))
+    return config_wrong_type (p);
+  p->object[p->depth++] = p->pending;
+  p->pending = NULL;
+  return 1;
+}
+
+/* yajl: a key inside an object.  */
+static int
+config_on_map_key (void *ctx, const unsigned char *s, size_t n)
+{
+  struct config_parse *p = ctx;
+  const struct config_key *parent = p->object[p->depth - 1];
+  const struct config_key *key = config_key_find (parent, (const char *) s, n);
+  if (key == NULL)
+    {
+      cleanup_free char *shown
+          = config_key_shown (parent, (const char *) s, n);
+      if (memchr (s, '.', n) != NULL)
+        return config_fail (p, shown, "%s",
+                            _ ("unknown key (a dotted name is written as "
+                               "nested objects)"));
+      return config_fail (p, shown, "%s", _ ("unknown key"));
+    }
+  if (p->seen[key - config_keys])
+    return config_fail (p, key->name, "%s", _ ("duplicate key"));
+  p->seen[key - config_keys] = true;
+  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_HOME_ONLY)
+    return config_fail (p, key->name,
+                        _ ("may only be set in the home configuration (%s), "
+                           "not in a project"),
+                        CONFIG_HOME_NAME);
+  p->pending = key;
+  return 1;
+}
+
+/* yajl: an object closes.  */
+static int
+config_on_end_map (void *ctx)
+{
+  struct config_parse *p = ctx;
+  p->depth--;
+  return 1;
+}
+
+/* yajl: an array opens; only a list key's value may be one.  */
+static int
+config_on_start_array (void *ctx)
+{
+  struct config_parse *p = ctx;
+  if (p->in_list || p->pending == NULL
+      || p->pending->kind != CONFIG_KIND_LIST)
+    return config_wrong_type (p);
+  p->in_list = true;
+  p->items_read = 0;
+  return 1;
+}
+
+/* yajl: the list being read closes.  */
+static int
+config_on_end_array (void *ctx)
+{
+  struct config_parse *p = ctx;
+  config_list_commit (p, p->pending);
+  p->in_list = false;
+  p->pending = NULL;
+  return 1;
+}
+
+static const yajl_callbacks config_callbacks = {
+  .yajl_null = config_on_null,
+  .yajl_boolean = config_on_boolean,
+  .yajl_number = config_on_number,
+  .yajl_string = config_on_string,
+  .yajl_start_map = config_on_start_map,
+  .yajl_map_key = config_on_map_key,
+  .yajl_end_map = config_on_end_map,
+  .yajl_start_array = config_on_start_array,
+  .yajl_end_array = config_on_end_array,
+};
+
+/* --- merging ----------------------------------------------------------------
+ */
+
+/* Report a syntax error yajl found: "<path>:<line>: <yajl's message>".  */
+static int
+config_syntax_error (struct config_parse *p, size_t line,
+                     struct cr_error **err)
+{
+  unsigned char *msg = yajl_get_error (p->yajl, 0, NULL, 0);
+  size_t n = strlen ((const char *) msg);
+  while (n > 0 && strchr (" \t\r\n", msg[n - 1]) != NULL)
+    n--;
+  cr_error_set (err, 0, _ ("%s:%zu: %.*s"), p->path, line, (int) n,
+                (const char *) msg);
+  yajl_free_error (p->yajl, msg);
+  return -1;
+}
+
+/* Run yajl over the whole text (one call, so offsets are into it).  */
+static int
+config_parse_run (struct config_parse *p, struct cr_error **err)
+{
+  yajl_status st
+      = yajl_parse (p->yajl, (const unsigned char *) p->text, p->len);
+  size_t line
+      = config_line_at (p->text, p->len, yajl_get_bytes_consumed (p->yajl));
+  if (st == yajl_status_ok)
+    {
+      p->finishing = true;
+      st = yajl_complete_parse (p->yajl);
+      line = config_line_last (p->text, p->len);
+    }
+  if (st == yajl_status_client_canceled)
+    {
+      if (err != NULL && *err == NULL)
+        *err = steal_pointer (&p->err);
+      return -1;
+    }
+  if (st != yajl_status_ok)
+    return config_syntax_error (p, line, err);
+  return 0;
+}
+
+int
+config_merge_text (struct config *cfg, const char *text, size_t len,
+                   const char *path, enum config_origin origin,
+                   const char *workspace, struct cr_error **err)
+{
+  /* An empty file reads as {}: `touch config.json` is not a mistake.  */
+  if (config_blank (text, len))
+    return 0;
+  struct config_parse p = {
+    .cfg = cfg,
+    .text = text,
+    .len = len,
+    .path = path,
+    .workspace = workspace,
+    .origin = origin,
+  };
+  config_list_init (&p.items);
+  p.yajl = yajl_alloc (&config_callbacks, NULL, &p);
+  if (p.yajl == NULL)
+    abort ();
+  int ret = config_parse_run (&p, err);
+  yajl_free (p.yajl);
+  config_list_free (&p.items);
+  cr_error_free (p.err);
+  return ret;
+}
+
+/* --- files ------------------------------------------------------------------
+ */
+
+/* Read a whole configuration file into *text.  Returns 1 when read, 0 when
+ * there is no file, -1 on error.  O_NONBLOCK: a fifo planted by a
+ * repository must not hang crucible; only a regular file is read.  */
+static int
+config_read (const char *path, char **text, size_t *len, struct cr_error **err)
+{
+  cleanup_close int fd
+      = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, _ ("cannot read %s"), path);
+  if (S_ISDIR (st.st_mode))
+    return cr_error_set (err, EISDIR, _ ("cannot read %s"), path);
+  if (!S_ISREG (st.st_mode))
+    return cr_error_set (err, 0, _ ("cannot read %s: not a regular file"),
+                         path);
+  struct buf b = BUF_INIT;
+  char chunk[65536];
+  ssize_t got;
+  while (b.len <= CONFIG_FILE_MAX_BYTES
+         && (got = read (fd, chunk, sizeof chunk)) != 0)
+    {
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        {
+          int saved = errno;
+          buf_free (&b);
+          return cr_error_set (err, saved, _ ("cannot read %s"), path);
+        }
+      buf_append (&b, chunk, (size_t) got);
+    }
+  if (b.len > CONFIG_FILE_MAX_BYTES)
+    {
+      buf_free (&b);
+      return cr_error_set (err, 0,
+                           _ ("cannot read %s: larger than %zu bytes, the "
+                              "most a configuration file may hold"),
+                           path, CONFIG_FILE_MAX_BYTES);
+    }
+  *text = buf_steal (&b, len);
+  return 1;
+}
+
+/* Merge the file at path, if there is one, recording that it was read.  */
+static int
+config_load_file (struct config *cfg, const char *path,
+                  enum config_origin origin, const char *workspace,
+                  struct cr_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  int found = config_read (path, &text, &len, err);
+  if (found <= 0)
+    return found;
+  if (config_merge_text (cfg, text, len, path, origin, workspace, err) < 0)
+    return -1;
+  char **slot = origin == CONFIG_PROJECT ? &cfg->project_file : &cfg->home_file;
+  free (*slot);
+  *slot = xstrdup (path);
+  return 0;
+}
+
+/* Whether two paths name one existing file (a workspace that is $HOME has
+ * its home file as its project file, and it is read once, as home).  */
+static bool
+config_same_file (const char *a, const char *b)
+{
+  struct stat sa, sb;
+  if (stat (a, &sa) < 0 || stat (b, &sb) < 0)
+    return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+struct config *
+config_new_defaults (void)
+{
+  struct config *cfg = xcalloc (1, sizeof *cfg);
+  cfg->sandbox_enabled = false;
+  cfg->sandbox_enabled_origin = CONFIG_DEFAULT;
+  config_list_init (&cfg->fs_writable);
+  config_list_init (&cfg->fs_read_only);
+  config_list_init (&cfg->fs_protected);
+  config_list_init (&cfg->fs_unreadable);
+  config_list_init (&cfg->net_domains);
+  config_list_init (&cfg->net_unix_sockets);
+  config_list_init (&cfg->allow);
+  config_list_init (&cfg->deny);
+  cfg->output_bytes = 10485760;
+  cfg->cpu_seconds = 3600;
+  cfg->open_files = 4096;
+  cfg->command_seconds = 1200;
+  cfg->concurrency = 4;
+  cfg->permissions_mode = xstrdup ("ask");
+  return cfg;
+}
+
+void
+config_free (struct config *cfg)
+{
+  if (cfg == NULL)
+    return;
+  config_list_free (&cfg->fs_writable);
+  config_list_free (&cfg->fs_read_only);
+  config_list_free (&cfg->fs_protected);
+  config_list_free (&cfg->fs_unreadable);
+  config_list_free (&cfg->net_domains);
+  config_list_free (&cfg->net_unix_sockets);
+  config_list_free (&cfg->allow);
+  config_list_free (&cfg->deny);
+  free (cfg->permissions_mode);
+  free (cfg->agent_command);
+  free (cfg->theme);
+  free (cfg->home_file);
+  free (cfg->project_file);
+  free (cfg);
+}
+
+char *
+config_home_path (struct cr_error **err)
+{
+  const char *home = getenv ("HOME");
+  if (home == NULL || home[0] != '/')
+    {
+      cr_error_set (err, 0,
+                    _ ("HOME is not set to an absolute path, so the home "
+                       "configuration (%s) cannot be found"),
+                    CONFIG_HOME_NAME);
+      return NULL;
+    }
+  size_t n = strlen (home);
+  const char *sep = home[n - 1] == '/' ? "" : "/";
+  return xasprintf ("%s%s.crucible/config.json", home, sep);
+}
+
+char *
+config_project_path (const char *workspace)
+{
+  size_t n = strlen (workspace);
+  const char *sep = n > 0 && workspace[n - 1] == '/' ? "" : "/";
+  return xasprintf ("%s%s.crucible/config.json", workspace, sep);
+}
+
+int
+config_load (struct config **out, const char *home_path,
+             const char *workspace, struct cr_error **err)
+{
+  cleanup_free char *home
+      = home_path ? xstrdup (home_path) : config_home_path (err);
+  if (home == NULL)
+    return -1;
+  struct config *cfg = config_new_defaults ();
+  int ret = config_load_file (cfg, home, CONFIG_HOME, workspace, err);
+  if (ret == 0 && workspace != NULL)
+    {
+      cleanup_free char *project = config_project_path (workspace);
+      if (!config_same_file (home, project))
+        ret = config_load_file (cfg, project, CONFIG_PROJECT, workspace, err);
+    }
+  if (ret < 0)
+    {
+      config_free (cfg);
+      return -1;
+    }
+  *out = cfg;
+  return 0;
+}

@@ -1,0 +1,94 @@
+/* Configuration: ~/.crucible/config.json (home) and <workspace>/.crucible/
+ * config.json (project), read with yajl and merged into one effective view.
+ *
+ * A cloned repository is untrusted input: its file may narrow and deny,
+ * never grant.  Every key DESIGN.md lists is validated here (type, range,
+ * home-only rule); later work gives each key its effect.  Any error names
+ * the file, the line and the key, and nothing runs on a configuration that
+ * failed to load.  doc/configuration.md is the reference.  */
+#ifndef CRUCIBLE_CORE_CONFIG_H
+#define CRUCIBLE_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+
+/* A configuration file larger than this is refused unread (1 MiB).  */
+#define CONFIG_FILE_MAX_BYTES ((size_t) 1 << 20)
+
+enum config_origin
+{
+  CONFIG_DEFAULT, /* nobody set it */
+  CONFIG_HOME,    /* ~/.crucible/config.json */
+  CONFIG_PROJECT  /* <workspace>/.crucible/config.json */
+};
+
+/* A NULL-terminated list of strings, owned by the config.  */
+struct config_list
+{
+  char **items;
+  size_t count;
+};
+
+struct config
+{
+  bool sandbox_enabled;
+  enum config_origin sandbox_enabled_origin;
+
+  struct config_list fs_writable;  /* sandbox.filesystem.writable */
+  struct config_list fs_read_only; /* sandbox.filesystem.readOnly */
+  struct config_list fs_protected; /* sandbox.filesystem.protected */
+  struct config_list fs_unreadable;/* sandbox.filesystem.unreadable */
+
+  struct config_list net_domains;        /* sandbox.network.domains */
+  bool net_allow_local_binding;          /* sandbox.network.allowLocalBinding */
+  struct config_list net_unix_sockets;   /* sandbox.network.allowUnixSockets */
+
+  uint64_t output_bytes;  /* sandbox.limits.outputBytes, bytes (10 MiB) */
+  uint64_t cpu_seconds;   /* sandbox.limits.cpuSeconds, seconds (3600) */
+  uint64_t open_files;    /* sandbox.limits.openFiles (4096) */
+  double command_seconds; /* sandbox.limits.commandSeconds, seconds (1200) */
+  uint64_t concurrency;   /* sandbox.limits.concurrency (4) */
+
+  char *permissions_mode;         /* permissions.mode, home-only ("ask") */
+  struct config_list allow;       /* permissions.allow, home-only */
+  struct config_list deny;        /* permissions.deny */
+  char *agent_command;            /* agent.command, home-only, or NULL */
+  char *theme;                    /* theme, or NULL for the default */
+
+  char *home_file;    /* the home file that was read, or NULL if none was */
+  char *project_file; /* the project file that was read, or NULL */
+};
+
+/* A config holding every default.  */
+struct config *config_new_defaults (void);
+void config_free (struct config *cfg);
+
+/* Merge one file's text into cfg, as origin (home or project).  path is used
+ * in messages only.  On error cfg may be partly merged: discard it.
+ * workspace (absolute, or NULL) is what relative writable paths are
+ * relative to and what a project's writable paths must stay inside; with
+ * NULL every project writable path is refused.  Merge the home text first:
+ * a project value is checked against what cfg holds when it is merged.  */
+int config_merge_text (struct config *cfg, const char *text, size_t len,
+                       const char *path, enum config_origin origin,
+                       const char *workspace, struct cr_error **err);
+
+/* Load the effective configuration for a workspace: defaults, then the home
+ * file (home_path, or $HOME/.crucible/config.json when NULL), then the
+ * project file under workspace.  A missing file is not an error; an
+ * unreadable one is.  */
+int config_load (struct config **out, const char *home_path,
+                 const char *workspace, struct cr_error **err);
+
+/* The project configuration file's path (<workspace>/.crucible/config.json),
+ * owned by the caller.  */
+char *config_project_path (const char *workspace);
+
+/* The home configuration file's path ($HOME/.crucible/config.json), owned by
+ * the caller, or NULL with *err set when HOME is unset.  */
+char *config_home_path (struct cr_error **err);
+
+#endif

@@ -1,0 +1,149 @@
+/* Building a command's environment from a fixed list.  Its messages answer
+ * a call, so they are the model's and never translated.  */
+#include <config.h>
+
+#include "core/env.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/xalloc.h"
+
+const char *const env_base_names[]
+    = { "PATH", "HOME", "LC_ALL", "LC_CTYPE", "LANG", "TERM", "TMPDIR", NULL };
+
+/* Whether name is a portable shell variable name.  */
+static bool
+env_name_valid (const char *name, size_t len)
+{
+  if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < len; i++)
+    {
+      char c = name[i];
+      if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+            || (c >= '0' && c <= '9')))
+        return false;
+    }
+  return true;
+}
+
+/* The value of name in host, or NULL.  */
+static const char *
+env_host_lookup (char *const *host, const char *name)
+{
+  size_t len = strlen (name);
+  for (; host != NULL && *host != NULL; host++)
+    if (strncmp (*host, name, len) == 0 && (*host)[len] == '=')
+      return *host + len + 1;
+  return NULL;
+}
+
+/* Whether name is among the first n named variables.  */
+static bool
+env_named_before (const struct env_var *named, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (named[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+/* Check one named variable against the per-variable bounds.  */
+static int
+env_check_named (const struct env_var *named, size_t i, struct cr_error **err)
+{
+  const struct env_var *v = &named[i];
+  size_t name_len = strlen (v->name);
+
+  if (name_len > ENV_MAX_NAME)
+    return cr_error_set (err, 0, "environment variable name is longer than %d bytes: %.32s...",
+                         ENV_MAX_NAME, v->name);
+  if (!env_name_valid (v->name, name_len))
+    return cr_error_set (err, 0, "environment variable name is not a valid name (letters, digits and _, not starting with a digit): '%s'",
+                         v->name);
+  if (memchr (v->value, '\0', v->value_len) != NULL)
+    return cr_error_set (err, 0, "environment variable %s: its value contains a NUL byte",
+                         v->name);
+  if (env_named_before (named, i, v->name))
+    return cr_error_set (err, 0, "environment variable %s is named twice", v->name);
+  return 0;
+}
+
+/* Append NAME=VALUE to env, enforcing the count and total size.  */
+static int
+env_push (struct env *env, const char *name, const char *value,
+          size_t value_len, struct cr_error **err)
+{
+  size_t name_len = strlen (name);
+  size_t size = name_len + 1 + value_len + 1;
+
+  if (env->count + 1 > ENV_MAX_VARS)
+    return cr_error_set (err, 0, "more than %d environment variables", ENV_MAX_VARS);
+  if (env->bytes + size > ENV_MAX_BYTES)
+    return cr_error_set (err, 0, "environment is larger than %d bytes (at %s)",
+                         ENV_MAX_BYTES, name);
+  char *s = xmalloc (size);
+  memcpy (s, name, name_len);
+  s[name_len] = '=';
+  memcpy (s + name_len + 1, value, value_len);
+  s[size - 1] = '\0';
+  env->vars[env->count++] = s;
+  env->vars[env->count] = NULL;
+  env->bytes += size;
+  return 0;
+}
+
+int
+env_build (struct env **out, char *const *host, const struct env_var *named,
+           size_t n_named, struct cr_error **err)
+{
+  struct env *env = xcalloc (1, sizeof *env);
+  env->vars = xcalloc (ENV_MAX_VARS + 1, sizeof *env->vars);
+
+  for (size_t i = 0; i < n_named; i++)
+    if (env_check_named (named, i, err) < 0)
+      goto fail;
+  for (const char *const *name = env_base_names; *name != NULL; name++)
+    {
+      const char *value = env_host_lookup (host, *name);
+      if (value != NULL && !env_named_before (named, n_named, *name)
+          && env_push (env, *name, value, strlen (value), err) < 0)
+        goto fail;
+    }
+  for (size_t i = 0; i < n_named; i++)
+    if (env_push (env, named[i].name, named[i].value, named[i].value_len, err) < 0)
+      goto fail;
+  *out = env;
+  return 0;
+
+fail:
+  env_free (env);
+  return -1;
+}
+
+int
+env_parse_assignment (const char *arg, struct env_var *out,
+                      struct cr_error **err)
+{
+  const char *eq = strchr (arg, '=');
+  if (eq == NULL || eq == arg)
+    return cr_error_set (err, 0, "--env takes NAME=VALUE, not '%s'", arg);
+  /* The name is copied so that it is NUL-terminated; the caller frees it.  */
+  out->name = xstrndup (arg, (size_t) (eq - arg));
+  out->value = eq + 1;
+  out->value_len = strlen (eq + 1);
+  return 0;
+}
+
+void
+env_free (struct env *env)
+{
+  if (env == NULL)
+    return;
+  for (size_t i = 0; i < env->count; i++)
+    free (env->vars[i]);
+  free (env->vars);
+  free (env);
+}

@@ -1,0 +1,365 @@
+/* The text the model gets for one command; doc/strings.md says why it reads
+ * as it does.  */
+/* <> rather than "": the build's config.h, not core/config.h beside us.  */
+#include <config.h>
+
+#include "core/result.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+/* Texts the spec quotes.  */
+#define RESULT_NO_OUTPUT "(no output)"
+#define RESULT_EXIT_NOTE "[exit status %d]"
+#define RESULT_KILLED_NOTE "[the command was killed]"
+#define RESULT_TIMEOUT_NOTE "[stopped: the command ran too long]"
+#define RESULT_STILL_ARRIVING_NOTE                                             \
+  "[output was still arriving: something the command left running holds it "   \
+  "open]"
+#define RESULT_CAPTURE_NOTE                                                    \
+  "[process output was %" PRIu64 " bytes; %" PRIu64                            \
+  " bytes omitted from the middle during capture]"
+
+/* Texts doc/strings.md writes down.  */
+#define RESULT_CEILING_NOTE                                                    \
+  "[stopped: the command printed more than %" PRIu64                           \
+  " bytes, the output ceiling (sandbox.limits.outputBytes)]"
+#define RESULT_ENCODED_NOTE                                                    \
+  "[encoded output was %zu bytes; %zu encoded bytes omitted from the middle]"
+
+/* U+FFFD, which stands for each byte that is not part of valid UTF-8.  */
+#define RESULT_REPLACEMENT "\xef\xbf\xbd"
+
+/* Lead bytes of valid multibyte UTF-8 and the range allowed for the byte
+ * after each (RFC 3629): the narrowed ranges exclude overlong forms,
+ * surrogates (ED A0..BF) and code points above U+10FFFF.  */
+static const struct result_utf8_lead
+{
+  unsigned char lead_min, lead_max, len, next_min, next_max;
+} result_utf8_leads[] = {
+  { 0xc2, 0xdf, 2, 0x80, 0xbf }, { 0xe0, 0xe0, 3, 0xa0, 0xbf },
+  { 0xe1, 0xec, 3, 0x80, 0xbf }, { 0xed, 0xed, 3, 0x80, 0x9f },
+  { 0xee, 0xef, 3, 0x80, 0xbf }, { 0xf0, 0xf0, 4, 0x90, 0xbf },
+  { 0xf1, 0xf3, 4, 0x80, 0xbf }, { 0xf4, 0xf4, 4, 0x80, 0x8f },
+};
+
+/* JSON's two-byte escapes for control bytes; 0 means \u00XX.  */
+static const char result_json_short[0x20] = {
+  ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
+};
+
+/* Length of the valid UTF-8 character at s, or 0 when it is not one.  */
+static size_t
+result_utf8_char (const unsigned char *s, size_t len)
+{
+  if (s[0] < 0x80)
+    return 1;
+  for (size_t i = 0; i < sizeof result_utf8_leads / sizeof *result_utf8_leads;
+       i++)
+    {
+      const struct result_utf8_lead *l = &result_utf8_leads[i];
+      if (s[0] < l->lead_min || s[0] > l->lead_max)
+        continue;
+      if (len < l->len || s[1] < l->next_min || s[1] > l->next_max)
+        return 0;
+      for (size_t k = 2; k < l->len; k++)
+        if ((s[k] & 0xc0) != 0x80)
+          return 0;
+      return l->len;
+    }
+  return 0;
+}
+
+/* Append s with every byte outside a valid UTF-8 character made U+FFFD.  */
+static void
+result_sanitize (struct buf *out, const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  size_t run = 0, i = 0;
+  while (i < len)
+    {
+      size_t n = result_utf8_char (u + i, len - i);
+      if (n > 0)
+        {
+          i += n;
+          continue;
+        }
+      buf_append (out, s + run, i - run);
+      buf_append (out, RESULT_REPLACEMENT, 3);
+      run = ++i;
+    }
+  buf_append (out, s + run, len - run);
+}
+
+/* Encoded bytes of one byte of valid UTF-8 inside a JSON string.  */
+static size_t
+result_byte_cost (unsigned char c)
+{
+  if (c >= 0x20)
+    return c == '"' || c == '\\' ? 2 : 1;
+  return result_json_short[c] ? 2 : 6;
+}
+
+/* Bytes a JSON encoder writes for s inside a string, quotes excluded.  */
+size_t
+result_json_size (const char *s, size_t len)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += result_byte_cost ((unsigned char) s[i]);
+  return n;
+}
+
+/* Append s to a JSON string being built, escaped as result_json_size counts. */
+void
+result_json_escape (struct buf *out, const char *s, size_t len)
+{
+  static const char hex[] = "0123456789abcdef";
+  size_t run = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      if (result_byte_cost (c) == 1)
+        continue;
+      buf_append (out, s + run, i - run);
+      run = i + 1;
+      if (c >= 0x20 || result_json_short[c])
+        {
+          char esc[2] = { '\\', c >= 0x20 ? (char) c : result_json_short[c] };
+          buf_append (out, esc, 2);
+          continue;
+        }
+      char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
+      buf_append (out, esc, 6);
+    }
+  buf_append (out, s + run, len - run);
+}
+
+/* Length of the (valid) UTF-8 character whose lead byte is c.  */
+static size_t
+result_char_len (unsigned char c)
+{
+  return c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+}
+
+/* Encoded bytes of the character at s.  */
+static size_t
+result_char_cost (const char *s)
+{
+  unsigned char c = (unsigned char) s[0];
+  return c < 0x80 ? result_byte_cost (c) : result_char_len (c);
+}
+
+/* The character boundary nearest past half of s's encoded size.  */
+static size_t
+result_middle (const char *s, size_t len)
+{
+  size_t half = result_json_size (s, len) / 2, acc = 0, i = 0;
+  while (i < len && acc < half)
+    {
+      acc += result_char_cost (s + i);
+      i += result_char_len ((unsigned char) s[i]);
+    }
+  return i;
+}
+
+/* Drop whole characters from the end of s until at least want encoded
+ * bytes are gone (or s is empty); returns the encoded bytes dropped.  */
+static size_t
+result_trim_end (const char *s, size_t *len, size_t want)
+{
+  size_t removed = 0, n = *len;
+  while (n > 0 && removed < want)
+    {
+      size_t start = n - 1;
+      while (start > 0 && ((unsigned char) s[start] & 0xc0) == 0x80)
+        start--;
+      removed += result_char_cost (s + start);
+      n = start;
+    }
+  *len = n;
+  return removed;
+}
+
+/* Drop whole characters from the start of *s until at least want encoded
+ * bytes are gone (or it is empty); returns the encoded bytes dropped.  */
+static size_t
+result_trim_start (const char **s, size_t *len, size_t want)
+{
+  size_t removed = 0, i = 0;
+  while (i < *len && removed < want)
+    {
+      removed += result_char_cost (*s + i);
+      i += result_char_len ((unsigned char) (*s)[i]);
+    }
+  *s += i;
+  *len -= i;
+  return removed;
+}
+
+/* The note for how the command ended, or NULL for an exit status of 0.  */
+static char *
+result_ending_note (const struct result_input *in)
+{
+  switch (in->ending)
+    {
+    case RESULT_EXITED:
+      return in->exit_status ? xasprintf (RESULT_EXIT_NOTE, in->exit_status)
+                             : NULL;
+    case RESULT_SIGNALED:
+      return xstrdup (RESULT_KILLED_NOTE);
+    case RESULT_TIMED_OUT:
+      return xstrdup (RESULT_TIMEOUT_NOTE);
+    case RESULT_CEILING:
+      return xasprintf (RESULT_CEILING_NOTE, in->ceiling_bytes);
+    }
+  return NULL;
+}
+
+/* Append a note on a line of its own after what b holds.  */
+static void
+result_put_note (struct buf *b, const char *note)
+{
+  if (b->len > 0)
+    buf_putc (b, '\n');
+  buf_puts (b, note);
+}
+
+/* Append the output: head, the notes at the cut (when there is one), tail,
+ * less one final newline.  */
+static void
+result_put_output (struct buf *b, const struct result_input *in, const char *h,
+                   size_t hl, const char *t, size_t tl,
+                   const char *encoded_note)
+{
+  buf_append (b, h, hl);
+  if (in->omitted_bytes > 0 || encoded_note != NULL)
+    {
+      if (hl > 0 && h[hl - 1] != '\n')
+        buf_putc (b, '\n');
+      if (in->omitted_bytes > 0)
+        buf_printf (b, RESULT_CAPTURE_NOTE "\n", in->total_bytes,
+                    in->omitted_bytes);
+      if (encoded_note != NULL)
+        buf_printf (b, "%s\n", encoded_note);
+    }
+  buf_append (b, t, tl);
+  /* The one newline that ends the output is not part of what it says; a
+     lone "\n" stays, so that the text is never empty.  */
+  if (b->len > 1 && b->data[b->len - 1] == '\n')
+    b->data[--b->len] = '\0';
+}
+
+/* The whole text from sanitized head h and tail t.  */
+static char *
+result_assemble (const struct result_input *in, const char *h, size_t hl,
+                 const char *t, size_t tl, const char *encoded_note,
+                 size_t *len)
+{
+  struct buf b = BUF_INIT;
+  if (in->total_bytes == 0)
+    buf_puts (&b, RESULT_NO_OUTPUT);
+  else
+    result_put_output (&b, in, h, hl, t, tl, encoded_note);
+  if (in->still_arriving)
+    result_put_note (&b, RESULT_STILL_ARRIVING_NOTE);
+  char *ending = result_ending_note (in);
+  if (ending != NULL)
+    result_put_note (&b, ending);
+  free (ending);
+  return buf_steal (&b, len);
+}
+
+/* Encoded bytes the text can take beyond its head and tail once a second
+ * note of an output of `encoded` bytes is at the cut: the notes with the
+ * most digits the omitted count can have, plus a newline after a head that
+ * lacks one and one before the end notes after a tail that lacks one.  */
+static size_t
+result_overhead_max (const struct result_input *in, size_t encoded)
+{
+  char *note = xasprintf (RESULT_ENCODED_NOTE, encoded, encoded);
+  size_t len;
+  char *text = result_assemble (in, "", 0, "", 0, note, &len);
+  size_t size = result_json_size (text, len) + 4;
+  free (text);
+  free (note);
+  return size;
+}
+
+/* Cut the middle of the output (head h, tail t) until the text fits in
+ * RESULT_MAX_ENCODED, and say so at the cut.  */
+static char *
+result_fit (const struct result_input *in, const char *h, size_t hl,
+            const char *t, size_t tl, size_t *len)
+{
+  if (in->omitted_bytes == 0)
+    {
+      /* Nothing was cut while capturing: the whole output is h; its middle
+         is cut instead.  */
+      size_t mid = result_middle (h, hl);
+      t = h + mid;
+      tl = hl - mid;
+      hl = mid;
+    }
+  size_t eh = result_json_size (h, hl), et = result_json_size (t, tl);
+  size_t encoded = eh + et;
+  size_t allowed = RESULT_MAX_ENCODED - result_overhead_max (in, encoded);
+  size_t need = encoded > allowed ? encoded - allowed : 0;
+  size_t want_h = (need + 1) / 2 < eh ? (need + 1) / 2 : eh;
+  size_t want_t = need - want_h;
+  if (want_t > et)
+    {
+      want_t = et;
+      want_h = need - et;
+    }
+  size_t removed = result_trim_end (h, &hl, want_h);
+  removed += result_trim_start (&t, &tl, want_t);
+  char *note = xasprintf (RESULT_ENCODED_NOTE, encoded, removed);
+  char *text = result_assemble (in, h, hl, t, tl, note, len);
+  free (note);
+  assert (result_json_size (text, *len) <= RESULT_MAX_ENCODED);
+  return text;
+}
+
+/* The output as valid UTF-8: head and tail apart when the capture cut
+ * between them, joined when it did not (a character may span the join).  */
+static void
+result_sanitize_output (const struct result_input *in, struct buf *h,
+                        struct buf *t)
+{
+  if (in->omitted_bytes > 0)
+    {
+      result_sanitize (h, in->head, in->head_len);
+      result_sanitize (t, in->tail, in->tail_len);
+      return;
+    }
+  struct buf raw = BUF_INIT;
+  buf_append (&raw, in->head, in->head_len);
+  buf_append (&raw, in->tail, in->tail_len);
+  result_sanitize (h, raw.data, raw.len);
+  buf_free (&raw);
+}
+
+/* Compose the result text.  */
+char *
+result_compose (const struct result_input *in, size_t *len)
+{
+  struct buf h = BUF_INIT, t = BUF_INIT;
+  result_sanitize_output (in, &h, &t);
+  buf_append (&h, "", 0);
+  buf_append (&t, "", 0);
+  char *text = result_assemble (in, h.data, h.len, t.data, t.len, NULL, len);
+  if (result_json_size (text, *len) > RESULT_MAX_ENCODED)
+    {
+      free (text);
+      text = result_fit (in, h.data, h.len, t.data, t.len, len);
+    }
+  buf_free (&h);
+  buf_free (&t);
+  return text;
+}

@@ -1,0 +1,54 @@
+/* The text the model gets for one command: what it printed and the notes
+ * that say how it ended.  Never translated.  The exact texts, the encoding
+ * of invalid UTF-8 and control bytes, the order of notes and the trailing
+ * newline are written down in doc/strings.md.  */
+#ifndef CRUCIBLE_CORE_RESULT_H
+#define CRUCIBLE_CORE_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The final tool result is capped at this many encoded JSON-string bytes,
+ * escaping included.  */
+#define RESULT_MAX_ENCODED 30000
+
+enum result_ending
+{
+  RESULT_EXITED,    /* exited on its own with exit_status */
+  RESULT_SIGNALED,  /* killed by signal `signal`, not by crucible */
+  RESULT_TIMED_OUT, /* crucible stopped it at its deadline */
+  RESULT_CEILING    /* crucible stopped it at the output ceiling */
+};
+
+struct result_input
+{
+  const char *head; /* retained start of the output */
+  size_t head_len;
+  const char *tail; /* retained end of the output; may be empty */
+  size_t tail_len;
+  uint64_t total_bytes;   /* raw bytes that arrived */
+  uint64_t omitted_bytes; /* raw bytes dropped from the middle during capture */
+  enum result_ending ending;
+  int exit_status;        /* RESULT_EXITED */
+  int signal;             /* RESULT_SIGNALED */
+  uint64_t ceiling_bytes; /* RESULT_CEILING: the ceiling that was passed */
+  bool still_arriving;    /* the command exited but something holds its pipe */
+};
+
+/* Compose the result text.  The caller owns the returned string (valid
+ * UTF-8, NUL-terminated; *len excludes the NUL).  Its encoded JSON-string
+ * size never exceeds RESULT_MAX_ENCODED.  */
+char *result_compose (const struct result_input *in, size_t *len);
+
+/* Bytes a JSON encoder writes for s inside a string, quotes excluded:
+ * '"' '\\' and \b \f \n \r \t cost 2, other bytes below 0x20 cost 6 (\u00XX),
+ * everything else 1.  s must be valid UTF-8 (result_compose's output is).  */
+size_t result_json_size (const char *s, size_t len);
+
+/* Append s to a JSON string being built (escaped as result_json_size
+ * counts); used by the MCP front end so both agree byte for byte.  */
+struct buf;
+void result_json_escape (struct buf *out, const char *s, size_t len);
+
+#endif

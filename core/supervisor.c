@@ -1,0 +1,546 @@
+/* Supervising commands: admission, capture, deadlines, endings.  */
+#include <config.h>
+
+#include "core/supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker/status.h"
+#include "core/capture.h"
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+/* Bytes read from one command's pipe per loop turn, so that a flood from one
+ * command cannot starve keys or other commands.  */
+#define SUPERVISOR_READ_CHUNK (64 * 1024)
+#define SUPERVISOR_READS_PER_TURN 4
+
+/* The longest command line accepted.  */
+#define SUPERVISOR_MAX_LINE (128 * 1024)
+
+/* Why crucible stopped a command, if it did.  */
+enum command_stop
+{
+  COMMAND_NOT_STOPPED,
+  COMMAND_STOPPED_DEADLINE,
+  COMMAND_STOPPED_CEILING,
+  COMMAND_STOPPED_HOST /* crucible is exiting or was interrupted */
+};
+
+struct command
+{
+  struct supervisor *sup;
+  struct command *next;
+  struct supervisor_listener listener;
+  struct sandbox_session *session;
+  struct capture *capture;
+  int out_fd;      /* read end of the output pipe, or -1 once closed */
+  int status_fd;   /* the scope's status channel, while watched */
+  uint64_t deadline_timer;
+  uint64_t grace_timer;
+
+  enum command_stop stopped;
+  bool exited;       /* the workload's wait status is known */
+  int wait_status;
+  bool output_eof;
+  bool grace_over;
+  bool reported;     /* ended (or failed) was told */
+  bool scope_done;   /* the scope is confirmed empty */
+  bool start_failed;
+  struct cr_error *start_error;
+
+  char *text;        /* the result text, once reported */
+  size_t text_len;
+};
+
+struct supervisor
+{
+  struct loop *loop;
+  struct sandbox_backend *backend;
+  const struct config *config;
+  char *workspace;
+  char *const *host_env;
+  struct command *commands;
+  size_t slots_held;
+};
+
+struct supervisor *
+supervisor_new (struct loop *loop, struct sandbox_backend *backend,
+                const struct config *config, const char *workspace,
+                char *const *host_env)
+{
+  struct supervisor *sup = xcalloc (1, sizeof *sup);
+  sup->loop = loop;
+  sup->backend = backend;
+  sup->config = config;
+  sup->workspace = xstrdup (workspace);
+  sup->host_env = host_env;
+  return sup;
+}
+
+void
+supervisor_free (struct supervisor *sup)
+{
+  if (sup == NULL)
+    return;
+  free (sup->workspace);
+  free (sup);
+}
+
+size_t
+supervisor_slots_held (const struct supervisor *sup)
+{
+  return sup->slots_held;
+}
+
+const char *
+supervisor_find_shell (void)
+{
+  /* POSIX puts sh at /bin/sh on every system crucible supports; looking it
+   * up on the command's PATH would let the workspace choose the shell.  */
+  static const char *const candidates[] = { "/bin/sh", "/usr/bin/sh", NULL };
+  for (const char *const *c = candidates; *c != NULL; c++)
+    if (access (*c, X_OK) == 0)
+      return *c;
+  return NULL;
+}
+
+uint64_t
+supervisor_deadline_ms (const struct config *config, double timeout_seconds)
+{
+  double seconds = config->command_seconds;
+  if (timeout_seconds > 0 && timeout_seconds < seconds)
+    seconds = timeout_seconds;
+  double ms = ceil (seconds * 1000.0);
+  return ms < 1 ? 1 : (uint64_t) ms;
+}
+
+/* Take a command off the list and free it.  */
+static void
+command_free (struct command *cmd)
+{
+  struct command **p = &cmd->sup->commands;
+  while (*p != NULL && *p != cmd)
+    p = &(*p)->next;
+  if (*p == cmd)
+    *p = cmd->next;
+  capture_free (cmd->capture);
+  cr_error_free (cmd->start_error);
+  free (cmd->text);
+  free (cmd);
+}
+
+/* The ending the result names, from how the command stopped.  */
+static void
+command_outcome_fill (const struct command *cmd, struct command_outcome *out)
+{
+  memset (out, 0, sizeof *out);
+  out->bytes = capture_total_bytes (cmd->capture);
+  out->lines = capture_lines (cmd->capture);
+  out->still_arriving = cmd->grace_over && !cmd->output_eof
+                        && cmd->stopped == COMMAND_NOT_STOPPED;
+  if (cmd->stopped == COMMAND_STOPPED_DEADLINE)
+    out->ending = RESULT_TIMED_OUT;
+  else if (cmd->stopped == COMMAND_STOPPED_CEILING)
+    out->ending = RESULT_CEILING;
+  else if (WIFSIGNALED (cmd->wait_status))
+    {
+      out->ending = RESULT_SIGNALED;
+      out->signal = WTERMSIG (cmd->wait_status);
+    }
+  else
+    {
+      out->ending = RESULT_EXITED;
+      out->exit_status = WEXITSTATUS (cmd->wait_status);
+    }
+}
+
+/* Compose the result text and tell the listener.  */
+static void
+command_report (struct command *cmd)
+{
+  struct command_outcome out;
+  struct result_input in = { 0 };
+
+  cmd->reported = true;
+  loop_cancel_timer (cmd->sup->loop, cmd->deadline_timer);
+  loop_cancel_timer (cmd->sup->loop, cmd->grace_timer);
+  cmd->deadline_timer = cmd->grace_timer = 0;
+  if (cmd->start_failed)
+    {
+      if (cmd->listener.failed != NULL)
+        cmd->listener.failed (cmd->listener.data, cmd, cmd->start_error);
+      return;
+    }
+  command_outcome_fill (cmd, &out);
+  capture_retained (cmd->capture, &in.head, &in.head_len, &in.tail,
+                    &in.tail_len, &in.omitted_bytes);
+  in.total_bytes = out.bytes;
+  in.ending = out.ending;
+  in.exit_status = out.exit_status;
+  in.signal = out.signal;
+  in.ceiling_bytes = cmd->sup->config->output_bytes;
+  in.still_arriving = out.still_arriving;
+  cmd->text = result_compose (&in, &cmd->text_len);
+  out.text = cmd->text;
+  out.text_len = cmd->text_len;
+  if (cmd->listener.ended != NULL)
+    cmd->listener.ended (cmd->listener.data, cmd, &out);
+}
+
+/* Close the output pipe's read end.  */
+static void
+command_close_output (struct command *cmd)
+{
+  if (cmd->out_fd < 0)
+    return;
+  loop_remove_fd (cmd->sup->loop, cmd->out_fd);
+  close (cmd->out_fd);
+  cmd->out_fd = -1;
+}
+
+/* Ask the scope to end; what is left is reported when it has.  */
+static void
+command_stop_scope (struct command *cmd)
+{
+  struct cr_error *err = NULL;
+  if (!cmd->scope_done && sandbox_stop (cmd->session, SIGKILL, &err) < 0)
+    {
+      /* The keeper is unreachable; the status channel says so next.  */
+      cr_error_free (err);
+    }
+}
+
+/* Release the slot once the scope is empty and the result told.  */
+static void
+command_release (struct command *cmd)
+{
+  struct cr_error *err = NULL;
+
+  if (cmd->status_fd >= 0)
+    loop_remove_fd (cmd->sup->loop, cmd->status_fd);
+  cmd->status_fd = -1;
+  command_close_output (cmd);
+  if (sandbox_dispose (cmd->session, &err) < 0)
+    {
+      /* The scope was confirmed empty before we got here, so dispose only
+       * fails on a bug; keep the slot rather than pretend.  */
+      cr_error_free (err);
+      return;
+    }
+  cmd->sup->slots_held--;
+  if (cmd->listener.cleaned != NULL)
+    cmd->listener.cleaned (cmd->listener.data, cmd);
+  command_free (cmd);
+}
+
+/* Move a command on after anything happened to it.  */
+static void
+command_advance (struct command *cmd)
+{
+  if (!cmd->reported && cmd->exited
+      && (cmd->output_eof || cmd->grace_over || cmd->start_failed))
+    {
+      command_report (cmd);
+      /* Whatever the command left running is ended now that crucible is
+       * done with the call.  */
+      command_stop_scope (cmd);
+    }
+  if (cmd->reported && cmd->scope_done)
+    command_release (cmd);
+}
+
+/* The pipe was held past the grace period after the command's exit.  */
+static void
+command_grace_over (struct loop *loop, void *data)
+{
+  struct command *cmd = data;
+  cmd->grace_timer = 0;
+  cmd->grace_over = true;
+  command_advance (cmd);
+}
+
+/* The command ran past its deadline.  */
+static void
+command_deadline (struct loop *loop, void *data)
+{
+  struct command *cmd = data;
+  cmd->deadline_timer = 0;
+  if (cmd->exited || cmd->stopped != COMMAND_NOT_STOPPED)
+    return;
+  cmd->stopped = COMMAND_STOPPED_DEADLINE;
+  command_stop_scope (cmd);
+}
+
+/* Read what the command printed, a bounded amount per turn.  */
+static void
+command_read_output (struct command *cmd)
+{
+  char chunk[SUPERVISOR_READ_CHUNK];
+
+  for (int i = 0; i < SUPERVISOR_READS_PER_TURN && cmd->out_fd >= 0; i++)
+    {
+      ssize_t n = read (cmd->out_fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return;
+      if (n <= 0)
+        {
+          cmd->output_eof = true;
+          command_close_output (cmd);
+          return;
+        }
+      if (capture_feed (cmd->capture, chunk, (size_t) n) == CAPTURE_CEILING
+          && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
+        {
+          cmd->stopped = COMMAND_STOPPED_CEILING;
+          command_stop_scope (cmd);
+        }
+    }
+}
+
+/* The output pipe is readable.  */
+static void
+command_on_output (struct loop *loop, int fd, short revents, void *data)
+{
+  struct command *cmd = data;
+  command_read_output (cmd);
+  command_advance (cmd);
+}
+
+/* The workload ended: give its pipe a moment to close.  */
+static void
+command_on_exit (struct command *cmd, int wait_status)
+{
+  cmd->exited = true;
+  cmd->wait_status = wait_status;
+  if (!cmd->output_eof)
+    cmd->grace_timer = loop_add_timer (cmd->sup->loop, SUPERVISOR_GRACE_MS,
+                                       command_grace_over, cmd);
+}
+
+/* Put a refusal in the words the model is given.  Returns -1.  */
+static int
+supervisor_refusal (struct cr_error **err)
+{
+  char *text = xasprintf ("[refused: %s; nothing was run]", (*err)->msg);
+  /* The errno text is already inside the message.  */
+  cr_error_set (err, 0, "%s", text);
+  free (text);
+  return -1;
+}
+
+/* Record that the shell itself could not be started.  */
+static void
+command_on_start_failure (struct command *cmd, const struct sandbox_event *ev)
+{
+  const char *what = ev->stage == BROKER_STAGE_EXEC ? "starting the shell"
+                                                    : "setting up the command";
+  cmd->start_failed = true;
+  cr_error_set (&cmd->start_error, ev->error, "%s", what);
+  supervisor_refusal (&cmd->start_error);
+}
+
+/* Read the scope's status channel.  */
+static void
+command_on_status (struct loop *loop, int fd, short revents, void *data)
+{
+  struct command *cmd = data;
+  struct sandbox_event ev;
+  struct cr_error *err = NULL;
+
+  for (;;)
+    {
+      if (sandbox_next_event (cmd->session, &ev, &err) < 0)
+        {
+          /* The keeper is gone without confirming: the slot stays held and
+           * the channel is not watched any more.  */
+          cr_error_free (err);
+          loop_remove_fd (loop, fd);
+          cmd->status_fd = -1;
+          break;
+        }
+      if (ev.kind == SANDBOX_EVENT_NONE)
+        break;
+      if (ev.kind == SANDBOX_EVENT_EXITED)
+        command_on_exit (cmd, ev.wait_status);
+      else if (ev.kind == SANDBOX_EVENT_FAILED)
+        command_on_start_failure (cmd, &ev);
+      else if (ev.kind == SANDBOX_EVENT_DONE)
+        {
+          cmd->scope_done = true;
+          /* Every writer is gone, so what is still in the pipe is the last
+           * of it: read it before reporting.  */
+          if (!cmd->reported)
+            command_read_output (cmd);
+          break;
+        }
+    }
+  command_advance (cmd);
+}
+
+/* The policy a command of this supervisor runs under.  */
+static void
+supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy)
+{
+  memset (policy, 0, sizeof *policy);
+  policy->enabled = sup->config->sandbox_enabled;
+  policy->command_seconds = sup->config->command_seconds;
+  policy->output_bytes = sup->config->output_bytes;
+  policy->concurrency = sup->config->concurrency;
+  policy->requires[SANDBOX_COMMAND_TIME_LIMIT] = true;
+  policy->requires[SANDBOX_OUTPUT_LIMIT] = true;
+  policy->requires[SANDBOX_CONCURRENCY_LIMIT] = true;
+}
+
+/* Refuse a command that cannot be admitted; the text is the model's.  */
+static int
+supervisor_admit (struct supervisor *sup, const struct command_request *req,
+                  struct cr_error **err)
+{
+  if (sup->slots_held >= sup->config->concurrency)
+    return cr_error_set (err, 0, "%zu commands are already running, the most allowed at once (sandbox.limits.concurrency)",
+                         sup->slots_held);
+  if (req->line == NULL || req->line[0] == '\0')
+    return cr_error_set (err, 0, "the command is empty");
+  if (strlen (req->line) > SUPERVISOR_MAX_LINE)
+    return cr_error_set (err, 0, "the command is longer than %d bytes", SUPERVISOR_MAX_LINE);
+  return 0;
+}
+
+/* Hand the running command to the loop.  */
+static int
+command_watch (struct command *cmd, struct cr_error **err)
+{
+  struct supervisor *sup = cmd->sup;
+  cmd->status_fd = sandbox_status_fd (cmd->session);
+  if (loop_add_fd (sup->loop, cmd->out_fd, POLLIN, command_on_output, cmd, err) < 0
+      || loop_add_fd (sup->loop, cmd->status_fd, POLLIN, command_on_status, cmd, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Make the command's output pipe; the read end is non-blocking.  */
+static int
+supervisor_pipe (int fds[2], struct cr_error **err)
+{
+  if (pipe2 (fds, O_CLOEXEC) < 0)
+    return cr_error_set (err, errno, "making the command's output pipe");
+  if (fcntl (fds[0], F_SETFL, O_NONBLOCK) < 0)
+    {
+      int saved = errno;
+      close (fds[0]);
+      close (fds[1]);
+      return cr_error_set (err, saved, "setting up the command's output pipe");
+    }
+  return 0;
+}
+
+/* Start the prepared session with the built environment.  */
+static int
+supervisor_launch (struct supervisor *sup, struct command *cmd,
+                   const struct command_request *req, const char *shell,
+                   struct cr_error **err)
+{
+  struct env *env = NULL;
+  int fds[2];
+
+  if (env_build (&env, sup->host_env, req->env, req->n_env, err) < 0)
+    return -1;
+  if (supervisor_pipe (fds, err) < 0)
+    {
+      env_free (env);
+      return -1;
+    }
+  struct sandbox_command sc = { .shell = shell, .line = req->line,
+                                .cwd = sup->workspace, .envp = env->vars,
+                                .output_fd = fds[1] };
+  int rc = sandbox_start (cmd->session, &sc, err);
+  close (fds[1]);
+  env_free (env);
+  if (rc < 0)
+    {
+      close (fds[0]);
+      return -1;
+    }
+  cmd->out_fd = fds[0];
+  return 0;
+}
+
+/* Admit, prepare and start one command.  */
+static int
+supervisor_start_command (struct supervisor *sup,
+                          const struct command_request *req,
+                          const struct supervisor_listener *listener,
+                          struct command **out, struct cr_error **err)
+{
+  struct sandbox_policy policy;
+  struct sandbox_session *session = NULL;
+  const char *shell = supervisor_find_shell ();
+
+  if (supervisor_admit (sup, req, err) < 0)
+    return -1;
+  if (shell == NULL)
+    return cr_error_set (err, 0, "this machine has no POSIX shell (looked for /bin/sh and /usr/bin/sh)");
+  supervisor_policy (sup, &policy);
+  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+    return -1;
+
+  struct command *cmd = xcalloc (1, sizeof *cmd);
+  cmd->sup = sup;
+  cmd->listener = *listener;
+  cmd->session = session;
+  cmd->out_fd = cmd->status_fd = -1;
+  struct capture_limits limits = capture_limits_for_result (sup->config->output_bytes);
+  cmd->capture = capture_new (&limits, -1);
+  if (supervisor_launch (sup, cmd, req, shell, err) < 0)
+    {
+      struct cr_error *ignored = NULL;
+      sandbox_dispose (session, &ignored);
+      cr_error_free (ignored);
+      capture_free (cmd->capture);
+      free (cmd);
+      return -1;
+    }
+  cmd->next = sup->commands;
+  sup->commands = cmd;
+  sup->slots_held++;
+  /* Two fresh descriptors cannot already be watched: a failure here is a
+   * bug, and carrying on would leave a scope nobody reads.  */
+  if (command_watch (cmd, err) < 0)
+    abort ();
+  cmd->deadline_timer = loop_add_timer (sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
+                                        command_deadline, cmd);
+  *out = cmd;
+  return 0;
+}
+
+int
+supervisor_start (struct supervisor *sup, const struct command_request *req,
+                  const struct supervisor_listener *listener,
+                  struct command **out, struct cr_error **err)
+{
+  if (supervisor_start_command (sup, req, listener, out, err) < 0)
+    return supervisor_refusal (err);
+  return 0;
+}
+
+void
+supervisor_stop_all (struct supervisor *sup)
+{
+  for (struct command *cmd = sup->commands; cmd != NULL; cmd = cmd->next)
+    if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
+      {
+        cmd->stopped = COMMAND_STOPPED_HOST;
+        command_stop_scope (cmd);
+      }
+}

@@ -1,0 +1,26 @@
+/* A growable byte buffer, always NUL-terminated after its contents.  */
+#ifndef CRUCIBLE_LIB_BUF_H
+#define CRUCIBLE_LIB_BUF_H
+
+#include <stddef.h>
+
+struct buf
+{
+  char *data; /* owned; NULL until the first append */
+  size_t len;
+  size_t cap;
+};
+
+#define BUF_INIT {NULL, 0, 0}
+
+void buf_append (struct buf *b, const void *data, size_t len);
+void buf_puts (struct buf *b, const char *s);
+void buf_putc (struct buf *b, char c);
+void buf_printf (struct buf *b, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Return the contents (never NULL) and leave the buffer empty; the caller
+ * owns the returned string.  */
+char *buf_steal (struct buf *b, size_t *len);
+void buf_free (struct buf *b);
+
+#endif

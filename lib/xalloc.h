@@ -1,0 +1,18 @@
+/* Allocation that cannot fail: out of memory aborts with a message.  */
+#ifndef CRUCIBLE_LIB_XALLOC_H
+#define CRUCIBLE_LIB_XALLOC_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+void *xmalloc (size_t size);
+void *xcalloc (size_t nmemb, size_t size);
+void *xrealloc (void *ptr, size_t size);
+char *xstrdup (const char *s);
+char *xstrndup (const char *s, size_t n);
+void *xmemdup (const void *p, size_t n);
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *xvasprintf (const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 1, 0)));
+
+#endif

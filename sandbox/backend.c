@@ -1,0 +1,138 @@
+/* What every backend shares: feature names, the policy check, the vtable
+ * calls.  */
+#include <config.h>
+
+#include "sandbox/backend.h"
+
+#include <stdlib.h>
+
+static const char *const sandbox_feature_names[SANDBOX_FEATURE_COUNT] = {
+  [SANDBOX_FILESYSTEM] = "filesystem",
+  [SANDBOX_NETWORK_DENY] = "network_deny",
+  [SANDBOX_NETWORK_ALLOWLIST] = "network_allowlist",
+  [SANDBOX_DESCRIPTOR_ISOLATION] = "descriptor_isolation",
+  [SANDBOX_PROCESS_ISOLATION] = "process_isolation",
+  [SANDBOX_KERNEL_SURFACE] = "kernel_surface",
+  [SANDBOX_PRIVILEGE_ISOLATION] = "privilege_isolation",
+  [SANDBOX_MATERIALIZATION] = "materialization",
+  [SANDBOX_CPU_LIMIT] = "cpu_limit",
+  [SANDBOX_MEMORY_LIMIT] = "memory_limit",
+  [SANDBOX_DISK_LIMIT] = "disk_limit",
+  [SANDBOX_PROCESS_LIMIT] = "process_limit",
+  [SANDBOX_OPEN_FILE_LIMIT] = "open_file_limit",
+  [SANDBOX_COMMAND_TIME_LIMIT] = "command_time_limit",
+  [SANDBOX_SESSION_TIME_LIMIT] = "session_time_limit",
+  [SANDBOX_OUTBOUND_BYTE_LIMIT] = "outbound_byte_limit",
+  [SANDBOX_OUTPUT_LIMIT] = "output_limit",
+  [SANDBOX_CONCURRENCY_LIMIT] = "concurrency_limit",
+  [SANDBOX_COST_LIMIT] = "cost_limit",
+  [SANDBOX_PTY] = "pty",
+  [SANDBOX_FILE_OPERATIONS] = "file_operations",
+  [SANDBOX_PERSISTENCE] = "persistence",
+  [SANDBOX_SNAPSHOT] = "snapshot",
+  [SANDBOX_RESUME] = "resume",
+  [SANDBOX_AUDIT] = "audit",
+  [SANDBOX_USAGE] = "usage",
+};
+
+const char *
+sandbox_feature_name (enum sandbox_feature f)
+{
+  if ((unsigned) f >= SANDBOX_FEATURE_COUNT)
+    return "unknown";
+  return sandbox_feature_names[f];
+}
+
+const char *
+sandbox_support_name (enum sandbox_support s)
+{
+  switch (s)
+    {
+    case SANDBOX_ENFORCED:
+      return "enforced";
+    case SANDBOX_OBSERVED:
+      return "observed";
+    case SANDBOX_UNSUPPORTED:
+      break;
+    }
+  return "unsupported";
+}
+
+int
+sandbox_check_policy (const struct sandbox_claims *claims,
+                      const struct sandbox_policy *policy,
+                      const char *backend_id, struct cr_error **err)
+{
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (policy->requires[f] && claims->support[f] != SANDBOX_ENFORCED)
+      return cr_error_set (err, 0, "the policy requires %s, which the %s backend does not enforce",
+                           sandbox_feature_name ((enum sandbox_feature) f), backend_id);
+  return 0;
+}
+
+void
+sandbox_probe_clear (struct sandbox_probe *p)
+{
+  free (p->reason);
+  free (p->version);
+  p->reason = p->version = NULL;
+}
+
+void
+sandbox_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
+{
+  b->ops->claims (b, out);
+}
+
+int
+sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
+               struct cr_error **err)
+{
+  return b->ops->probe (b, out, err);
+}
+
+int
+sandbox_prepare (struct sandbox_backend *b, const struct sandbox_policy *policy,
+                 struct sandbox_session **out, struct cr_error **err)
+{
+  return b->ops->prepare (b, policy, out, err);
+}
+
+int
+sandbox_start (struct sandbox_session *s, const struct sandbox_command *cmd,
+               struct cr_error **err)
+{
+  return s->ops->start (s, cmd, err);
+}
+
+int
+sandbox_status_fd (const struct sandbox_session *s)
+{
+  return s->ops->status_fd (s);
+}
+
+int
+sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
+                    struct cr_error **err)
+{
+  return s->ops->next_event (s, ev, err);
+}
+
+int
+sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err)
+{
+  return s->ops->stop (s, signo, err);
+}
+
+int
+sandbox_dispose (struct sandbox_session *s, struct cr_error **err)
+{
+  return s->ops->dispose (s, err);
+}
+
+void
+sandbox_backend_free (struct sandbox_backend *b)
+{
+  if (b != NULL)
+    b->ops->free (b);
+}

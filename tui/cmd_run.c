@@ -1,0 +1,289 @@
+/* `crucible run`: the supervisor, the compatibility backend and a listener
+ * that prints the result, exactly as the model would get it.  */
+#include <config.h>
+
+#include "tui/cmd_run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/loop.h"
+#include "core/supervisor.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "sandbox/compat.h"
+#include "tui/options.h"
+
+/* How long crucible waits, after the result, for the scope to be confirmed
+ * empty before it gives up and says so.  */
+#define RUN_CLEANUP_MS 5000
+
+extern char **environ;
+
+struct run_state
+{
+  struct loop *loop;
+  struct supervisor *sup;
+  int exit_status;
+  int host_signal; /* the signal that interrupted crucible, or 0 */
+  bool reported;
+  bool cleaned;
+  bool cleanup_expired;
+};
+
+/* Write all of len bytes to standard output.  */
+static bool
+run_write_stdout (const char *s, size_t len)
+{
+  while (len > 0)
+    {
+      ssize_t n = write (STDOUT_FILENO, s, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+      s += n;
+      len -= (size_t) n;
+    }
+  return true;
+}
+
+/* Print the model's text and one newline.  */
+static void
+run_print_result (struct run_state *st, const char *text, size_t len)
+{
+  if (!run_write_stdout (text, len) || !run_write_stdout ("\n", 1))
+    {
+      fprintf (stderr, _("crucible: writing the result to standard output: %s\n"),
+               strerror (errno));
+      st->exit_status = RUN_EXIT_REFUSED;
+    }
+}
+
+/* The exit status that says how the command ended.  */
+static int
+run_exit_status (const struct command_outcome *out)
+{
+  switch (out->ending)
+    {
+    case RESULT_EXITED:
+      return out->exit_status;
+    case RESULT_SIGNALED:
+      return 128 + out->signal;
+    case RESULT_TIMED_OUT:
+      return RUN_EXIT_TIMEOUT;
+    case RESULT_CEILING:
+      return RUN_EXIT_CEILING;
+    }
+  return RUN_EXIT_REFUSED;
+}
+
+static void
+run_on_ended (void *data, struct command *cmd, const struct command_outcome *out)
+{
+  struct run_state *st = data;
+  st->reported = true;
+  st->exit_status = run_exit_status (out);
+  run_print_result (st, out->text, out->text_len);
+}
+
+static void
+run_on_failed (void *data, struct command *cmd, const struct cr_error *err)
+{
+  struct run_state *st = data;
+  st->reported = true;
+  st->exit_status = RUN_EXIT_REFUSED;
+  run_print_result (st, err->msg, strlen (err->msg));
+}
+
+static void
+run_on_cleaned (void *data, struct command *cmd)
+{
+  struct run_state *st = data;
+  st->cleaned = true;
+}
+
+/* SIGINT, SIGTERM or SIGHUP to crucible: stop the command, report it, and
+ * leave with the signal's status.  */
+static void
+run_on_signal (struct loop *loop, int signo, void *data)
+{
+  struct run_state *st = data;
+  if (st->host_signal == 0)
+    st->host_signal = signo;
+  supervisor_stop_all (st->sup);
+}
+
+/* The cleanup wait ran out.  */
+static void
+run_on_cleanup_timeout (struct loop *loop, void *data)
+{
+  struct run_state *st = data;
+  st->cleanup_expired = true;
+}
+
+/* Print a person-facing error and return the refusal status.  */
+static int
+run_fail (struct cr_error *err)
+{
+  fprintf (stderr, "crucible: %s\n", err->msg);
+  cr_error_free (err);
+  return RUN_EXIT_REFUSED;
+}
+
+/* Print run's usage.  */
+static void
+run_usage (FILE *out)
+{
+  fputs (_("Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND\n"
+           "Run COMMAND through sh -c in the current directory, as one bash call,\n"
+           "and print exactly the result the model would get.\n"),
+         out);
+}
+
+/* The workspace: the current directory, which the command must be able to
+ * enter and read.  */
+static char *
+run_workspace (struct cr_error **err)
+{
+  char *cwd = getcwd (NULL, 0);
+  if (cwd == NULL)
+    {
+      cr_error_set (err, errno, _("finding the current directory"));
+      return NULL;
+    }
+  if (access (cwd, R_OK | X_OK) < 0)
+    {
+      cr_error_set (err, errno, _("the current directory %s cannot be read"), cwd);
+      free (cwd);
+      return NULL;
+    }
+  return cwd;
+}
+
+/* Refuse a configuration that asks for confinement: this build has no
+ * enforcing backend, and enabled never falls back to unconfined.  */
+static int
+run_check_backend (const struct config *cfg, struct run_state *st)
+{
+  static const char refusal[]
+      = "[refused: confinement is enabled (sandbox.enabled), but no enforcing "
+        "sandbox backend is available in this build of crucible; commands are "
+        "never run unconfined while it is enabled; nothing was run]";
+  if (!cfg->sandbox_enabled)
+    return 0;
+  run_print_result (st, refusal, sizeof refusal - 1);
+  return -1;
+}
+
+/* Drive the loop until the command is reported and its scope cleaned.  */
+static int
+run_drive (struct run_state *st, struct cr_error **err)
+{
+  uint64_t cleanup_timer = 0;
+  while (!st->cleaned && !st->cleanup_expired)
+    {
+      if (loop_run_once (st->loop, -1, err) < 0)
+        return -1;
+      if (st->reported && cleanup_timer == 0)
+        cleanup_timer = loop_add_timer (st->loop, RUN_CLEANUP_MS,
+                                        run_on_cleanup_timeout, st);
+    }
+  loop_cancel_timer (st->loop, cleanup_timer);
+  return 0;
+}
+
+/* Run one command once options and configuration are in hand.  */
+static int
+run_command (const struct run_options *opts, const struct config *cfg,
+             const char *workspace)
+{
+  struct run_state st = { .exit_status = RUN_EXIT_REFUSED };
+  struct cr_error *err = NULL;
+  struct command *cmd = NULL;
+
+  if (run_check_backend (cfg, &st) < 0)
+    return RUN_EXIT_REFUSED;
+  st.loop = loop_new (&err);
+  if (st.loop == NULL)
+    return run_fail (err);
+  struct sandbox_backend *backend = compat_backend_new ();
+  st.sup = supervisor_new (st.loop, backend, cfg, workspace, environ);
+  const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
+    if (loop_add_signal (st.loop, signals[i], run_on_signal, &st, &err) < 0)
+      goto out;
+
+  struct command_request req = { .line = opts->command,
+                                 .description = opts->description,
+                                 .timeout_seconds = opts->timeout_seconds,
+                                 .env = opts->env,
+                                 .n_env = opts->n_env };
+  struct supervisor_listener listener = { .ended = run_on_ended,
+                                          .failed = run_on_failed,
+                                          .cleaned = run_on_cleaned,
+                                          .data = &st };
+  if (supervisor_start (st.sup, &req, &listener, &cmd, &err) < 0)
+    {
+      run_print_result (&st, err->msg, strlen (err->msg));
+      st.exit_status = RUN_EXIT_REFUSED;
+      cr_error_clear (&err);
+      goto out;
+    }
+  if (run_drive (&st, &err) < 0)
+    goto out;
+  if (!st.cleaned)
+    fprintf (stderr, _("crucible: could not confirm that every process the command started has ended\n"));
+
+out:
+  if (err != NULL)
+    st.exit_status = run_fail (err);
+  if (st.cleaned || supervisor_slots_held (st.sup) == 0)
+    supervisor_free (st.sup);
+  sandbox_backend_free (backend);
+  loop_free (st.loop);
+  if (st.host_signal != 0)
+    return 128 + st.host_signal;
+  return st.exit_status;
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+  struct run_options opts;
+  struct cr_error *err = NULL;
+  struct config *cfg = NULL;
+  cleanup_free char *workspace = NULL;
+
+  if (run_options_parse (&opts, argc, argv, &err) < 0)
+    {
+      run_options_clear (&opts);
+      fprintf (stderr, "crucible: run: %s\n", err->msg);
+      run_usage (stderr);
+      cr_error_free (err);
+      return RUN_EXIT_REFUSED;
+    }
+  if (opts.help)
+    {
+      run_usage (stdout);
+      run_options_clear (&opts);
+      return 0;
+    }
+  workspace = run_workspace (&err);
+  if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
+    {
+      run_options_clear (&opts);
+      return run_fail (err);
+    }
+  int status = run_command (&opts, cfg, workspace);
+  config_free (cfg);
+  run_options_clear (&opts);
+  return status;
+}

@@ -1,0 +1,75 @@
+/* crucible's entry point: the subcommand table.  */
+#include <config.h>
+
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/i18n.h"
+#include "tui/cmd_run.h"
+
+#define MAIN_EXIT_USAGE 2
+
+struct cmd_entry
+{
+  const char *name;
+  int (*fn) (int argc, char **argv);
+  const char *summary;
+};
+
+static const struct cmd_entry main_commands[] = {
+  { "run", cmd_run, N_("run one command as one bash call and print its result") },
+};
+
+/* Print the top-level usage.  */
+static void
+main_usage (FILE *out)
+{
+  fputs (_("Usage: crucible COMMAND [ARG]...\n"
+           "       crucible --help | --version\n\n"
+           "Commands:\n"),
+         out);
+  for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
+    fprintf (out, "  %-8s %s\n", main_commands[i].name, _(main_commands[i].summary));
+}
+
+/* Set up gettext for the person's language.  */
+static void
+main_locale (void)
+{
+  setlocale (LC_ALL, "");
+#ifdef ENABLE_NLS
+  bindtextdomain (PACKAGE, LOCALEDIR);
+  textdomain (PACKAGE);
+#endif
+}
+
+int
+main (int argc, char **argv)
+{
+  main_locale ();
+  /* A closed pipe is reported where it is written, not by dying.  */
+  signal (SIGPIPE, SIG_IGN);
+  if (argc < 2)
+    {
+      main_usage (stderr);
+      return MAIN_EXIT_USAGE;
+    }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+    {
+      main_usage (stdout);
+      return 0;
+    }
+  if (strcmp (argv[1], "--version") == 0)
+    {
+      printf ("crucible %s\n", PACKAGE_VERSION);
+      return 0;
+    }
+  for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
+    if (strcmp (argv[1], main_commands[i].name) == 0)
+      return main_commands[i].fn (argc - 1, argv + 1);
+  fprintf (stderr, _("crucible: unknown command '%s'\n"), argv[1]);
+  main_usage (stderr);
+  return MAIN_EXIT_USAGE;
+}
