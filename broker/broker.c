@@ -165,8 +165,11 @@ broker_parse_args (int argc, char **argv, struct broker_options *opt)
         rc = broker_take_value (argc, argv, &i, &fd_text);
       else if (strcmp (argv[i], "--cwd") == 0)
         rc = broker_take_value (argc, argv, &i, &opt->cwd);
+      else if (argv[i][0] != '-')
+        rc = broker_usage_error ("unexpected '%s': the program goes after '--'",
+                                 argv[i]);
       else
-        rc = broker_usage_error ("unknown argument '%s'", argv[i]);
+        rc = broker_usage_error ("unknown option '%s'", argv[i]);
       if (rc < 0)
         return -1;
     }
@@ -278,7 +281,8 @@ broker_close_inherited (struct broker *b)
   unsigned int fd = (unsigned int) b->opt.status_fd;
   int flags;
 
-  if (broker_close_range (3, fd - 1) < 0 || broker_close_range (fd + 1, ~0U) < 0)
+  if (broker_close_range (3, fd - 1) < 0
+      || broker_close_range (fd + 1, ~0U) < 0)
     return -1;
   /* The channel stays open in the broker but must not reach the workload,
    * which could forge messages on it; it closes on exec.  */
@@ -435,7 +439,8 @@ broker_start (struct broker *b)
       int code = errno;
       fprintf (stderr, BROKER_NAME ": starting %s: %s\n", b->opt.argv[0],
                strerror (code));
-      broker_send (b->opt.status_fd, BROKER_MSG_FAILED, code, BROKER_STAGE_FORK);
+      broker_send (b->opt.status_fd, BROKER_MSG_FAILED, code,
+                   BROKER_STAGE_FORK);
       return -1;
     }
   if (pid == 0)
@@ -448,7 +453,8 @@ broker_start (struct broker *b)
    * goes out and a STOP arriving at once finds it.  */
   setpgid (pid, pid);
   b->workload = pid;
-  if (broker_send (b->opt.status_fd, BROKER_MSG_STARTED, pid, BROKER_STAGE_NONE))
+  if (broker_send (b->opt.status_fd, BROKER_MSG_STARTED, pid,
+                   BROKER_STAGE_NONE))
     {
       ssize_t n = write (gate[1], "x", 1);
       (void) n; /* a short write closes the gate: the child just exits */
@@ -630,7 +636,8 @@ static int
 broker_read_request (struct broker *b)
 {
   struct broker_msg msg;
-  ssize_t n = recv (b->opt.status_fd, &msg, sizeof msg, MSG_DONTWAIT | MSG_TRUNC);
+  ssize_t n
+      = recv (b->opt.status_fd, &msg, sizeof msg, MSG_DONTWAIT | MSG_TRUNC);
 
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return 0;

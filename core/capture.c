@@ -1,5 +1,4 @@
 /* What a command prints: counts, a fixed head and tail, a spool, a ceiling.  */
-/* <> rather than "": the build's config.h, not core/config.h beside us.  */
 #include <config.h>
 
 #include "core/capture.h"
@@ -83,7 +82,9 @@ capture_count_newlines (const unsigned char *p, size_t len)
   while (len >= 8)
     {
       /* Lane sums stay below 256 for up to 255 words.  */
-      size_t words = len / 8 < 255 ? len / 8 : 255;
+      size_t words = len / 8;
+      if (words > 255)
+        words = 255;
       uint64_t acc = 0;
       for (size_t i = 0; i < words; i++, p += 8)
         {

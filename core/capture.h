@@ -42,14 +42,15 @@ struct capture;
 struct capture_limits capture_limits_for_result (uint64_t ceiling_bytes);
 
 /* Make a capture.  spool_fd is a file the capture appends every arrived byte
- * to (up to the ceiling), or -1 for none; the capture takes ownership of it.  */
+ * to (up to the ceiling), or -1 for none; the capture takes ownership of it. */
 struct capture *capture_new (const struct capture_limits *limits, int spool_fd);
 void capture_free (struct capture *cap);
 
 /* Take len bytes that arrived.  Bytes past the ceiling are counted but not
  * kept or spooled; once CAPTURE_CEILING is returned it is returned again for
  * every later call.  */
-enum capture_status capture_feed (struct capture *cap, const void *data, size_t len);
+enum capture_status capture_feed (struct capture *cap, const void *data,
+                                  size_t len);
 
 /* Raw bytes that arrived, including any past the ceiling.  */
 uint64_t capture_total_bytes (const struct capture *cap);

@@ -81,29 +81,29 @@ struct config_key
   size_t offset;    /* the field in struct config; objects have none */
 };
 
-#define CONFIG_OBJECT(n)                                                      \
-  {                                                                           \
-    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0 \
+#define CONFIG_OBJECT(n)                                                       \
+  {                                                                            \
+    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0  \
   }
-#define CONFIG_BOOL(n, rule, field)                                           \
-  {                                                                           \
-    n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                 \
-        offsetof (struct config, field)                                       \
+#define CONFIG_BOOL(n, rule, field)                                            \
+  {                                                                            \
+    n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                  \
+        offsetof (struct config, field)                                        \
   }
-#define CONFIG_NUM(n, kind, min, max, field)                                  \
-  {                                                                           \
-    n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,            \
-        offsetof (struct config, field)                                       \
+#define CONFIG_NUM(n, kind, min, max, field)                                   \
+  {                                                                            \
+    n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,             \
+        offsetof (struct config, field)                                        \
   }
-#define CONFIG_STRING(n, rule, check, len, field)                             \
-  {                                                                           \
-    n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                         \
-        offsetof (struct config, field)                                       \
+#define CONFIG_STRING(n, rule, check, len, field)                              \
+  {                                                                            \
+    n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                          \
+        offsetof (struct config, field)                                        \
   }
-#define CONFIG_LIST(n, rule, check, len, count, field)                        \
-  {                                                                           \
-    n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                       \
-        offsetof (struct config, field)                                       \
+#define CONFIG_LIST(n, rule, check, len, count, field)                         \
+  {                                                                            \
+    n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                        \
+        offsetof (struct config, field)                                        \
   }
 
 /* Every key; doc/configuration.md documents each row.  */
@@ -128,8 +128,8 @@ static const struct config_key config_keys[] = {
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
   CONFIG_OBJECT ("sandbox.limits"),
-  CONFIG_NUM ("sandbox.limits.outputBytes", CONFIG_KIND_UINT, 1,
-              68719476736.0, output_bytes),
+  CONFIG_NUM ("sandbox.limits.outputBytes", CONFIG_KIND_UINT, 1, 68719476736.0,
+              output_bytes),
   CONFIG_NUM ("sandbox.limits.cpuSeconds", CONFIG_KIND_UINT, 1, 604800,
               cpu_seconds),
   CONFIG_NUM ("sandbox.limits.openFiles", CONFIG_KIND_UINT, 1, 1048576,
@@ -164,7 +164,7 @@ static const char *const config_expected[] = {
 };
 
 /* A field of cfg described by key.  */
-#define CONFIG_FIELD(cfg, key, type)                                          \
+#define CONFIG_FIELD(cfg, key, type)                                           \
   ((type *) (void *) ((char *) (cfg) + (key)->offset))
 
 /* The state of one file's parse.  */
@@ -308,6 +308,9 @@ config_show (const char *s, size_t n)
 {
   struct buf out = BUF_INIT;
   size_t i = 0;
+  /* Terminated even if nothing is added: buf_steal of an untouched buf
+   * returns unterminated storage.  */
+  buf_append (&out, "", 0);
   while (i < n)
     {
       unsigned char c = (unsigned char) s[i];
@@ -515,25 +518,31 @@ config_wrong_type (struct config_parse *p)
                       _ (config_expected[p->pending->kind]));
 }
 
-/* Check a string value (named name in messages) against key's rules;
- * returns 1 when it passes, else 0 with the parse stopped.  */
-static int
+/* Check a string value (named name in messages) against key's rules.
+ * Returns a NUL-terminated copy (yajl's text is not terminated), or NULL
+ * with the parse stopped.  */
+static char *
 config_check_string (struct config_parse *p, const struct config_key *key,
                      const char *name, const char *s, size_t n)
 {
   if (n == 0)
-    return config_fail (p, name, "%s", _ ("must not be empty"));
-  if (memchr (s, '\0', n) != NULL)
-    return config_fail (p, name, "%s", _ ("must not contain a NUL character"));
-  if (n > key->max_len)
-    return config_fail (p, name, _ ("must be at most %zu bytes long"),
-                        key->max_len);
-  const char *why = config_checks[key->check].refuse
-                        ? config_checks[key->check].refuse (s)
-                        : NULL;
-  if (why != NULL)
-    return config_fail (p, name, "%s", _ (why));
-  return 1;
+    config_fail (p, name, "%s", _ ("must not be empty"));
+  else if (memchr (s, '\0', n) != NULL)
+    config_fail (p, name, "%s", _ ("must not contain a NUL character"));
+  else if (n > key->max_len)
+    config_fail (p, name, _ ("must be at most %zu bytes long"), key->max_len);
+  else
+    {
+      char *copy = xstrndup (s, n);
+      const char *why = config_checks[key->check].refuse
+                            ? config_checks[key->check].refuse (copy)
+                            : NULL;
+      if (why == NULL)
+        return copy;
+      free (copy);
+      config_fail (p, name, "%s", _ (why));
+    }
+  return NULL;
 }
 
 /* The stored form of a checked string, owned by the caller.  */
@@ -546,7 +555,8 @@ config_store (const struct config_parse *p, const struct config_key *key,
   return config_checks[key->check].store (s, p->workspace);
 }
 
-/* --- values ---------------------------------------------------------------- */
+/* --- values ----------------------------------------------------------------
+ */
 
 /* Set a boolean key, refusing what a project may not do.  */
 static int
@@ -554,13 +564,12 @@ config_set_bool (struct config_parse *p, const struct config_key *key,
                  bool value)
 {
   bool *field = CONFIG_FIELD (p->cfg, key, bool);
-  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_REQUIRE
-      && !value)
+  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_REQUIRE && !value)
     return config_fail (p, key->name, "%s",
                         _ ("only the home configuration may disable "
                            "confinement"));
-  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_NO_GRANT
-      && value && !*field)
+  if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_NO_GRANT && value
+      && !*field)
     return config_fail (p, key->name, "%s",
                         _ ("a project may not grant this; only the home "
                            "configuration can"));
@@ -585,9 +594,8 @@ config_set_uint (struct config_parse *p, const struct config_key *key,
   errno = 0;
   unsigned long long v = s[0] == '-' ? 0 : strtoull (s, NULL, 10);
   if (errno == ERANGE || v < min || v > max)
-    return config_fail (p, key->name,
-                        _ ("must be between %" PRIu64 " and %" PRIu64), min,
-                        max);
+    return config_fail (
+        p, key->name, _ ("must be between %" PRIu64 " and %" PRIu64), min, max);
   if (p->origin == CONFIG_PROJECT && v > *field)
     return config_fail (p, key->name,
                         _ ("a project may only lower this limit (inherited: "
@@ -621,11 +629,12 @@ static int
 config_set_string (struct config_parse *p, const struct config_key *key,
                    const char *s, size_t n)
 {
-  if (!config_check_string (p, key, key->name, s, n))
+  cleanup_free char *copy = config_check_string (p, key, key->name, s, n);
+  if (copy == NULL)
     return 0;
   char **field = CONFIG_FIELD (p->cfg, key, char *);
   free (*field);
-  *field = config_store (p, key, s);
+  *field = config_store (p, key, copy);
   return 1;
 }
 
@@ -670,9 +679,8 @@ config_project_entry (struct config_parse *p, const struct config_key *key,
     return config_fail (p, name, _ ("\"%s\" is outside the workspace"), shown);
   if (key->rule == CONFIG_RULE_SUBSET
       && !config_granted (key, inherited, value))
-    return config_fail (p, name,
-                        _ ("\"%s\" is not granted by the home configuration"),
-                        shown);
+    return config_fail (
+        p, name, _ ("\"%s\" is not granted by the home configuration"), shown);
   return 1;
 }
 
@@ -685,9 +693,10 @@ config_list_entry (struct config_parse *p, const char *s, size_t n)
   if (p->items_read++ == key->max_count)
     return config_fail (p, key->name, _ ("more than %zu entries"),
                         key->max_count);
-  if (!config_check_string (p, key, name, s, n))
+  cleanup_free char *copy = config_check_string (p, key, name, s, n);
+  if (copy == NULL)
     return 0;
-  char *value = config_store (p, key, s);
+  char *value = config_store (p, key, copy);
   if (p->origin == CONFIG_PROJECT
       && !config_project_entry (p, key, name, value, s, n))
     {
@@ -711,7 +720,8 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
     config_list_replace (field, &p->items);
 }
 
-/* --- keys ------------------------------------------------------------------ */
+/* --- keys ------------------------------------------------------------------
+ */
 
 /* The key named by the object key s under parent (NULL: the top), or NULL.
  * A name holding '.' or NUL never matches, so "sandbox.enabled" cannot be
@@ -721,9 +731,9 @@ config_key_find (const struct config_key *parent, const char *s, size_t n)
 {
   if (memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
     return NULL;
-  cleanup_free char *name = parent ? xasprintf ("%s.%.*s", parent->name,
-                                                (int) n, s)
-                                   : xstrndup (s, n);
+  cleanup_free char *name
+      = parent ? xasprintf ("%s.%.*s", parent->name, (int) n, s)
+               : xstrndup (s, n);
   for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
     if (strcmp (config_keys[i].name, name) == 0)
       return &config_keys[i];
@@ -734,7 +744,7 @@ config_key_find (const struct config_key *parent, const char *s, size_t n)
 static char *
 config_key_shown (const struct config_key *parent, const char *s, size_t n)
 {
-  cleanup_free char *shown = config_show (s, n);
+  cleanup_free char *shown = n ? config_show (s, n) : xstrdup ("\"\"");
   if (parent == NULL)
     return steal_pointer (&shown);
   return xasprintf ("%s.%s", parent->name, shown);
@@ -797,8 +807,9 @@ config_on_start_map (void *ctx)
 {
   struct config_parse *p = ctx;
   bool top = p->depth == 0 && p->pending == NULL;
-  if (!top && (p->in_list || p->pending == NULL
-               || p->pending->kind != CONFIG_KIND_OBJECT))
+  if (!top
+      && (p->in_list || p->pending == NULL
+          || p->pending->kind != CONFIG_KIND_OBJECT))
     return config_wrong_type (p);
   p->object[p->depth++] = p->pending;
   p->pending = NULL;
@@ -814,8 +825,7 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
   const struct config_key *key = config_key_find (parent, (const char *) s, n);
   if (key == NULL)
     {
-      cleanup_free char *shown
-          = config_key_shown (parent, (const char *) s, n);
+      cleanup_free char *shown = config_key_shown (parent, (const char *) s, n);
       if (memchr (s, '.', n) != NULL)
         return config_fail (p, shown, "%s",
                             _ ("unknown key (a dotted name is written as "
@@ -848,8 +858,7 @@ static int
 config_on_start_array (void *ctx)
 {
   struct config_parse *p = ctx;
-  if (p->in_list || p->pending == NULL
-      || p->pending->kind != CONFIG_KIND_LIST)
+  if (p->in_list || p->pending == NULL || p->pending->kind != CONFIG_KIND_LIST)
     return config_wrong_type (p);
   p->in_list = true;
   p->items_read = 0;
@@ -884,8 +893,7 @@ static const yajl_callbacks config_callbacks = {
 
 /* Report a syntax error yajl found: "<path>:<line>: <yajl's message>".  */
 static int
-config_syntax_error (struct config_parse *p, size_t line,
-                     struct cr_error **err)
+config_syntax_error (struct config_parse *p, size_t line, struct cr_error **err)
 {
   unsigned char *msg = yajl_get_error (p->yajl, 0, NULL, 0);
   size_t n = strlen ((const char *) msg);
@@ -971,6 +979,7 @@ config_read (const char *path, char **text, size_t *len, struct cr_error **err)
     return cr_error_set (err, 0, _ ("cannot read %s: not a regular file"),
                          path);
   struct buf b = BUF_INIT;
+  buf_append (&b, "", 0); /* terminated even when the file is empty */
   char chunk[65536];
   ssize_t got;
   while (b.len <= CONFIG_FILE_MAX_BYTES
@@ -1098,8 +1107,8 @@ config_project_path (const char *workspace)
 }
 
 int
-config_load (struct config **out, const char *home_path,
-             const char *workspace, struct cr_error **err)
+config_load (struct config **out, const char *home_path, const char *workspace,
+             struct cr_error **err)
 {
   cleanup_free char *home
       = home_path ? xstrdup (home_path) : config_home_path (err);

@@ -37,14 +37,14 @@ struct config
   bool sandbox_enabled;
   enum config_origin sandbox_enabled_origin;
 
-  struct config_list fs_writable;  /* sandbox.filesystem.writable */
-  struct config_list fs_read_only; /* sandbox.filesystem.readOnly */
-  struct config_list fs_protected; /* sandbox.filesystem.protected */
-  struct config_list fs_unreadable;/* sandbox.filesystem.unreadable */
+  struct config_list fs_writable;   /* sandbox.filesystem.writable */
+  struct config_list fs_read_only;  /* sandbox.filesystem.readOnly */
+  struct config_list fs_protected;  /* sandbox.filesystem.protected */
+  struct config_list fs_unreadable; /* sandbox.filesystem.unreadable */
 
-  struct config_list net_domains;        /* sandbox.network.domains */
-  bool net_allow_local_binding;          /* sandbox.network.allowLocalBinding */
-  struct config_list net_unix_sockets;   /* sandbox.network.allowUnixSockets */
+  struct config_list net_domains;      /* sandbox.network.domains */
+  bool net_allow_local_binding;        /* sandbox.network.allowLocalBinding */
+  struct config_list net_unix_sockets; /* sandbox.network.allowUnixSockets */
 
   uint64_t output_bytes;  /* sandbox.limits.outputBytes, bytes (10 MiB) */
   uint64_t cpu_seconds;   /* sandbox.limits.cpuSeconds, seconds (3600) */
@@ -52,11 +52,11 @@ struct config
   double command_seconds; /* sandbox.limits.commandSeconds, seconds (1200) */
   uint64_t concurrency;   /* sandbox.limits.concurrency (4) */
 
-  char *permissions_mode;         /* permissions.mode, home-only ("ask") */
-  struct config_list allow;       /* permissions.allow, home-only */
-  struct config_list deny;        /* permissions.deny */
-  char *agent_command;            /* agent.command, home-only, or NULL */
-  char *theme;                    /* theme, or NULL for the default */
+  char *permissions_mode;   /* permissions.mode, home-only ("ask") */
+  struct config_list allow; /* permissions.allow, home-only */
+  struct config_list deny;  /* permissions.deny */
+  char *agent_command;      /* agent.command, home-only, or NULL */
+  char *theme;              /* theme, or NULL for the default */
 
   char *home_file;    /* the home file that was read, or NULL if none was */
   char *project_file; /* the project file that was read, or NULL */

@@ -1,6 +1,5 @@
 /* The text the model gets for one command; doc/strings.md says why it reads
  * as it does.  */
-/* <> rather than "": the build's config.h, not core/config.h beside us.  */
 #include <config.h>
 
 #include "core/result.h"

@@ -78,9 +78,9 @@ struct peer
   long timeout_ms;
   char **command;
 
-  int channel;      /* the host's end, -1 once closed */
-  pid_t child;      /* COMMAND, 0 once reaped */
-  long triggered;   /* when the event happened, -1 before */
+  int channel;    /* the host's end, -1 once closed */
+  pid_t child;    /* COMMAND, 0 once reaped */
+  long triggered; /* when the event happened, -1 before */
   bool acted;
   bool eof;
 };
@@ -96,11 +96,7 @@ peer_now_ms (void)
 }
 
 /* Print a line and flush it, so a test can poll the file.  */
-static void
-peer_say (struct peer *p, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
+static void __attribute__ ((format (printf, 2, 3)))
 peer_say (struct peer *p, const char *fmt, ...)
 {
   va_list ap;
@@ -303,7 +299,8 @@ peer_maybe_act (struct peer *p, long now)
 {
   if (p->action == PEER_NOTHING || p->acted)
     return;
-  if (p->triggered < 0 && p->on == PEER_ON_FILE && access (p->on_file, F_OK) == 0)
+  if (p->triggered < 0 && p->on == PEER_ON_FILE
+      && access (p->on_file, F_OK) == 0)
     p->triggered = now;
   if (p->triggered < 0 || now < p->triggered + p->after_ms)
     return;
@@ -330,7 +327,8 @@ peer_reap (struct peer *p, bool block)
 {
   int status;
 
-  if (p->child <= 0 || waitpid (p->child, &status, block ? 0 : WNOHANG) != p->child)
+  if (p->child <= 0
+      || waitpid (p->child, &status, block ? 0 : WNOHANG) != p->child)
     return;
   p->child = 0;
   if (WIFEXITED (status))
@@ -370,8 +368,12 @@ peer_run (struct peer *p)
 int
 main (int argc, char **argv)
 {
-  struct peer p = { .out = stdout, .child_fd = 3, .stop_signal = SIGKILL,
-                    .timeout_ms = 20000, .channel = -1, .triggered = -1 };
+  struct peer p = { .out = stdout,
+                    .child_fd = 3,
+                    .stop_signal = SIGKILL,
+                    .timeout_ms = 20000,
+                    .channel = -1,
+                    .triggered = -1 };
 
   peer_parse (&p, argc, argv);
   signal (SIGPIPE, SIG_IGN);

@@ -5,51 +5,38 @@
 #
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
-set -u
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+plan 41
 
-BROKER="${CRUCIBLE_BIN_DIR:-}/crucible-sandbox-broker"
-HELPER_DIR="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}"
-PEER="$HELPER_DIR/broker_peer"
-
-if [ -z "${CRUCIBLE_BIN_DIR:-}" ] || [ ! -x "$BROKER" ]; then
-  echo "Bail out! no broker at '$BROKER' (set CRUCIBLE_BIN_DIR)"
-  exit 1
-fi
-if [ ! -x "$PEER" ]; then
-  echo "Bail out! no broker_peer at '$PEER' (set CRUCIBLE_HELPER_DIR)"
+BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
+PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
+if [ ! -x "$BROKER" ] || [ ! -x "$PEER" ]; then
+  echo "Bail out! need $BROKER and $PEER (CRUCIBLE_BIN_DIR, CRUCIBLE_HELPER_DIR)"
   exit 1
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/broker-test.XXXXXX") || exit 1
+TMP=$TEST_TMP
 STRAYS=()
 # Kill whatever a failed test left running, then remove the scratch space.
 cleanup() {
   local pid
   for pid in "${STRAYS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-  rm -rf "$TMP"
+  rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
 
-N=0
-# Report one result; on failure show the peer's report and output.
+# check DESCRIPTION CMD...: pass when CMD succeeds; on failure show the
+# peer's report, the workload's output and stderr.
 check() {
-  local name=$1
+  local name=$1 rc f
   shift
-  N=$((N + 1))
-  if "$@"; then
-    echo "ok $N - $name"
-  else
-    echo "not ok $N - $name"
-    [ -f "$TMP/report" ] && sed 's/^/#   report: /' "$TMP/report"
-    [ -f "$TMP/out" ] && sed 's/^/#   output: /' "$TMP/out"
-    [ -f "$TMP/err" ] && sed 's/^/#   stderr: /' "$TMP/err"
-  fi
-}
-
-# Say SKIP with the reason.
-skip() {
-  N=$((N + 1))
-  echo "ok $N - $1 # SKIP $2"
+  "$@"
+  rc=$?
+  ok "$rc" "$name"
+  [ "$rc" = 0 ] && return
+  for f in report out err; do
+    [ -f "$TMP/$f" ] && sed "s/^/#   $f: /" "$TMP/$f"
+  done
 }
 
 # Run the broker under the peer: peer options, then -- PROGRAM ARG...
@@ -63,9 +50,10 @@ run() {
     "$BROKER" --status-fd 3 -- "$@" >"$TMP/out" 2>"$TMP/err"
 }
 
-# The report without the lines that carry pids, for comparing sequences.
+# The report without the pids, for comparing sequences.
 events() {
-  grep -v -e '^broker [0-9]' -e '^started ' "$TMP/report"
+  grep -v '^broker [0-9]' "$TMP/report" \
+    | sed 's/^started [0-9][0-9]*$/started/'
 }
 
 # The report's events match the given lines exactly, in order.
@@ -93,8 +81,7 @@ pidfile_gone() {
 
 # Wait up to 10 s for a line matching a pattern in the report.
 wait_for_line() {
-  local i
-  for i in $(seq 200); do
+  for _ in $(seq 200); do
     grep -q -e "$1" "$TMP/report" 2>/dev/null && return 0
     sleep 0.05
   done
@@ -112,20 +99,21 @@ while [ ! -s $1 ]; do sleep 0.01; done; exit 0"
 
 run -- /bin/sh -c 'echo $$; exit 3'
 check "exit status 3 passes through, then done, then the broker exits 0" \
-  events_are "exited status=exit 3" "done" "eof" "broker exit 0"
+  events_are started "exited status=exit 3" "done" eof "broker exit 0"
 check "started carries the workload's own pid" started_is_workload
 
 run -- /bin/sh -c 'kill -TERM $$'
 check "a workload killed by SIGTERM is reported as signal 15" \
-  events_are "exited status=signal 15" "done" "eof" "broker exit 0"
+  events_are started "exited status=signal 15" "done" eof "broker exit 0"
 
 run -- /nonexistent/program
 check "exec failure reports failed stage=exec errno=ENOENT, then exit 127" \
-  events_are "failed stage=3 errno=2" "exited status=exit 127" "done" "eof" \
-  "broker exit 0"
+  events_are started "failed stage=3 errno=2" "exited status=exit 127" "done" \
+  eof "broker exit 0"
 
 # --- what the workload is given ----------------------------------------------
 
+# shellcheck disable=SC2016 # the workload expands it
 CRUCIBLE_BROKER_TEST=handed-on run -- /bin/sh -c 'echo "$CRUCIBLE_BROKER_TEST"'
 check "the broker's environment is the workload's" \
   test "$(cat "$TMP/out")" = handed-on
@@ -177,95 +165,123 @@ run -- /bin/sh -c 'ulimit -c; ulimit -H -c'
 check "core dumps are off, hard limit too" \
   test "$(tr '\n' ' ' <"$TMP/out")" = "0 0 "
 
-# --- ending the scope ----------------------------------------------------------
+# --- ending the scope --------------------------------------------------------
 
 # After EXITED the broker keeps what is left: the late writer finishes on its
 # own, and DONE follows only then, with no STOP.
 run -- /bin/sh -c "(sleep 0.3; echo late > '$TMP/late') & exit 0"
 check "a descendant outliving the workload is kept until it ends, then done" \
-  events_are "exited status=exit 0" "done" "eof" "broker exit 0"
+  events_are started "exited status=exit 0" "done" eof "broker exit 0"
 check "the kept descendant ran to completion" test -s "$TMP/late"
+
+# Positive control: without the broker, the escaped descendant outlives its
+# shell, so the tests below can fail.
+rm -f "$TMP/pid"
+sh -c "$(escaper "$TMP/pid")" </dev/null >/dev/null 2>&1
+control=$(cat "$TMP/pid")
+STRAYS+=("$control")
+check "control: unsupervised, the escaped descendant survives its shell" \
+  kill -0 "$control"
+kill -KILL "$control" 2>/dev/null
 
 rm -f "$TMP/pid"
 run --stop 9 --on exited --after 200 -- /bin/sh -c "$(escaper "$TMP/pid")"
 check "STOP after the workload exits ends the scope and says done" \
-  events_are "exited status=exit 0" "stop 9" "done" "eof" "broker exit 0"
+  events_are started "exited status=exit 0" "stop 9" "done" eof \
+  "broker exit 0"
 check "a descendant that left the process group is ended by STOP" \
   pidfile_gone "$TMP/pid"
 
 rm -f "$TMP/pid"
 run --close --on exited --after 200 -- /bin/sh -c "$(escaper "$TMP/pid")"
 check "closing the channel makes the broker end the scope and exit 0" \
-  events_are "exited status=exit 0" "closed" "broker exit 0"
+  events_are started "exited status=exit 0" closed "broker exit 0"
 check "a descendant that left the process group is ended on close" \
   pidfile_gone "$TMP/pid"
 
 run --stop 15 --on started --after 100 -- /bin/sleep 100
 check "STOP with SIGTERM reaches the running workload" \
-  events_are "stop 15" "exited status=signal 15" "done" "eof" "broker exit 0"
+  events_are started "stop 15" "exited status=signal 15" "done" eof \
+  "broker exit 0"
 
 start=$(date +%s%N)
-run --stop 15 --on started --after 100 -- /bin/sh -c 'trap "" TERM; exec sleep 100'
+run --stop 15 --on started --after 100 -- \
+  /bin/sh -c 'trap "" TERM; exec sleep 100'
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 check "a workload ignoring SIGTERM is killed after the grace period" \
-  events_are "stop 15" "exited status=signal 9" "done" "eof" "broker exit 0"
+  events_are started "stop 15" "exited status=signal 9" "done" eof \
+  "broker exit 0"
 check "the grace period is about a second (took ${elapsed_ms} ms)" \
   test "$elapsed_ms" -ge 900 -a "$elapsed_ms" -lt 5000
 
 run --stop 0 --on started --after 100 -- /bin/sleep 100
 check "a STOP with no valid signal ends the scope with SIGKILL" \
-  events_are "stop 0" "exited status=signal 9" "done" "eof" "broker exit 0"
+  events_are started "stop 0" "exited status=signal 9" "done" eof \
+  "broker exit 0"
 
 rm -f "$TMP/report" "$TMP/pid"
 "$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 -- /bin/sh -c \
-  "$(escaper "$TMP/pid"); " >"$TMP/out" 2>"$TMP/err" &
+  "$(escaper "$TMP/pid")" >"$TMP/out" 2>"$TMP/err" &
 peer_pid=$!
 STRAYS+=("$peer_pid")
 if wait_for_line '^exited '; then
-  kill -TERM "$(sed -n 's/^broker //p' "$TMP/report")"
+  kill -TERM "$(sed -n 's/^broker \([0-9][0-9]*\)$/\1/p' "$TMP/report")" \
+    2>/dev/null
 fi
 wait "$peer_pid"
 check "SIGTERM to the broker ends the scope like a STOP" \
-  events_are "exited status=exit 0" "done" "eof" "broker exit 0"
+  events_are started "exited status=exit 0" "done" eof "broker exit 0"
 check "a descendant that left the process group is ended on SIGTERM" \
   pidfile_gone "$TMP/pid"
 
-# --- the command line ----------------------------------------------------------
+# --- the command line --------------------------------------------------------
 
-# Run the broker directly with the given arguments; it must exit 125 with a
-# message and a usage line, and run nothing ($TMP/ran stays absent).
+# Run the broker directly with the arguments after the first; it must exit
+# 125 with a message holding the first, and a usage line, and run nothing
+# ($TMP/ran stays absent).
 rejects() {
-  local rc
+  local says=$1 rc
+  shift
   rm -f "$TMP/ran"
   "$BROKER" "$@" 2>"$TMP/err"
   rc=$?
-  [ "$rc" = 125 ] && grep -q '^crucible-sandbox-broker: ' "$TMP/err" \
+  [ "$rc" = 125 ] && grep -q "^crucible-sandbox-broker: .*$says" "$TMP/err" \
     && grep -q '^usage: ' "$TMP/err" && [ ! -e "$TMP/ran" ]
 }
 RAN=(/usr/bin/touch "$TMP/ran")
 
 rm -f "$TMP/report" "$TMP/out"
-check "no arguments: 125" rejects
-check "no --status-fd: 125" rejects -- "${RAN[@]}"
-check "no '--': 125" rejects --status-fd 3 "${RAN[@]}"
-check "nothing after '--': 125" rejects --status-fd 3 --
-check "a relative program: 125" rejects --status-fd 3 -- touch "$TMP/ran"
-check "an unknown option: 125" rejects --status-fd 3 --verbose -- "${RAN[@]}"
-check "--status-fd=3 spelling: 125" rejects --status-fd=3 -- "${RAN[@]}"
-check "a non-numeric descriptor: 125" rejects --status-fd 3x -- "${RAN[@]}"
-check "a signed descriptor: 125" rejects --status-fd +3 -- "${RAN[@]}"
-check "a descriptor below 3: 125" rejects --status-fd 2 -- "${RAN[@]}"
+check "no arguments: 125" rejects "missing '--'"
+check "no --status-fd: 125" rejects "--status-fd is required" -- "${RAN[@]}"
+check "no '--': 125" \
+  rejects "the program goes after '--'" --status-fd 3 "${RAN[@]}"
+check "nothing after '--': 125" rejects "no program" --status-fd 3 --
+check "a relative program: 125" \
+  rejects "absolute path, not 'touch'" --status-fd 3 -- touch "$TMP/ran"
+check "an unknown option: 125" \
+  rejects "unknown option '--verbose'" --status-fd 3 --verbose -- "${RAN[@]}"
+check "--status-fd=3 spelling: 125" \
+  rejects "unknown option '--status-fd=3'" --status-fd=3 -- "${RAN[@]}"
+check "a non-numeric descriptor: 125" \
+  rejects "'3x' is not a descriptor" --status-fd 3x -- "${RAN[@]}"
+check "a signed descriptor: 125" \
+  rejects "'+3' is not a descriptor" --status-fd +3 -- "${RAN[@]}"
+check "a descriptor below 3: 125" \
+  rejects "3 or above, not 2" --status-fd 2 -- "${RAN[@]}"
 check "--status-fd twice: 125" \
-  rejects --status-fd 3 --status-fd 3 -- "${RAN[@]}"
-check "--status-fd without a value: 125" rejects --status-fd
+  rejects "given twice" --status-fd 3 --status-fd 3 -- "${RAN[@]}"
+check "--status-fd without a value: 125" rejects "needs a value" --status-fd
 check "a relative --cwd: 125" \
-  rejects --status-fd 3 --cwd tmp -- "${RAN[@]}"
+  rejects "--cwd must be an absolute path" \
+  --status-fd 3 --cwd tmp -- "${RAN[@]}"
 check "a closed status descriptor: 125" \
-  rejects --status-fd 7 -- "${RAN[@]}" 7>&-
+  rejects "--status-fd 7: Bad file descriptor" --status-fd 7 -- "${RAN[@]}" 7>&-
 check "a status descriptor that is not a socket: 125" \
-  rejects --status-fd 7 -- "${RAN[@]}" 7</dev/null
+  rejects "not a Unix SOCK_SEQPACKET socket" --status-fd 7 -- "${RAN[@]}" \
+  7</dev/null
 check "a closed stdin: 125" \
-  rejects --status-fd 7 -- "${RAN[@]}" 7</dev/null 0<&-
+  rejects "descriptor 0 is not open" --status-fd 7 -- "${RAN[@]}" \
+  7</dev/null 0<&-
 
 # Positive control for the rejections: a good command line does run it.
 rm -f "$TMP/ran"
@@ -273,4 +289,3 @@ rm -f "$TMP/ran"
   >"$TMP/out" 2>"$TMP/err"
 check "control: a good command line runs the program" test -e "$TMP/ran"
 
-echo "1..$N"

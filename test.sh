@@ -1,0 +1,83 @@
+#!/bin/bash
+# Run crucible's whole test suite the way CI does, and end with one line:
+#   N passed, N failed, N skipped
+# Stages: a -Wall -Wextra -Werror build running every test; an ASan+UBSan
+# build running the unit and integration tests; make lint; make
+# bench-smoke.  Every skip is printed with its reason.  As root it installs
+# the Debian packages it needs.
+set -uo pipefail
+top=$(cd "$(dirname "$0")" && pwd)
+. "$top/tools/deps.sh"
+deps_ensure "$DEPS_BUILD" "$DEPS_TEST" || exit 1
+cd "$top" || exit 1
+autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; exit 1; }
+
+work=${CRUCIBLE_TEST_BUILDDIR:-$top/build-test}
+rm -rf "$work"
+mkdir -p "$work"
+passed=0 failed=0 skipped=0
+failures=() skips=()
+
+# Record one stage that is a single result.
+stage_result() {
+  if [ "$2" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    failures+=("$1 (see $3)")
+  fi
+}
+
+# Count the TAP results of a build's test logs.
+count_results() {
+  local dir=$1 label=$2 trs log line
+  while IFS= read -r trs; do
+    log=${trs%.trs}.log
+    while IFS= read -r line; do
+      case "$line" in
+        ":test-result: PASS"*) passed=$((passed + 1)) ;;
+        ":test-result: SKIP"*) skipped=$((skipped + 1)) ;;
+        ":test-result: "*) failed=$((failed + 1))
+          failures+=("$label: ${log#"$dir"/} ${line#:test-result: }") ;;
+      esac
+    done <"$trs"
+    while IFS= read -r line; do
+      skips+=("$label: ${log#"$dir"/}: $line")
+    done < <(grep -E '^ok [0-9]+ .*# SKIP' "$log" 2>/dev/null | sed 's/^ok [0-9]* - //')
+  done < <(find "$dir/tests" -name '*.trs' | sort)
+}
+
+# Configure and build in a directory; the log is kept.
+build_in() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  (cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)") >"$dir.build.log" 2>&1
+}
+
+echo "== plain build (-Wall -Wextra -Werror)"
+build_in "$work/plain" --enable-werror
+stage_result "plain build" $? "$work/plain.build.log"
+echo "== plain build: make check"
+(cd "$work/plain" && make -j"$(nproc)" check) >"$work/plain.check.log" 2>&1
+count_results "$work/plain" plain
+
+echo "== ASan+UBSan build: make check"
+build_in "$work/asan" --enable-werror --enable-sanitizers \
+  CRUCIBLE_CHECK_PREFIX=/opt/crucible-check-asan
+stage_result "sanitizer build" $? "$work/asan.build.log"
+(cd "$work/asan" && make -j"$(nproc)" check) >"$work/asan.check.log" 2>&1
+count_results "$work/asan" asan
+
+echo "== make lint"
+(cd "$work/plain" && make lint) >"$work/lint.log" 2>&1
+stage_result "make lint" $? "$work/lint.log"
+
+echo "== make bench-smoke"
+(cd "$work/plain" && make bench-smoke) >"$work/bench.log" 2>&1
+stage_result "make bench-smoke" $? "$work/bench.log"
+sed 's/^/   /' "$work/bench.log" | grep -E 'ratio|start:|capture:' || true
+
+for s in "${skips[@]+"${skips[@]}"}"; do echo "SKIP: $s"; done
+for f in "${failures[@]+"${failures[@]}"}"; do echo "FAIL: $f"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,118 @@
+#!/bin/bash
+# Configuration errors through the installed binary: `crucible run` refuses
+# a configuration that fails to load with "crucible: <file>:<line>: <key>:
+# <what>" on stderr, exits 125 and runs nothing.  The exact texts are in
+# doc/strings.md ("Configuration errors") and pinned by test_config.c; this
+# test checks they reach the person, and that a refusal really refuses
+# (the last case is the positive control: the same command, with a valid
+# configuration, does run).
+#
+# Self-contained TAP, so it depends on nothing but CRUCIBLE_BIN_DIR.
+
+set -u
+
+n=0
+# ok COND DESC: "ok" when the shell condition (a string) holds.
+ok() {
+  n=$((n + 1))
+  if eval "$1"; then
+    echo "ok $n - $2"
+  else
+    echo "not ok $n - $2"
+  fi
+}
+
+# diag TEXT...: TAP diagnostics.
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+if [ -z "${CRUCIBLE_BIN_DIR:-}" ] || [ ! -x "$CRUCIBLE_BIN_DIR/crucible" ]; then
+  echo "Bail out! no crucible binary in CRUCIBLE_BIN_DIR (${CRUCIBLE_BIN_DIR:-unset})"
+  exit 1
+fi
+CRUCIBLE="$CRUCIBLE_BIN_DIR/crucible"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/crucible-config.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+TMP=$(cd "$TMP" && pwd -P) # messages name physical paths
+export HOME="$TMP/home"
+WS="$TMP/ws"
+HOME_FILE="$HOME/.crucible/config.json"
+PROJECT_FILE="$WS/.crucible/config.json"
+
+# reset: an empty home and workspace, each with its .crucible directory.
+reset() {
+  rm -rf "$HOME" "$WS"
+  mkdir -p "$HOME/.crucible" "$WS/.crucible"
+}
+
+# run_touch: `crucible run -- touch marker` in the workspace; sets rc and
+# err (stderr).
+run_touch() {
+  rc=0
+  err=$(cd "$WS" && "$CRUCIBLE" run -- touch marker 2>&1 >/dev/null) || rc=$?
+}
+
+# refused DESC EXPECTED: the last run exited 125, printed EXPECTED as a
+# whole line of stderr, and ran nothing.
+refused() {
+  ok '[ "$rc" -eq 125 ]' "$1: exits 125"
+  [ "$rc" -eq 125 ] || diag "exit status $rc"
+  ok 'grep -qxF -- "$2" <<<"$err"' "$1: names file, line and key"
+  grep -qxF -- "$2" <<<"$err" || diag "expected: $2" "stderr:" "$err"
+  ok '[ ! -e "$WS/marker" ]' "$1: the command did not run"
+}
+
+echo "1..20"
+
+# 1. A syntax error in the home file.
+reset
+printf '{\n  "sandbox": {\n    "enabled": tru\n  }\n}\n' >"$HOME_FILE"
+run_touch
+refused "syntax error" \
+  "crucible: $HOME_FILE:3: lexical error: invalid string in json text."
+
+# 2. An unknown key, three objects deep, in the project file.
+reset
+printf '{\n  "sandbox": {\n    "limits": {\n      "memory": 1\n    }\n  }\n}\n' \
+  >"$PROJECT_FILE"
+run_touch
+refused "unknown key" \
+  "crucible: $PROJECT_FILE:4: sandbox.limits.memory: unknown key"
+
+# 3. A home-only key in the project file.
+reset
+printf '{\n  "agent": {\n    "command": "/bin/sh"\n  }\n}\n' >"$PROJECT_FILE"
+run_touch
+refused "home-only key in a project" \
+  "crucible: $PROJECT_FILE:3: agent.command: may only be set in the home configuration (~/.crucible/config.json), not in a project"
+
+# 4. A project disabling confinement, even when home leaves it off.
+reset
+printf '{\n  "sandbox": {\n    "enabled": false\n  }\n}\n' >"$PROJECT_FILE"
+run_touch
+refused "project disables confinement" \
+  "crucible: $PROJECT_FILE:3: sandbox.enabled: only the home configuration may disable confinement"
+
+# 5. A wrong type in the home file.
+reset
+printf '{"sandbox": {"limits": {"concurrency": "4"}}}\n' >"$HOME_FILE"
+run_touch
+refused "wrong type" \
+  "crucible: $HOME_FILE:1: sandbox.limits.concurrency: expected a whole number"
+
+# 6. A project file that cannot be read (a directory: root reads mode 000).
+reset
+mkdir "$PROJECT_FILE"
+run_touch
+refused "unreadable project file" \
+  "crucible: cannot read $PROJECT_FILE: Is a directory"
+
+# 7. Positive control: a valid home and project, and the command runs.
+reset
+printf '{"sandbox": {"limits": {"concurrency": 8}}}\n' >"$HOME_FILE"
+printf '{"sandbox": {"limits": {"concurrency": 2}},\n "permissions": {"deny": []}}\n' \
+  >"$PROJECT_FILE"
+run_touch
+ok '[ "$rc" -eq 0 ]' "valid configuration: the command runs and exits 0"
+[ "$rc" -eq 0 ] || diag "exit status $rc" "stderr:" "$err"
+ok '[ -e "$WS/marker" ]' "valid configuration: the command did run"

@@ -1,0 +1,102 @@
+# TAP helpers for crucible's integration tests.  Source it, call plan N,
+# then ok/is/like/skip; every test can fail, and a skip says why.
+#
+# CRUCIBLE_BIN_DIR   where the installed crucible binaries are
+# CRUCIBLE_HELPER_DIR where the test helpers (maxrss, broker_peer) are
+# CRUCIBLE_TEST_REQUIRE comma-separated requirements (bwrap, unprivileged,
+#                       tmux) whose absence fails instead of skipping
+
+set -u
+: "${CRUCIBLE_BIN_DIR:?CRUCIBLE_BIN_DIR must name the installed binaries}"
+CRUCIBLE="$CRUCIBLE_BIN_DIR/crucible"
+HELPERS="${CRUCIBLE_HELPER_DIR:-}"
+tap_n=0
+
+# A private directory for this test, removed at exit.
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/crucible-test.XXXXXX")
+chmod 755 "$TEST_TMP"
+trap 'rm -rf "$TEST_TMP"' EXIT
+
+plan() { echo "1..$1"; }
+
+# Print text as TAP diagnostics.
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# ok STATUS DESCRIPTION: pass when STATUS is 0.
+ok() {
+  tap_n=$((tap_n + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $tap_n - $2"
+  else
+    echo "not ok $tap_n - $2"
+  fi
+}
+
+# is GOT EXPECTED DESCRIPTION: exact comparison, with a diff on failure.
+is() {
+  tap_n=$((tap_n + 1))
+  if [ "$1" == "$2" ]; then
+    echo "ok $tap_n - $3"
+  else
+    echo "not ok $tap_n - $3"
+    diag "expected:" "$2" "got:" "$1"
+  fi
+}
+
+# like GOT PATTERN DESCRIPTION: bash regular expression match.
+like() {
+  tap_n=$((tap_n + 1))
+  if [[ "$1" =~ $2 ]]; then
+    echo "ok $tap_n - $3"
+  else
+    echo "not ok $tap_n - $3"
+    diag "expected to match: $2" "got:" "$1"
+  fi
+}
+
+# skip DESCRIPTION REASON [REQUIREMENT]: a skip, or a failure when the
+# requirement is listed in CRUCIBLE_TEST_REQUIRE.
+skip() {
+  tap_n=$((tap_n + 1))
+  if [ -n "${3:-}" ] && [[ ",${CRUCIBLE_TEST_REQUIRE:-}," == *",$3,"* ]]; then
+    echo "not ok $tap_n - $1 # required ($3) but: $2"
+  else
+    echo "ok $tap_n - $1 # SKIP $2"
+  fi
+}
+
+# crun ARGS...: run crucible, capturing stdout in $out, stderr in $err and
+# the exit status in $rc.
+crun() {
+  out=$("$CRUCIBLE" "$@" 2>"$TEST_TMP/stderr") && rc=0 || rc=$?
+  err=$(cat "$TEST_TMP/stderr")
+}
+
+# Whether an unprivileged identity can be taken (the suite runs as root).
+can_drop_privileges() {
+  [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1
+}
+
+# as_nobody CMD...: run CMD as uid/gid 65534.
+as_nobody() {
+  setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+}
+
+# wait_gone PID SECONDS: whether PID is gone within SECONDS.
+wait_gone() {
+  local pid=$1 tries=$(($2 * 20))
+  while [ "$tries" -gt 0 ]; do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  return 1
+}
+
+# A fresh workspace and HOME, so no configuration of the machine leaks in.
+new_workspace() {
+  WS=$(mktemp -d "$TEST_TMP/ws.XXXXXX")
+  export HOME="$TEST_TMP/home"
+  mkdir -p "$HOME"
+  cd "$WS" || exit 1
+}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Bad input to crucible run gets a clear message, exit 125, and runs nothing.
+. "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
+plan 12
+new_workspace
+usage='Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND
+Run COMMAND through sh -c in the current directory, as one bash call,
+and print exactly the result the model would get.'
+
+crun run --frobnicate -- 'touch ran'
+is "$rc|$err" "125|crucible: run: unknown option '--frobnicate'
+$usage" "an unknown option is named"
+ok "$([ ! -e ran ] && echo 0 || echo 1)" "and nothing ran"
+
+for bad in abc 0 -1 inf 1e99; do
+  crun run --timeout "$bad" -- 'touch ran'
+  is "$rc|$(head -n 1 <<<"$err")" "125|crucible: run: --timeout takes a number of seconds greater than 0 (fractions allowed), not '$bad'" \
+    "--timeout $bad is refused"
+done
+
+crun run --timeout
+is "$rc|$(head -n 1 <<<"$err")" "125|crucible: run: --timeout needs a value" "a missing value is named"
+
+crun run
+is "$rc|$(head -n 1 <<<"$err")" "125|crucible: run: no command given: crucible run [OPTION]... -- COMMAND" \
+  "a missing command is named"
+
+crun run -- ''
+is "$rc|$out" "125|[refused: the command is empty; nothing was run]" "an empty command is refused"
+
+# A current directory that no longer exists.
+mkdir gone && cd gone && rmdir ../gone
+crun run -- 'echo hi'
+is "$rc|$err" "125|crucible: finding the current directory: No such file or directory" \
+  "a deleted current directory is named"
+cd "$WS" || exit 1
+
+# Confinement enabled with no enforcing backend refuses; it never runs
+# unconfined.
+mkdir -p "$HOME/.crucible"
+printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
+crun run -- 'touch ran'
+is "$rc|$out|$([ -e ran ] && echo ran)" "125|[refused: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; commands are never run unconfined while it is enabled; nothing was run]|" \
+  "sandbox.enabled without a backend refuses the command"

@@ -1,0 +1,33 @@
+# The Debian 12 packages crucible builds and tests with; sourced by
+# build.sh and test.sh.  deps_ensure installs what is missing when run as
+# root, and otherwise prints the exact apt-get line and fails.
+
+DEPS_BUILD="build-essential autoconf automake libtool autopoint gettext pkg-config
+libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
+libseccomp-dev libssl-dev"
+DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy"
+
+# Print the packages of the given lists that are not installed.
+deps_missing() {
+  local p
+  for p in $*; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"
+  done
+}
+
+# Install the packages of the given lists, or say how.
+deps_ensure() {
+  local missing
+  missing=$(deps_missing "$@" | tr '\n' ' ')
+  [ -z "${missing// /}" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "crucible needs these Debian packages; install them with:" >&2
+    echo "  sudo apt-get install -y $missing" >&2
+    return 1
+  fi
+  echo "installing: $missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq </dev/null >/dev/null
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing </dev/null >/dev/null
+}
