@@ -296,7 +296,7 @@ broker_close_inherited (struct broker *b)
  * or setsid must not let a process slip out of the scope to the host's init.
  * As PID 1 this holds anyway; the prctl makes it hold outside a namespace.  */
 static int
-broker_become_reaper (struct broker *b)
+broker_become_reaper (struct broker *b __attribute__ ((unused)))
 {
   return prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
@@ -305,7 +305,7 @@ broker_become_reaper (struct broker *b)
  * sandbox must not run with more than the workload has.  Inherited by every
  * descendant and irrevocable.  */
 static int
-broker_forbid_new_privs (struct broker *b)
+broker_forbid_new_privs (struct broker *b __attribute__ ((unused)))
 {
   return prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
@@ -314,7 +314,7 @@ broker_forbid_new_privs (struct broker *b)
  * holds the process's memory (credentials from its environment) and would
  * land in the workspace, where publication could carry it out.  */
 static int
-broker_forbid_core (struct broker *b)
+broker_forbid_core (struct broker *b __attribute__ ((unused)))
 {
   const struct rlimit none = { 0, 0 };
 
@@ -388,7 +388,8 @@ broker_setup (struct broker *b)
 
 /* Give the workload default dispositions and an empty mask: the broker's
  * blocked set, and anything the host ignored (SIGPIPE), must not leak into
- * the command, where `yes | head` would then never end.  */
+ * the command, whose pipelines would then end in EPIPE errors, not quietly,
+ * and whose children could not be stopped by SIGTERM.  */
 static void
 broker_reset_signals (void)
 {

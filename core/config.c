@@ -618,7 +618,7 @@ config_set_double (struct config_parse *p, const struct config_key *key,
   if (p->origin == CONFIG_PROJECT && v > *field)
     return config_fail (p, key->name,
                         _ ("a project may only lower this limit (inherited: "
-                           "%g)"),
+                           "%.15g)"),
                         *field);
   *field = v;
   return 1;
@@ -979,7 +979,6 @@ config_read (const char *path, char **text, size_t *len, struct cr_error **err)
     return cr_error_set (err, 0, _ ("cannot read %s: not a regular file"),
                          path);
   struct buf b = BUF_INIT;
-  buf_append (&b, "", 0); /* terminated even when the file is empty */
   char chunk[65536];
   ssize_t got;
   while (b.len <= CONFIG_FILE_MAX_BYTES

@@ -86,15 +86,6 @@ supervisor_new (struct loop *loop, struct sandbox_backend *backend,
   return sup;
 }
 
-void
-supervisor_free (struct supervisor *sup)
-{
-  if (sup == NULL)
-    return;
-  free (sup->workspace);
-  free (sup);
-}
-
 size_t
 supervisor_slots_held (const struct supervisor *sup)
 {
@@ -543,4 +534,20 @@ supervisor_stop_all (struct supervisor *sup)
         cmd->stopped = COMMAND_STOPPED_HOST;
         command_stop_scope (cmd);
       }
+}
+
+void
+supervisor_free (struct supervisor *sup)
+{
+  if (sup == NULL)
+    return;
+  while (sup->commands != NULL)
+    {
+      struct command *cmd = sup->commands;
+      command_close_output (cmd);
+      sandbox_abandon (cmd->session);
+      command_free (cmd);
+    }
+  free (sup->workspace);
+  free (sup);
 }

@@ -67,7 +67,8 @@ struct supervisor *supervisor_new (struct loop *loop,
                                    const struct config *config,
                                    const char *workspace, char *const *host_env);
 
-/* Free the supervisor; every command must have been cleaned.  */
+/* Free the supervisor.  A command whose scope never confirmed it was empty
+ * is abandoned: its keeper is left to end the scope on its own.  */
 void supervisor_free (struct supervisor *sup);
 
 /* Admit and start a command.  A refusal (a bound passed, no shell, a policy

@@ -61,7 +61,10 @@ char *
 buf_steal (struct buf *b, size_t *len)
 {
   if (b->data == NULL)
-    buf_reserve (b, 0);
+    {
+      buf_reserve (b, 0);
+      b->data[0] = '\0';
+    }
   char *data = b->data;
   if (len != NULL)
     *len = b->len;

@@ -131,6 +131,12 @@ sandbox_dispose (struct sandbox_session *s, struct cr_error **err)
 }
 
 void
+sandbox_abandon (struct sandbox_session *s)
+{
+  s->ops->abandon (s);
+}
+
+void
 sandbox_backend_free (struct sandbox_backend *b)
 {
   if (b != NULL)

@@ -134,6 +134,10 @@ struct sandbox_backend_ops
   /* Release the session; fails (and keeps what it holds) while the scope
    * has not been confirmed empty.  */
   int (*dispose) (struct sandbox_session *s, struct cr_error **err);
+  /* Give up on a session whose scope never confirmed it was empty, because
+   * crucible is leaving: close the channel (the keeper ends the scope when
+   * it sees that) and free what the host holds.  */
+  void (*abandon) (struct sandbox_session *s);
   void (*free) (struct sandbox_backend *b);
 };
 
@@ -169,6 +173,7 @@ int sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
                         struct cr_error **err);
 int sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err);
 int sandbox_dispose (struct sandbox_session *s, struct cr_error **err);
+void sandbox_abandon (struct sandbox_session *s);
 void sandbox_backend_free (struct sandbox_backend *b);
 
 #endif

@@ -198,19 +198,25 @@ compat_keeper_fds (int devnull, int output, int channel)
 }
 
 /* Reset what the keeper inherited from crucible's loop: handlers and mask.
- * SIGCHLD stays blocked and is read from a signalfd.  */
+ * SIGCHLD and the polite ending signals stay blocked and are read from a
+ * signalfd: SIGTERM, SIGINT or SIGHUP to the keeper (the last one comes
+ * from the kernel when crucible dies while the keeper is stopped) end the
+ * scope rather than leave it behind.  */
 static int
 compat_keeper_signals (void)
 {
-  sigset_t chld;
+  sigset_t set;
 
   for (int s = 1; s < NSIG; s++)
     signal (s, SIG_DFL);
-  sigemptyset (&chld);
-  sigaddset (&chld, SIGCHLD);
-  if (sigprocmask (SIG_SETMASK, &chld, NULL) < 0)
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGHUP);
+  if (sigprocmask (SIG_SETMASK, &set, NULL) < 0)
     return -1;
-  return signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 /* Serve the channel until told to stop or until the host is gone.  */
@@ -226,9 +232,18 @@ compat_keeper_serve (pid_t workload, int sigfd)
       if (pfd[1].revents)
         {
           struct signalfd_siginfo si;
-          while (read (sigfd, &si, sizeof si) > 0)
-            ;
-          compat_reap (workload, COMPAT_CHANNEL_FD);
+          bool ending = false;
+          while (read (sigfd, &si, sizeof si) == (ssize_t) sizeof si)
+            ending |= si.ssi_signo != SIGCHLD;
+          if (ending)
+            break;
+          /* Nothing of the scope left once the workload has ended: say so
+           * now, as the broker does, rather than waiting to be stopped.  */
+          if (!compat_reap (workload, COMPAT_CHANNEL_FD))
+            {
+              compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_DONE, 0, 0);
+              _exit (0);
+            }
         }
       if (pfd[0].revents)
         {
@@ -407,6 +422,17 @@ compat_dispose (struct sandbox_session *base, struct cr_error **err)
   return 0;
 }
 
+/* Close the channel without confirmation: the keeper sees the end of it
+ * and ends the scope on its own.  The keeper is not waited for.  */
+static void
+compat_abandon (struct sandbox_session *base)
+{
+  struct compat_session *s = (struct compat_session *) base;
+  if (s->channel >= 0)
+    close (s->channel);
+  free (s);
+}
+
 static int compat_prepare (struct sandbox_backend *b,
                            const struct sandbox_policy *policy,
                            struct sandbox_session **out, struct cr_error **err);
@@ -427,6 +453,7 @@ static const struct sandbox_backend_ops compat_ops = {
   .next_event = compat_next_event,
   .stop = compat_stop,
   .dispose = compat_dispose,
+  .abandon = compat_abandon,
   .free = compat_free,
 };
 

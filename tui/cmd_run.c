@@ -183,20 +183,26 @@ run_check_backend (const struct config *cfg, struct run_state *st)
   return -1;
 }
 
-/* Drive the loop until the command is reported and its scope cleaned.  */
+/* Drive the loop until the command is reported and its scope cleaned.
+ * Every wait is bounded: the scope gets RUN_CLEANUP_MS after the result,
+ * after an interrupting signal, and after the deadline, so a keeper that
+ * stops answering cannot hold crucible forever.  */
 static int
-run_drive (struct run_state *st, struct cr_error **err)
+run_drive (struct run_state *st, uint64_t deadline_ms, struct cr_error **err)
 {
+  uint64_t backstop = loop_add_timer (st->loop, deadline_ms + RUN_CLEANUP_MS,
+                                      run_on_cleanup_timeout, st);
   uint64_t cleanup_timer = 0;
   while (!st->cleaned && !st->cleanup_expired)
     {
       if (loop_run_once (st->loop, -1, err) < 0)
         return -1;
-      if (st->reported && cleanup_timer == 0)
+      if ((st->reported || st->host_signal != 0) && cleanup_timer == 0)
         cleanup_timer = loop_add_timer (st->loop, RUN_CLEANUP_MS,
                                         run_on_cleanup_timeout, st);
     }
   loop_cancel_timer (st->loop, cleanup_timer);
+  loop_cancel_timer (st->loop, backstop);
   return 0;
 }
 
@@ -237,7 +243,7 @@ run_command (const struct run_options *opts, const struct config *cfg,
       cr_error_clear (&err);
       goto out;
     }
-  if (run_drive (&st, &err) < 0)
+  if (run_drive (&st, supervisor_deadline_ms (cfg, opts->timeout_seconds), &err) < 0)
     goto out;
   if (!st.cleaned)
     fprintf (stderr, _("crucible: could not confirm that every process the command started has ended\n"));
@@ -245,8 +251,7 @@ run_command (const struct run_options *opts, const struct config *cfg,
 out:
   if (err != NULL)
     st.exit_status = run_fail (err);
-  if (st.cleaned || supervisor_slots_held (st.sup) == 0)
-    supervisor_free (st.sup);
+  supervisor_free (st.sup);
   sandbox_backend_free (backend);
   loop_free (st.loop);
   if (st.host_signal != 0)

@@ -199,8 +199,7 @@ peer_parse (struct peer *p, int argc, char **argv)
 }
 
 /* In the forked child: put the keeper's end in place and run COMMAND.  */
-static void __attribute__ ((noreturn))
-peer_exec (struct peer *p, int end)
+static void __attribute__ ((noreturn)) peer_exec (struct peer *p, int end)
 {
   if (end == p->child_fd)
     fcntl (end, F_SETFD, 0);

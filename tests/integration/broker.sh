@@ -146,8 +146,12 @@ fi
 "$PEER" -- /bin/grep '^SigIgn' /proc/self/status >"$TMP/control" 2>/dev/null
 if ! grep -q '0000000000000000$' "$TMP/control"; then
   run -- /bin/grep -e '^SigIgn' -e '^SigBlk' /proc/self/status
+  # Only signals 1-31 are compared: glibc reserves 32 and 33 for itself and
+  # will not let any program reset them, so whatever ran the test decides.
+  ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$TMP/out")
+  blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' "$TMP/out")
   check "the workload has default signal handling and an empty mask" \
-    test "$(grep -c '0000000000000000$' "$TMP/out")" = 2
+    test "$(( (16#${ign:-1} & 0x7fffffff) | 16#${blk:-1} ))" = 0
 else
   skip "the workload has default signal handling" \
     "the control did not inherit an ignored signal"

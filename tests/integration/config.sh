@@ -12,10 +12,10 @@
 set -u
 
 n=0
-# ok COND DESC: "ok" when the shell condition (a string) holds.
+# ok STATUS DESC: "ok" when STATUS is 0 (pass the $? of a test).
 ok() {
   n=$((n + 1))
-  if eval "$1"; then
+  if [ "$1" -eq 0 ]; then
     echo "ok $n - $2"
   else
     echo "not ok $n - $2"
@@ -55,11 +55,14 @@ run_touch() {
 # refused DESC EXPECTED: the last run exited 125, printed EXPECTED as a
 # whole line of stderr, and ran nothing.
 refused() {
-  ok '[ "$rc" -eq 125 ]' "$1: exits 125"
+  [ "$rc" -eq 125 ]
+  ok $? "$1: exits 125"
   [ "$rc" -eq 125 ] || diag "exit status $rc"
-  ok 'grep -qxF -- "$2" <<<"$err"' "$1: names file, line and key"
+  grep -qxF -- "$2" <<<"$err"
+  ok $? "$1: names file, line and key"
   grep -qxF -- "$2" <<<"$err" || diag "expected: $2" "stderr:" "$err"
-  ok '[ ! -e "$WS/marker" ]' "$1: the command did not run"
+  [ ! -e "$WS/marker" ]
+  ok $? "$1: the command did not run"
 }
 
 echo "1..20"
@@ -113,6 +116,8 @@ printf '{"sandbox": {"limits": {"concurrency": 8}}}\n' >"$HOME_FILE"
 printf '{"sandbox": {"limits": {"concurrency": 2}},\n "permissions": {"deny": []}}\n' \
   >"$PROJECT_FILE"
 run_touch
-ok '[ "$rc" -eq 0 ]' "valid configuration: the command runs and exits 0"
+[ "$rc" -eq 0 ]
+ok $? "valid configuration: the command runs and exits 0"
 [ "$rc" -eq 0 ] || diag "exit status $rc" "stderr:" "$err"
-ok '[ -e "$WS/marker" ]' "valid configuration: the command did run"
+[ -e "$WS/marker" ]
+ok $? "valid configuration: the command did run"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input to crucible run gets a clear message, exit 125, and runs nothing.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 12
+plan 13
 new_workspace
 usage='Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND
 Run COMMAND through sh -c in the current directory, as one bash call,
@@ -42,3 +42,8 @@ printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
 crun run -- 'touch ran'
 is "$rc|$out|$([ -e ran ] && echo ran)" "125|[refused: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; commands are never run unconfined while it is enabled; nothing was run]|" \
   "sandbox.enabled without a backend refuses the command"
+
+# A result that cannot be written is said, not lost silently.
+out=$("$CRUCIBLE" run -- 'echo hi' 2>&1 >/dev/full) && rc=0 || rc=$?
+is "$rc|$out" "125|crucible: writing the result to standard output: No space left on device" \
+  "a result that cannot be written is named"

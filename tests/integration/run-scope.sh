@@ -3,7 +3,7 @@
 # crucible, when crucible exits, and when it dies; nothing is left behind,
 # including a descendant that left the process group.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 11
+plan 13
 new_workspace
 
 # Start crucible run in the background; its pid is in $cpid.
@@ -57,6 +57,20 @@ for sig in KILL SEGV; do
   wait "$cpid" 2>/dev/null
   wait_gone "$victim" 3; ok $? "crucible dying by SIG$sig still ends the scope"
 done
+
+# A scope keeper that stops answering cannot hold crucible forever: the
+# wait is bounded, crucible says it could not confirm the cleanup, and the
+# keeper still ends the scope once it runs again.
+rm -f s.pid
+crun_bg --timeout 0.3 -- 'echo $$ >s.pid; sleep 30'
+victim=$(pidfile_wait s.pid)
+keeper=$(pgrep -P "$cpid")
+kill -STOP "$keeper"
+wait "$cpid"; status=$?
+is "$status|$(cat "$TEST_TMP/bg.out")" "125|crucible: could not confirm that every process the command started has ended" \
+  "an unanswering scope is given up on, and said so"
+kill -CONT "$keeper" 2>/dev/null
+wait_gone "$victim" 3; ok $? "the keeper ends the scope when it runs again"
 
 # Peak memory stays fixed under a stream that never ends.
 if [ -n "${CRUCIBLE_SANITIZED:-}" ]; then

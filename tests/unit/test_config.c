@@ -559,6 +559,10 @@ test_project_limits (void **state)
                 "{\"sandbox\":{\"limits\":{\"commandSeconds\":1}}}",
                 "project.json:1: sandbox.limits.commandSeconds: a project "
                 "may only lower this limit (inherited: 0.25)");
+  expect_error ("{\"sandbox\":{\"limits\":{\"commandSeconds\":0.1234567}}}",
+                "{\"sandbox\":{\"limits\":{\"commandSeconds\":0.2}}}",
+                "project.json:1: sandbox.limits.commandSeconds: a project "
+                "may only lower this limit (inherited: 0.1234567)");
   /* A home value above the default lets a project go up to it.  */
   struct config *cfg = config_new_defaults ();
   merge_ok (cfg, "{\"sandbox\":{\"limits\":{\"cpuSeconds\":7200}}}",
