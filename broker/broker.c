@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -495,9 +496,9 @@ static pid_t
 broker_parent_of (const char *pid)
 {
   char path[64], buf[512];
-  char *paren;
-  char state;
-  int fd, ppid;
+  char *paren, *end;
+  long ppid;
+  int fd;
   ssize_t n;
 
   snprintf (path, sizeof path, "/proc/%s/stat", pid);
@@ -512,7 +513,11 @@ broker_parent_of (const char *pid)
   /* The command name in parentheses may hold anything the workload chose,
    * spaces and ')' included: parse after the last ')'.  */
   paren = strrchr (buf, ')');
-  if (paren == NULL || sscanf (paren + 1, " %c %d", &state, &ppid) != 2)
+  /* After the name: " S PPID ..." (one state letter, then the parent).  */
+  if (paren == NULL || strlen (paren) < 5 || paren[1] != ' ' || paren[3] != ' ')
+    return -1;
+  ppid = strtol (paren + 4, &end, 10);
+  if (end == paren + 4 || *end != ' ' || ppid < 0 || ppid > INT_MAX)
     return -1;
   return (pid_t) ppid;
 }

@@ -100,7 +100,7 @@ env_build (struct env **out, char *const *host, const struct env_var *named,
            size_t n_named, struct cr_error **err)
 {
   struct env *env = xcalloc (1, sizeof *env);
-  env->vars = xcalloc (ENV_MAX_VARS + 1, sizeof *env->vars);
+  env->vars = xcalloc ((size_t) ENV_MAX_VARS + 1, sizeof *env->vars);
 
   for (size_t i = 0; i < n_named; i++)
     if (env_check_named (named, i, err) < 0)

@@ -11,7 +11,7 @@
 
 #define ENV_MAX_VARS 64          /* variables in all, base ones included */
 #define ENV_MAX_NAME 128         /* bytes in one name */
-#define ENV_MAX_BYTES (64 * 1024) /* NAME=VALUE bytes in all, NULs included */
+#define ENV_MAX_BYTES 65536 /* NAME=VALUE bytes in all, NULs included */
 
 /* One variable a call names.  value need not be NUL-terminated: value_len
  * says how long it is, so a NUL inside it can be seen and refused.  */

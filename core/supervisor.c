@@ -24,7 +24,7 @@
 #define SUPERVISOR_READS_PER_TURN 4
 
 /* The longest command line accepted.  */
-#define SUPERVISOR_MAX_LINE (128 * 1024)
+#define SUPERVISOR_MAX_LINE 131072
 
 /* Why crucible stopped a command, if it did.  */
 enum command_stop
@@ -544,6 +544,7 @@ supervisor_free (struct supervisor *sup)
   while (sup->commands != NULL)
     {
       struct command *cmd = sup->commands;
+      sup->commands = cmd->next;
       command_close_output (cmd);
       sandbox_abandon (cmd->session);
       command_free (cmd);

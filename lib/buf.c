@@ -60,12 +60,7 @@ buf_printf (struct buf *b, const char *fmt, ...)
 char *
 buf_steal (struct buf *b, size_t *len)
 {
-  if (b->data == NULL)
-    {
-      buf_reserve (b, 0);
-      b->data[0] = '\0';
-    }
-  char *data = b->data;
+  char *data = b->data != NULL ? b->data : xcalloc (1, 1);
   if (len != NULL)
     *len = b->len;
   b->data = NULL;

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -92,11 +93,15 @@ compat_parent_of (const char *pid)
   buf[n] = '\0';
   /* The name in parentheses may hold anything, so parse after the last ')'.  */
   char *close_paren = strrchr (buf, ')');
-  char state;
-  int ppid;
-  if (close_paren == NULL || sscanf (close_paren + 1, " %c %d", &state, &ppid) != 2)
+  /* After the name: " S PPID ..." (one state letter, then the parent).  */
+  if (close_paren == NULL || strlen (close_paren) < 5 || close_paren[1] != ' '
+      || close_paren[3] != ' ')
     return -1;
-  return ppid;
+  char *end;
+  long ppid = strtol (close_paren + 4, &end, 10);
+  if (end == close_paren + 4 || *end != ' ' || ppid < 0 || ppid > INT_MAX)
+    return -1;
+  return (pid_t) ppid;
 }
 
 /* Send sig to every process whose parent is the keeper.  Orphans of the
@@ -112,9 +117,13 @@ compat_signal_children (int sig)
   if (proc == NULL)
     return;
   while ((de = readdir (proc)) != NULL)
-    if (de->d_name[0] >= '1' && de->d_name[0] <= '9'
-        && compat_parent_of (de->d_name) == self)
-      kill ((pid_t) atoi (de->d_name), sig);
+    {
+      char *end;
+      long pid = strtol (de->d_name, &end, 10);
+      if (end != de->d_name && *end == '\0' && pid > 0 && pid <= INT_MAX
+          && compat_parent_of (de->d_name) == self)
+        kill ((pid_t) pid, sig);
+    }
 }
 
 /* Reap every child that has ended; report the workload's own status.
@@ -141,7 +150,7 @@ compat_reap (pid_t workload, int channel)
 static void
 compat_end_scope (pid_t workload, int channel, int sig)
 {
-  struct timespec pause = { 0, 10 * 1000 * 1000 };
+  struct timespec pause = { 0, 10L * 1000 * 1000 };
   int waited_ms = 0;
 
   for (;;)

@@ -161,8 +161,10 @@ peer_parse (struct peer *p, int argc, char **argv)
         p->action = PEER_CLOSE;
       else if (strcmp (opt, "--leak-fds") == 0)
         p->leak_fds = true;
+      /* An option without its value ends the options, as an unknown one
+       * does below.  */
       else if (!has_value)
-        break;
+        break; // NOLINT(bugprone-branch-clone)
       else if (strcmp (opt, "-o") == 0)
         {
           p->out = fopen (argv[++i], "we");

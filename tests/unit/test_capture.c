@@ -209,9 +209,12 @@ resident_bytes (void)
 {
   FILE *f = fopen ("/proc/self/statm", "r");
   assert_non_null (f);
-  long size, resident;
-  assert_int_equal (fscanf (f, "%ld %ld", &size, &resident), 2);
+  char line[128];
+  assert_non_null (fgets (line, sizeof line, f));
   fclose (f);
+  char *end;
+  strtol (line, &end, 10); /* the total size, then the resident pages */
+  long resident = strtol (end, NULL, 10);
   return resident * sysconf (_SC_PAGESIZE);
 }
 
@@ -456,7 +459,7 @@ test_spool_interrupted_writes (void **state)
   assert_int_equal (sigaction (SIGALRM, &sa, &old), 0); /* no SA_RESTART */
   struct itimerval every = { { 0, 200 }, { 0, 200 } }, off = { 0 };
   setitimer (ITIMER_REAL, &every, NULL);
-  const size_t total = 8 * 1024 * 1024, chunk = 1024 * 1024;
+  const size_t total = (size_t) 8 * 1024 * 1024, chunk = (size_t) 1024 * 1024;
   char *stream = xmalloc (total);
   stream_fill (stream, total, 0);
   struct capture_limits l = capture_limits_for_result (UINT64_MAX);
