@@ -11,6 +11,6 @@ cd "$top"
 [ -x configure ] || autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
 mkdir -p build
 cd build
-[ -f Makefile ] || ../configure --disable-tests -q
+[ -f Makefile ] || ../configure --disable-tests -q >/dev/null
 make -s -j"$(nproc)" >/dev/null
 exec ./crucible "$@"

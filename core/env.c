@@ -58,16 +58,22 @@ env_check_named (const struct env_var *named, size_t i, struct cr_error **err)
   size_t name_len = strlen (v->name);
 
   if (name_len > ENV_MAX_NAME)
-    return cr_error_set (err, 0, "environment variable name is longer than %d bytes: %.32s...",
-                         ENV_MAX_NAME, v->name);
+    return cr_error_set (
+        err, 0, "environment variable name is longer than %d bytes: %.32s...",
+        ENV_MAX_NAME, v->name);
   if (!env_name_valid (v->name, name_len))
-    return cr_error_set (err, 0, "environment variable name is not a valid name (letters, digits and _, not starting with a digit): '%s'",
-                         v->name);
+    return cr_error_set (
+        err, 0,
+        "environment variable name is not a valid name (letters, digits and _, "
+        "not starting with a digit): '%s'",
+        v->name);
   if (memchr (v->value, '\0', v->value_len) != NULL)
-    return cr_error_set (err, 0, "environment variable %s: its value contains a NUL byte",
-                         v->name);
+    return cr_error_set (
+        err, 0, "environment variable %s: its value contains a NUL byte",
+        v->name);
   if (env_named_before (named, i, v->name))
-    return cr_error_set (err, 0, "environment variable %s is named twice", v->name);
+    return cr_error_set (err, 0, "environment variable %s is named twice",
+                         v->name);
   return 0;
 }
 
@@ -80,7 +86,8 @@ env_push (struct env *env, const char *name, const char *value,
   size_t size = name_len + 1 + value_len + 1;
 
   if (env->count + 1 > ENV_MAX_VARS)
-    return cr_error_set (err, 0, "more than %d environment variables", ENV_MAX_VARS);
+    return cr_error_set (err, 0, "more than %d environment variables",
+                         ENV_MAX_VARS);
   if (env->bytes + size > ENV_MAX_BYTES)
     return cr_error_set (err, 0, "environment is larger than %d bytes (at %s)",
                          ENV_MAX_BYTES, name);
@@ -113,7 +120,8 @@ env_build (struct env **out, char *const *host, const struct env_var *named,
         goto fail;
     }
   for (size_t i = 0; i < n_named; i++)
-    if (env_push (env, named[i].name, named[i].value, named[i].value_len, err) < 0)
+    if (env_push (env, named[i].name, named[i].value, named[i].value_len, err)
+        < 0)
       goto fail;
   *out = env;
   return 0;

@@ -9,8 +9,8 @@
 
 #include "lib/error.h"
 
-#define ENV_MAX_VARS 64          /* variables in all, base ones included */
-#define ENV_MAX_NAME 128         /* bytes in one name */
+#define ENV_MAX_VARS 64     /* variables in all, base ones included */
+#define ENV_MAX_NAME 128    /* bytes in one name */
 #define ENV_MAX_BYTES 65536 /* NAME=VALUE bytes in all, NULs included */
 
 /* One variable a call names.  value need not be NUL-terminated: value_len

@@ -127,19 +127,20 @@ loop_find_watch (struct loop *loop, int fd)
 }
 
 int
-loop_add_fd (struct loop *loop, int fd, short events, loop_fd_fn fn,
-             void *data, struct cr_error **err)
+loop_add_fd (struct loop *loop, int fd, short events, loop_fd_fn fn, void *data,
+             struct cr_error **err)
 {
   if (loop_find_watch (loop, fd) != NULL)
     return cr_error_set (err, EEXIST, "watching descriptor %d", fd);
   if (loop->n_watches == loop->cap_watches)
     {
       loop->cap_watches = loop->cap_watches ? loop->cap_watches * 2 : 8;
-      loop->watches = xrealloc (loop->watches,
-                                loop->cap_watches * sizeof *loop->watches);
+      loop->watches
+          = xrealloc (loop->watches, loop->cap_watches * sizeof *loop->watches);
     }
-  loop->watches[loop->n_watches++]
-      = (struct loop_watch){ .fd = fd, .events = events, .fn = fn, .data = data };
+  loop->watches[loop->n_watches++] = (struct loop_watch){
+    .fd = fd, .events = events, .fn = fn, .data = data
+  };
   return 0;
 }
 
@@ -200,9 +201,11 @@ loop_heap_down (struct loop *loop, size_t i)
   for (;;)
     {
       size_t least = i, l = 2 * i + 1, r = l + 1;
-      if (l < loop->n_timers && loop->heap[l].deadline < loop->heap[least].deadline)
+      if (l < loop->n_timers
+          && loop->heap[l].deadline < loop->heap[least].deadline)
         least = l;
-      if (r < loop->n_timers && loop->heap[r].deadline < loop->heap[least].deadline)
+      if (r < loop->n_timers
+          && loop->heap[r].deadline < loop->heap[least].deadline)
         least = r;
       if (least == i)
         return;
@@ -309,7 +312,8 @@ loop_poll_timeout (struct loop *loop, int max_wait_ms)
     return max_wait_ms;
   uint64_t now = loop_now_ms ();
   uint64_t due = loop->heap[0].deadline;
-  int until = due <= now ? 0 : (due - now > 86400000u ? 86400000 : (int) (due - now));
+  int until
+      = due <= now ? 0 : (due - now > 86400000u ? 86400000 : (int) (due - now));
   if (max_wait_ms < 0 || until < max_wait_ms)
     return until;
   return max_wait_ms;
@@ -327,10 +331,10 @@ loop_fill_pollfds (struct loop *loop)
     }
   loop->pfds[0] = (struct pollfd){ .fd = loop->sig_pipe[0], .events = POLLIN };
   for (size_t i = 0; i < loop->n_watches; i++)
-    loop->pfds[i + 1] = (struct pollfd){
-      .fd = loop->watches[i].events ? loop->watches[i].fd : -1,
-      .events = loop->watches[i].events
-    };
+    loop->pfds[i + 1]
+        = (struct pollfd){ .fd
+                           = loop->watches[i].events ? loop->watches[i].fd : -1,
+                           .events = loop->watches[i].events };
   return need;
 }
 

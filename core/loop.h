@@ -12,7 +12,8 @@
 
 struct loop;
 
-typedef void (*loop_fd_fn) (struct loop *loop, int fd, short revents, void *data);
+typedef void (*loop_fd_fn) (struct loop *loop, int fd, short revents,
+                            void *data);
 typedef void (*loop_timer_fn) (struct loop *loop, void *data);
 typedef void (*loop_signal_fn) (struct loop *loop, int signo, void *data);
 
@@ -35,8 +36,8 @@ void loop_set_events (struct loop *loop, int fd, short events);
 void loop_remove_fd (struct loop *loop, int fd);
 
 /* Call fn once after delay_ms.  Returns a timer id (never 0).  */
-uint64_t loop_add_timer (struct loop *loop, uint64_t delay_ms,
-                         loop_timer_fn fn, void *data);
+uint64_t loop_add_timer (struct loop *loop, uint64_t delay_ms, loop_timer_fn fn,
+                         void *data);
 
 /* Cancel a timer that has not fired; an id that already fired or 0 is
  * ignored.  */

@@ -42,22 +42,22 @@ struct command
   struct supervisor_listener listener;
   struct sandbox_session *session;
   struct capture *capture;
-  int out_fd;      /* read end of the output pipe, or -1 once closed */
-  int status_fd;   /* the scope's status channel, while watched */
+  int out_fd;    /* read end of the output pipe, or -1 once closed */
+  int status_fd; /* the scope's status channel, while watched */
   uint64_t deadline_timer;
   uint64_t grace_timer;
 
   enum command_stop stopped;
-  bool exited;       /* the workload's wait status is known */
+  bool exited; /* the workload's wait status is known */
   int wait_status;
   bool output_eof;
   bool grace_over;
-  bool reported;     /* ended (or failed) was told */
-  bool scope_done;   /* the scope is confirmed empty */
+  bool reported;   /* ended (or failed) was told */
+  bool scope_done; /* the scope is confirmed empty */
   bool start_failed;
   struct cr_error *start_error;
 
-  char *text;        /* the result text, once reported */
+  char *text; /* the result text, once reported */
   size_t text_len;
 };
 
@@ -399,12 +399,15 @@ supervisor_admit (struct supervisor *sup, const struct command_request *req,
                   struct cr_error **err)
 {
   if (sup->slots_held >= sup->config->concurrency)
-    return cr_error_set (err, 0, "%zu commands are already running, the most allowed at once (sandbox.limits.concurrency)",
+    return cr_error_set (err, 0,
+                         "%zu commands are already running, the most allowed "
+                         "at once (sandbox.limits.concurrency)",
                          sup->slots_held);
   if (req->line == NULL || req->line[0] == '\0')
     return cr_error_set (err, 0, "the command is empty");
   if (strlen (req->line) > SUPERVISOR_MAX_LINE)
-    return cr_error_set (err, 0, "the command is longer than %d bytes", SUPERVISOR_MAX_LINE);
+    return cr_error_set (err, 0, "the command is longer than %d bytes",
+                         SUPERVISOR_MAX_LINE);
   return 0;
 }
 
@@ -414,8 +417,11 @@ command_watch (struct command *cmd, struct cr_error **err)
 {
   struct supervisor *sup = cmd->sup;
   cmd->status_fd = sandbox_status_fd (cmd->session);
-  if (loop_add_fd (sup->loop, cmd->out_fd, POLLIN, command_on_output, cmd, err) < 0
-      || loop_add_fd (sup->loop, cmd->status_fd, POLLIN, command_on_status, cmd, err) < 0)
+  if (loop_add_fd (sup->loop, cmd->out_fd, POLLIN, command_on_output, cmd, err)
+          < 0
+      || loop_add_fd (sup->loop, cmd->status_fd, POLLIN, command_on_status, cmd,
+                      err)
+             < 0)
     return -1;
   return 0;
 }
@@ -452,8 +458,10 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
       env_free (env);
       return -1;
     }
-  struct sandbox_command sc = { .shell = shell, .line = req->line,
-                                .cwd = sup->workspace, .envp = env->vars,
+  struct sandbox_command sc = { .shell = shell,
+                                .line = req->line,
+                                .cwd = sup->workspace,
+                                .envp = env->vars,
                                 .output_fd = fds[1] };
   int rc = sandbox_start (cmd->session, &sc, err);
   close (fds[1]);
@@ -481,7 +489,9 @@ supervisor_start_command (struct supervisor *sup,
   if (supervisor_admit (sup, req, err) < 0)
     return -1;
   if (shell == NULL)
-    return cr_error_set (err, 0, "this machine has no POSIX shell (looked for /bin/sh and /usr/bin/sh)");
+    return cr_error_set (
+        err, 0,
+        "this machine has no POSIX shell (looked for /bin/sh and /usr/bin/sh)");
   supervisor_policy (sup, &policy);
   if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     return -1;
@@ -491,7 +501,8 @@ supervisor_start_command (struct supervisor *sup,
   cmd->listener = *listener;
   cmd->session = session;
   cmd->out_fd = cmd->status_fd = -1;
-  struct capture_limits limits = capture_limits_for_result (sup->config->output_bytes);
+  struct capture_limits limits
+      = capture_limits_for_result (sup->config->output_bytes);
   cmd->capture = capture_new (&limits, -1);
   if (supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
@@ -509,8 +520,9 @@ supervisor_start_command (struct supervisor *sup,
    * bug, and carrying on would leave a scope nobody reads.  */
   if (command_watch (cmd, err) < 0)
     abort ();
-  cmd->deadline_timer = loop_add_timer (sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
-                                        command_deadline, cmd);
+  cmd->deadline_timer = loop_add_timer (
+      sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
+      command_deadline, cmd);
   *out = cmd;
   return 0;
 }

@@ -34,14 +34,15 @@ struct command_outcome
   bool still_arriving; /* its pipe was still held when it was reported */
   uint64_t bytes;      /* raw bytes that arrived */
   uint64_t lines;
-  const char *text;    /* the model's result, owned by the command */
+  const char *text; /* the model's result, owned by the command */
   size_t text_len;
 };
 
 struct supervisor_listener
 {
   /* The command has its result.  Its scope may still be being cleaned.  */
-  void (*ended) (void *data, struct command *cmd, const struct command_outcome *out);
+  void (*ended) (void *data, struct command *cmd,
+                 const struct command_outcome *out);
   /* The command could not be started after all (its shell would not run);
    * err->msg is the refusal the model is given.  No ended follows.  */
   void (*failed) (void *data, struct command *cmd, const struct cr_error *err);
@@ -53,9 +54,9 @@ struct supervisor_listener
 
 struct command_request
 {
-  const char *line;         /* the command line, run as sh -c LINE */
-  const char *description;  /* how the call described itself, or NULL */
-  double timeout_seconds;   /* 0: the configured per-command ceiling */
+  const char *line;          /* the command line, run as sh -c LINE */
+  const char *description;   /* how the call described itself, or NULL */
+  double timeout_seconds;    /* 0: the configured per-command ceiling */
   const struct env_var *env; /* variables the call names */
   size_t n_env;
 };
@@ -65,7 +66,8 @@ struct command_request
 struct supervisor *supervisor_new (struct loop *loop,
                                    struct sandbox_backend *backend,
                                    const struct config *config,
-                                   const char *workspace, char *const *host_env);
+                                   const char *workspace,
+                                   char *const *host_env);
 
 /* Free the supervisor.  A command whose scope never confirmed it was empty
  * is abandoned: its keeper is left to end the scope on its own.  */
@@ -89,6 +91,7 @@ size_t supervisor_slots_held (const struct supervisor *sup);
 const char *supervisor_find_shell (void);
 
 /* The effective deadline for a request, in milliseconds.  */
-uint64_t supervisor_deadline_ms (const struct config *config, double timeout_seconds);
+uint64_t supervisor_deadline_ms (const struct config *config,
+                                 double timeout_seconds);
 
 #endif

@@ -11,7 +11,9 @@ struct buf
   size_t cap;
 };
 
-#define BUF_INIT {NULL, 0, 0}
+/* clang-format off */
+#define BUF_INIT { NULL, 0, 0 }
+/* clang-format on */
 
 void buf_append (struct buf *b, const void *data, size_t len);
 void buf_puts (struct buf *b, const char *s);

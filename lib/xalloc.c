@@ -9,8 +9,7 @@
 #include <unistd.h>
 
 /* Say that memory ran out, without allocating, and abort.  */
-static void __attribute__ ((noreturn))
-xalloc_die (void)
+static void __attribute__ ((noreturn)) xalloc_die (void)
 {
   static const char msg[] = "crucible: out of memory\n";
   ssize_t n = write (STDERR_FILENO, msg, sizeof msg - 1);

@@ -65,8 +65,10 @@ sandbox_check_policy (const struct sandbox_claims *claims,
 {
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     if (policy->requires[f] && claims->support[f] != SANDBOX_ENFORCED)
-      return cr_error_set (err, 0, "the policy requires %s, which the %s backend does not enforce",
-                           sandbox_feature_name ((enum sandbox_feature) f), backend_id);
+      return cr_error_set (
+          err, 0,
+          "the policy requires %s, which the %s backend does not enforce",
+          sandbox_feature_name ((enum sandbox_feature) f), backend_id);
   return 0;
 }
 

@@ -79,11 +79,11 @@ struct sandbox_policy
 /* The one command to start in a prepared session.  */
 struct sandbox_command
 {
-  const char *shell;   /* absolute path of the POSIX shell */
-  const char *line;    /* the command line given to sh -c */
-  const char *cwd;     /* the workspace root */
-  char *const *envp;   /* the built environment */
-  int output_fd;       /* write end of the pipe stdout and stderr share */
+  const char *shell; /* absolute path of the POSIX shell */
+  const char *line;  /* the command line given to sh -c */
+  const char *cwd;   /* the workspace root */
+  char *const *envp; /* the built environment */
+  int output_fd;     /* write end of the pipe stdout and stderr share */
 };
 
 /* What the process scope reported, read from the session's status fd.  */
@@ -99,8 +99,8 @@ struct sandbox_event
 {
   enum sandbox_event_kind kind;
   int wait_status;
-  int error;   /* errno, for SANDBOX_EVENT_FAILED */
-  int stage;   /* enum broker_stage, for SANDBOX_EVENT_FAILED */
+  int error; /* errno, for SANDBOX_EVENT_FAILED */
+  int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
 };
 
 struct sandbox_backend;
@@ -110,9 +110,9 @@ struct sandbox_session;
 struct sandbox_probe
 {
   bool usable;
-  bool confined;     /* false for the compatibility backend */
-  char *reason;      /* why not usable, or why not confined; owned */
-  char *version;     /* owned, or NULL */
+  bool confined; /* false for the compatibility backend */
+  char *reason;  /* why not usable, or why not confined; owned */
+  char *version; /* owned, or NULL */
 };
 
 struct sandbox_backend_ops
@@ -121,7 +121,8 @@ struct sandbox_backend_ops
   void (*claims) (const struct sandbox_backend *b, struct sandbox_claims *out);
   int (*probe) (struct sandbox_backend *b, struct sandbox_probe *out,
                 struct cr_error **err);
-  int (*prepare) (struct sandbox_backend *b, const struct sandbox_policy *policy,
+  int (*prepare) (struct sandbox_backend *b,
+                  const struct sandbox_policy *policy,
                   struct sandbox_session **out, struct cr_error **err);
   int (*start) (struct sandbox_session *s, const struct sandbox_command *cmd,
                 struct cr_error **err);
@@ -161,10 +162,12 @@ int sandbox_check_policy (const struct sandbox_claims *claims,
 void sandbox_probe_clear (struct sandbox_probe *p);
 
 /* Calls through the vtable, so callers never reach into ops.  */
-void sandbox_claims (const struct sandbox_backend *b, struct sandbox_claims *out);
+void sandbox_claims (const struct sandbox_backend *b,
+                     struct sandbox_claims *out);
 int sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
                    struct cr_error **err);
-int sandbox_prepare (struct sandbox_backend *b, const struct sandbox_policy *policy,
+int sandbox_prepare (struct sandbox_backend *b,
+                     const struct sandbox_policy *policy,
                      struct sandbox_session **out, struct cr_error **err);
 int sandbox_start (struct sandbox_session *s, const struct sandbox_command *cmd,
                    struct cr_error **err);

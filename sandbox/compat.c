@@ -178,10 +178,12 @@ compat_exec_workload (const struct sandbox_command *cmd)
   sigprocmask (SIG_SETMASK, &none, NULL);
   if (chdir (cmd->cwd) < 0)
     {
-      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno, BROKER_STAGE_SETUP);
+      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno,
+                   BROKER_STAGE_SETUP);
       _exit (127);
     }
-  char *const argv[] = { (char *) "sh", (char *) "-c", (char *) cmd->line, NULL };
+  char *const argv[]
+      = { (char *) "sh", (char *) "-c", (char *) cmd->line, NULL };
   execve (cmd->shell, argv, cmd->envp);
   compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno, BROKER_STAGE_EXEC);
   _exit (127);
@@ -289,7 +291,8 @@ compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
   pid_t workload = fork ();
   if (workload < 0)
     {
-      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno, BROKER_STAGE_FORK);
+      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno,
+                   BROKER_STAGE_FORK);
       _exit (125);
     }
   if (workload == 0)
@@ -315,7 +318,8 @@ compat_start (struct sandbox_session *base, const struct sandbox_command *cmd,
 
   devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0)
-    return cr_error_set (err, errno, "opening /dev/null for the command's input");
+    return cr_error_set (err, errno,
+                         "opening /dev/null for the command's input");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return cr_error_set (err, errno, "making the command's status channel");
   pid_t pid = fork ();
@@ -335,7 +339,8 @@ compat_start (struct sandbox_session *base, const struct sandbox_command *cmd,
     {
       /* Closing the channel makes the keeper end the scope.  */
       close (pair[0]);
-      return cr_error_set (err, errno, "setting up the command's status channel");
+      return cr_error_set (err, errno,
+                           "setting up the command's status channel");
     }
   s->channel = pair[0];
   s->keeper = pid;
@@ -373,9 +378,12 @@ compat_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return 0;
       if (n <= 0)
         return cr_error_set (err, n < 0 ? errno : 0,
-                             "the command's process scope ended without confirming that nothing of it is left");
+                             "the command's process scope ended without "
+                             "confirming that nothing of it is left");
       if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC)
-        return cr_error_set (err, 0, "the command's process scope sent a malformed status message");
+        return cr_error_set (
+            err, 0,
+            "the command's process scope sent a malformed status message");
       switch (msg.type)
         {
         case BROKER_MSG_STARTED:
@@ -395,8 +403,10 @@ compat_next_event (struct sandbox_session *base, struct sandbox_event *ev,
           compat_reap_keeper (s);
           return 0;
         default:
-          return cr_error_set (err, 0, "the command's process scope sent an unknown status message %u",
-                               msg.type);
+          return cr_error_set (
+              err, 0,
+              "the command's process scope sent an unknown status message %u",
+              msg.type);
         }
     }
 }
@@ -412,8 +422,11 @@ compat_stop (struct sandbox_session *base, int signo, struct cr_error **err)
 
   if (s->done)
     return 0;
-  if (s->channel < 0 || send (s->channel, &msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t) sizeof msg)
-    return cr_error_set (err, errno, "asking the command's process scope to stop");
+  if (s->channel < 0
+      || send (s->channel, &msg, sizeof msg, MSG_NOSIGNAL)
+             != (ssize_t) sizeof msg)
+    return cr_error_set (err, errno,
+                         "asking the command's process scope to stop");
   return 0;
 }
 
@@ -424,7 +437,8 @@ compat_dispose (struct sandbox_session *base, struct cr_error **err)
   struct compat_session *s = (struct compat_session *) base;
 
   if (s->keeper > 0 && !s->done)
-    return cr_error_set (err, 0, "the command's process scope has not been confirmed empty");
+    return cr_error_set (
+        err, 0, "the command's process scope has not been confirmed empty");
   if (s->channel >= 0)
     close (s->channel);
   free (s);

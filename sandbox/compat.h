@@ -13,7 +13,8 @@
 #include "sandbox/backend.h"
 
 /* The reason compatibility execution reports with confined: false.  */
-#define COMPAT_DISABLED_REASON "confinement is disabled (sandbox.enabled is false)"
+#define COMPAT_DISABLED_REASON                                                 \
+  "confinement is disabled (sandbox.enabled is false)"
 
 struct sandbox_backend *compat_backend_new (void);
 

@@ -61,7 +61,8 @@ run_print_result (struct run_state *st, const char *text, size_t len)
 {
   if (!run_write_stdout (text, len) || !run_write_stdout ("\n", 1))
     {
-      fprintf (stderr, _("crucible: writing the result to standard output: %s\n"),
+      fprintf (stderr,
+               _ ("crucible: writing the result to standard output: %s\n"),
                strerror (errno));
       st->exit_status = RUN_EXIT_REFUSED;
     }
@@ -86,7 +87,8 @@ run_exit_status (const struct command_outcome *out)
 }
 
 static void
-run_on_ended (void *data, struct command *cmd, const struct command_outcome *out)
+run_on_ended (void *data, struct command *cmd,
+              const struct command_outcome *out)
 {
   struct run_state *st = data;
   st->reported = true;
@@ -142,9 +144,11 @@ run_fail (struct cr_error *err)
 static void
 run_usage (FILE *out)
 {
-  fputs (_("Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND\n"
-           "Run COMMAND through sh -c in the current directory, as one bash call,\n"
-           "and print exactly the result the model would get.\n"),
+  fputs (_ ("Usage: crucible run [--timeout S] [--env NAME=VALUE]... "
+            "[--description TEXT] -- COMMAND\n"
+            "Run COMMAND through sh -c in the current directory, as one bash "
+            "call,\n"
+            "and print exactly the result the model would get.\n"),
          out);
 }
 
@@ -156,12 +160,13 @@ run_workspace (struct cr_error **err)
   char *cwd = getcwd (NULL, 0);
   if (cwd == NULL)
     {
-      cr_error_set (err, errno, _("finding the current directory"));
+      cr_error_set (err, errno, _ ("finding the current directory"));
       return NULL;
     }
   if (access (cwd, R_OK | X_OK) < 0)
     {
-      cr_error_set (err, errno, _("the current directory %s cannot be read"), cwd);
+      cr_error_set (err, errno, _ ("the current directory %s cannot be read"),
+                    cwd);
       free (cwd);
       return NULL;
     }
@@ -243,10 +248,12 @@ run_command (const struct run_options *opts, const struct config *cfg,
       cr_error_clear (&err);
       goto out;
     }
-  if (run_drive (&st, supervisor_deadline_ms (cfg, opts->timeout_seconds), &err) < 0)
+  if (run_drive (&st, supervisor_deadline_ms (cfg, opts->timeout_seconds), &err)
+      < 0)
     goto out;
   if (!st.cleaned)
-    fprintf (stderr, _("crucible: could not confirm that every process the command started has ended\n"));
+    fprintf (stderr, _ ("crucible: could not confirm that every process the "
+                        "command started has ended\n"));
 
 out:
   if (err != NULL)

@@ -19,19 +19,21 @@ struct cmd_entry
 };
 
 static const struct cmd_entry main_commands[] = {
-  { "run", cmd_run, N_("run one command as one bash call and print its result") },
+  { "run", cmd_run,
+    N_ ("run one command as one bash call and print its result") },
 };
 
 /* Print the top-level usage.  */
 static void
 main_usage (FILE *out)
 {
-  fputs (_("Usage: crucible COMMAND [ARG]...\n"
-           "       crucible --help | --version\n\n"
-           "Commands:\n"),
+  fputs (_ ("Usage: crucible COMMAND [ARG]...\n"
+            "       crucible --help | --version\n\n"
+            "Commands:\n"),
          out);
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
-    fprintf (out, "  %-8s %s\n", main_commands[i].name, _(main_commands[i].summary));
+    fprintf (out, "  %-8s %s\n", main_commands[i].name,
+             _ (main_commands[i].summary));
 }
 
 /* Set up gettext for the person's language.  */
@@ -69,7 +71,7 @@ main (int argc, char **argv)
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
     if (strcmp (argv[1], main_commands[i].name) == 0)
       return main_commands[i].fn (argc - 1, argv + 1);
-  fprintf (stderr, _("crucible: unknown command '%s'\n"), argv[1]);
+  fprintf (stderr, _ ("crucible: unknown command '%s'\n"), argv[1]);
   main_usage (stderr);
   return MAIN_EXIT_USAGE;
 }

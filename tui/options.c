@@ -24,7 +24,9 @@ options_parse_seconds (const char *text, double *out, struct cr_error **err)
   double v = strtod (text, &end);
   if (errno != 0 || end == text || *end != '\0' || !isfinite (v) || v <= 0
       || v > OPTIONS_MAX_SECONDS)
-    return cr_error_set (err, 0, _("--timeout takes a number of seconds greater than 0 (fractions allowed), not '%s'"),
+    return cr_error_set (err, 0,
+                         _ ("--timeout takes a number of seconds greater than "
+                            "0 (fractions allowed), not '%s'"),
                          text);
   *out = v;
   return 0;
@@ -94,12 +96,14 @@ run_options_parse (struct run_options *opts, int argc, char **argv,
         opts->help = 1;
         return 0;
       case ':':
-        return cr_error_set (err, 0, _("%s needs a value"), argv[optind - 1]);
+        return cr_error_set (err, 0, _ ("%s needs a value"), argv[optind - 1]);
       default:
-        return cr_error_set (err, 0, _("unknown option '%s'"), argv[optind - 1]);
+        return cr_error_set (err, 0, _ ("unknown option '%s'"),
+                             argv[optind - 1]);
       }
   if (optind >= argc)
-    return cr_error_set (err, 0, _("no command given: crucible run [OPTION]... -- COMMAND"));
+    return cr_error_set (
+        err, 0, _ ("no command given: crucible run [OPTION]... -- COMMAND"));
   opts->command = run_options_join (argc - optind, argv + optind);
   return 0;
 }

@@ -13,7 +13,7 @@ struct run_options
   char *description;      /* owned, or NULL */
   struct env_var *env;    /* owned names; values point into argv */
   size_t n_env;
-  char *command;          /* the words after --, joined by spaces; owned */
+  char *command; /* the words after --, joined by spaces; owned */
   int help;
 };
 
@@ -23,6 +23,7 @@ int run_options_parse (struct run_options *opts, int argc, char **argv,
 void run_options_clear (struct run_options *opts);
 
 /* Parse a --timeout value: seconds, fractions allowed, > 0.  */
-int options_parse_seconds (const char *text, double *out, struct cr_error **err);
+int options_parse_seconds (const char *text, double *out,
+                           struct cr_error **err);
 
 #endif

@@ -41,12 +41,12 @@ build_fails (char *const *host, const struct env_var *named, size_t n,
 static void
 test_base_list_only (void **state)
 {
-  char *host[] = { "PATH=/bin", "SECRET=x", "HOME=/h", "LC_ALL=C", "LC_CTYPE=C",
-                   "LANG=C", "TERM=dumb", "TMPDIR=/t", "PATHX=no", "OPENAI_API_KEY=k",
-                   NULL };
+  char *host[] = { "PATH=/bin",  "SECRET=x",         "HOME=/h",   "LC_ALL=C",
+                   "LC_CTYPE=C", "LANG=C",           "TERM=dumb", "TMPDIR=/t",
+                   "PATHX=no",   "OPENAI_API_KEY=k", NULL };
   struct env *env = build_ok (host, NULL, 0);
-  const char *want[] = { "PATH=/bin", "HOME=/h", "LC_ALL=C", "LC_CTYPE=C",
-                         "LANG=C", "TERM=dumb", "TMPDIR=/t" };
+  const char *want[] = { "PATH=/bin", "HOME=/h",   "LC_ALL=C", "LC_CTYPE=C",
+                         "LANG=C",    "TERM=dumb", "TMPDIR=/t" };
   assert_int_equal (env->count, 7);
   for (size_t i = 0; i < 7; i++)
     assert_string_equal (env->vars[i], want[i]);
@@ -84,19 +84,23 @@ test_refusals (void **state)
   struct env_var twice[] = { { "A", "1", 1 }, { "A", "2", 1 } };
   build_fails (host, twice, 2, "environment variable A is named twice");
   struct env_var nul[] = { { "A", "x\0y", 3 } };
-  build_fails (host, nul, 1, "environment variable A: its value contains a NUL byte");
+  build_fails (host, nul, 1,
+               "environment variable A: its value contains a NUL byte");
   struct env_var bad[] = { { "A-B", "x", 1 } };
   build_fails (host, bad, 1,
-               "environment variable name is not a valid name (letters, digits and _, not starting with a digit): 'A-B'");
+               "environment variable name is not a valid name (letters, digits "
+               "and _, not starting with a digit): 'A-B'");
   struct env_var empty[] = { { "", "x", 1 } };
   build_fails (host, empty, 1,
-               "environment variable name is not a valid name (letters, digits and _, not starting with a digit): ''");
+               "environment variable name is not a valid name (letters, digits "
+               "and _, not starting with a digit): ''");
   char longname[ENV_MAX_NAME + 2];
   memset (longname, 'N', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
   struct env_var lng[] = { { longname, "x", 1 } };
   build_fails (host, lng, 1,
-               "environment variable name is longer than 128 bytes: NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...");
+               "environment variable name is longer than 128 bytes: "
+               "NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...");
 }
 
 static void
@@ -113,7 +117,8 @@ test_bounds (void **state)
   struct env *env = build_ok (host, many, ENV_MAX_VARS);
   assert_int_equal (env->count, ENV_MAX_VARS);
   env_free (env);
-  build_fails (host, many, ENV_MAX_VARS + 1, "more than 64 environment variables");
+  build_fails (host, many, ENV_MAX_VARS + 1,
+               "more than 64 environment variables");
 
   /* The size bound counts NAME=VALUE and the NUL: exactly at it passes.  */
   size_t len = ENV_MAX_BYTES - strlen ("BIG=") - 1;

@@ -100,7 +100,8 @@ test_many_timers_heap (void **state)
   int count = 0;
   uint64_t ids[64];
   for (int i = 0; i < 64; i++)
-    ids[i] = loop_add_timer (loop, (uint64_t) ((i * 37) % 64), timer_fired, &count);
+    ids[i] = loop_add_timer (loop, (uint64_t) ((i * 37) % 64), timer_fired,
+                             &count);
   for (int i = 0; i < 64; i += 2)
     loop_cancel_timer (loop, ids[i]);
   struct cr_error *err = NULL;
@@ -132,7 +133,8 @@ test_fd_dispatch_and_self_removal (void **state)
   int p[2];
   assert_int_equal (pipe (p), 0);
   assert_int_equal (loop_add_fd (loop, p[0], POLLIN, fd_readable, &r, &err), 0);
-  assert_int_equal (loop_add_fd (loop, p[0], POLLIN, fd_readable, &r, &err), -1);
+  assert_int_equal (loop_add_fd (loop, p[0], POLLIN, fd_readable, &r, &err),
+                    -1);
   assert_int_equal (err->code, EEXIST);
   cr_error_clear (&err);
   assert_int_equal (write (p[1], "ab", 2), 2);

@@ -97,7 +97,8 @@ start_ok (struct fixture *f, const char *line)
   struct command_request req = { .line = line };
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
-  assert_int_equal (supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
   assert_non_null (cmd);
 }
 
@@ -131,7 +132,8 @@ static void
 test_concurrency_ceiling_refuses (void **state)
 {
   struct fixture *f = *state;
-  struct command_request req = { .line = "touch /nonexistent-dir/should-not-run" };
+  struct command_request req
+      = { .line = "touch /nonexistent-dir/should-not-run" };
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
 
@@ -139,8 +141,11 @@ test_concurrency_ceiling_refuses (void **state)
   start_ok (f, "sleep 0.3");
   start_ok (f, "sleep 0.3");
   assert_int_equal (supervisor_slots_held (f->sup), 2);
-  assert_int_equal (supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), -1);
-  assert_string_equal (err->msg, "[refused: 2 commands are already running, the most allowed at once (sandbox.limits.concurrency); nothing was run]");
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), -1);
+  assert_string_equal (
+      err->msg, "[refused: 2 commands are already running, the most allowed at "
+                "once (sandbox.limits.concurrency); nothing was run]");
   cr_error_free (err);
   drive_until_cleaned (f, 2);
   /* The slots are free again once both are cleaned.  */
@@ -155,8 +160,10 @@ test_refusals (void **state)
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
   struct command_request empty = { .line = "" };
-  assert_int_equal (supervisor_start (f->sup, &empty, listener_for (f), &cmd, &err), -1);
-  assert_string_equal (err->msg, "[refused: the command is empty; nothing was run]");
+  assert_int_equal (
+      supervisor_start (f->sup, &empty, listener_for (f), &cmd, &err), -1);
+  assert_string_equal (err->msg,
+                       "[refused: the command is empty; nothing was run]");
   cr_error_clear (&err);
 
   size_t len = 128 * 1024 + 1;
@@ -164,8 +171,11 @@ test_refusals (void **state)
   memset (line, ':', len);
   line[len] = '\0';
   struct command_request longer = { .line = line };
-  assert_int_equal (supervisor_start (f->sup, &longer, listener_for (f), &cmd, &err), -1);
-  assert_string_equal (err->msg, "[refused: the command is longer than 131072 bytes; nothing was run]");
+  assert_int_equal (
+      supervisor_start (f->sup, &longer, listener_for (f), &cmd, &err), -1);
+  assert_string_equal (
+      err->msg,
+      "[refused: the command is longer than 131072 bytes; nothing was run]");
   cr_error_clear (&err);
   free (line);
   assert_int_equal (supervisor_slots_held (f->sup), 0);
@@ -180,14 +190,16 @@ test_setup_failure_is_a_refusal (void **state)
   struct cr_error *err = NULL;
   struct supervisor *sup = supervisor_new (f->loop, f->backend, f->config,
                                            "/nonexistent/workspace", environ);
-  assert_int_equal (supervisor_start (sup, &req, listener_for (f), &cmd, &err), 0);
+  assert_int_equal (supervisor_start (sup, &req, listener_for (f), &cmd, &err),
+                    0);
   struct supervisor *saved = f->sup;
   f->sup = sup;
   drive_until_cleaned (f, 1);
   f->sup = saved;
   assert_int_equal (f->failed, 1);
   assert_int_equal (f->ended, 0);
-  assert_string_equal (f->text, "[refused: setting up the command: No such file or directory; nothing was run]");
+  assert_string_equal (f->text, "[refused: setting up the command: No such "
+                                "file or directory; nothing was run]");
   supervisor_free (sup);
 }
 
@@ -195,10 +207,12 @@ static void
 test_deadline_and_stop_all (void **state)
 {
   struct fixture *f = *state;
-  struct command_request req = { .line = "echo x; sleep 10", .timeout_seconds = 0.2 };
+  struct command_request req
+      = { .line = "echo x; sleep 10", .timeout_seconds = 0.2 };
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
-  assert_int_equal (supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
   drive_until_cleaned (f, 1);
   assert_int_equal (f->last.ending, RESULT_TIMED_OUT);
   assert_string_equal (f->text, "x\n[stopped: the command ran too long]");
@@ -230,21 +244,26 @@ test_compat_claims_and_policy (void **state)
   struct sandbox_session *s = NULL;
 
   sandbox_claims (f->backend, &claims);
-  assert_int_equal (claims.support[SANDBOX_PROCESS_ISOLATION], SANDBOX_UNSUPPORTED);
+  assert_int_equal (claims.support[SANDBOX_PROCESS_ISOLATION],
+                    SANDBOX_UNSUPPORTED);
   assert_int_equal (claims.support[SANDBOX_FILESYSTEM], SANDBOX_UNSUPPORTED);
-  assert_int_equal (claims.support[SANDBOX_COMMAND_TIME_LIMIT], SANDBOX_ENFORCED);
+  assert_int_equal (claims.support[SANDBOX_COMMAND_TIME_LIMIT],
+                    SANDBOX_ENFORCED);
   assert_int_equal (claims.support[SANDBOX_OUTPUT_LIMIT], SANDBOX_ENFORCED);
-  assert_int_equal (claims.support[SANDBOX_CONCURRENCY_LIMIT], SANDBOX_ENFORCED);
+  assert_int_equal (claims.support[SANDBOX_CONCURRENCY_LIMIT],
+                    SANDBOX_ENFORCED);
   assert_int_equal (sandbox_probe (f->backend, &probe, &err), 0);
   assert_false (probe.confined);
-  assert_string_equal (probe.reason, "confinement is disabled (sandbox.enabled is false)");
+  assert_string_equal (probe.reason,
+                       "confinement is disabled (sandbox.enabled is false)");
   sandbox_probe_clear (&probe);
 
   struct sandbox_policy policy = { 0 };
   policy.requires[SANDBOX_PROCESS_ISOLATION] = true;
   assert_int_equal (sandbox_prepare (f->backend, &policy, &s, &err), -1);
   assert_null (s);
-  assert_string_equal (err->msg, "the policy requires process_isolation, which the compat backend does not enforce");
+  assert_string_equal (err->msg, "the policy requires process_isolation, which "
+                                 "the compat backend does not enforce");
   cr_error_free (err);
 }
 
@@ -253,12 +272,17 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_result_of_a_command, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_concurrency_ceiling_refuses, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_concurrency_ceiling_refuses, setup,
+                                     teardown),
     cmocka_unit_test_setup_teardown (test_refusals, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_setup_failure_is_a_refusal, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_deadline_and_stop_all, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_deadline_is_capped_by_config, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_compat_claims_and_policy, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_setup_failure_is_a_refusal, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_deadline_and_stop_all, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_deadline_is_capped_by_config, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_compat_claims_and_policy, setup,
+                                     teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
