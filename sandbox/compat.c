@@ -240,6 +240,8 @@ compat_keeper_serve (pid_t workload, int sigfd)
     {
       if (poll (pfd, 2, -1) < 0 && errno != EINTR)
         break;
+      if (pfd[1].revents & (POLLNVAL | POLLERR))
+        break; /* cannot see the scope any more: end it */
       if (pfd[1].revents)
         {
           struct signalfd_siginfo si;
@@ -280,9 +282,13 @@ compat_keeper_serve (pid_t workload, int sigfd)
 static void __attribute__ ((noreturn))
 compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
 {
+  int sigfd = -1;
+
   setpgid (0, 0);
-  int sigfd = compat_keeper_signals ();
-  if (sigfd < 0 || compat_keeper_fds (devnull, cmd->output_fd, channel) < 0
+  /* Descriptors first: the signalfd must come after the sweep that closes
+   * everything the keeper inherited, or the sweep closes it too.  */
+  if (compat_keeper_fds (devnull, cmd->output_fd, channel) < 0
+      || (sigfd = compat_keeper_signals ()) < 0
       || prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
     {
       compat_send (channel, BROKER_MSG_FAILED, errno, BROKER_STAGE_SETUP);

@@ -3,7 +3,7 @@
 # crucible, when crucible exits, and when it dies; nothing is left behind,
 # including a descendant that left the process group.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 13
+plan 14
 new_workspace
 
 # Start crucible run in the background; its pid is in $cpid.
@@ -71,6 +71,14 @@ is "$status|$(cat "$TEST_TMP/bg.out")" "125|crucible: could not confirm that eve
   "an unanswering scope is given up on, and said so"
 kill -CONT "$keeper" 2>/dev/null
 wait_gone "$victim" 3; ok $? "the keeper ends the scope when it runs again"
+
+# Supervising a quiet command costs nothing while it waits: crucible and
+# its scope keeper sleep in poll rather than spin (user+system time of
+# crucible and everything it waited for, over a one-second sleep).
+TIMEFORMAT='%U %S'
+cpu=$( { time "$CRUCIBLE" run -- 'sleep 1' >/dev/null; } 2>&1 )
+cpu_ms=$(awk '{ printf "%d", ($1 + $2) * 1000 }' <<<"$cpu")
+ok $(( cpu_ms < 300 ? 0 : 1 )) "a one-second sleep costs little processor time (${cpu_ms} ms)"
 
 # Peak memory stays fixed under a stream that never ends.
 if [ -n "${CRUCIBLE_SANITIZED:-}" ]; then
