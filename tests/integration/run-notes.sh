@@ -1,7 +1,7 @@
 #!/bin/bash
 # crucible run prints exactly the result the model gets: every note pinned.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 12
+plan 13
 new_workspace
 
 crun run -- 'echo "   Compiling api v0.3.1"; echo "    Finished \`dev\` profile in 4.21s"'
@@ -11,6 +11,10 @@ is "$out" "$(printf '   Compiling api v0.3.1\n    Finished `dev` profile in 4.21
 crun run -- 'echo out; echo err >&2; exit 1'
 is "$out" "$(printf 'out\nerr\n[exit status 1]')" \
   "stdout and stderr joined, then [exit status 1]"
+
+crun run -- 'no-such-program-here'
+is "$out|$rc" "sh: 1: no-such-program-here: not found
+[exit status 127]|127" "a program that is not there is the shell's own answer, as it comes"
 
 crun run -- 'true'
 is "$out" "(no output)" "nothing printed answers (no output)"
