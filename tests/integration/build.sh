@@ -10,7 +10,7 @@ bad=""
 d=$CRUCIBLE_BIN_DIR
 while [ "$d" != / ]; do
   perm=$(stat -c '%u %a' "$d")
-  case "$perm" in 0\ [0-7][0-5][0-5]) ;; *) bad="$bad $d($perm)" ;; esac
+  case "$perm" in 0\ [0-7][0145][0145]) ;; *) bad="$bad $d($perm)" ;; esac
   d=$(dirname "$d")
 done
 if [ "$(id -u)" -ne 0 ]; then
