@@ -585,11 +585,19 @@ broker_kill_all (struct broker *b)
   return broker_reap (b);
 }
 
-/* Confirm the scope empty to the host; the broker exits next.  */
+/* Confirm the scope empty to the host, then stay until the host closes the
+ * channel: exiting at once would reset the channel under a STOP the host
+ * may be sending at the same moment, and a reset loses the DONE still
+ * unread.  The broker exits next.  */
 static int
 broker_finish (struct broker *b)
 {
+  struct broker_msg msg;
+
   broker_send (b->opt.status_fd, BROKER_MSG_DONE, 0, BROKER_STAGE_NONE);
+  shutdown (b->opt.status_fd, SHUT_WR);
+  while (recv (b->opt.status_fd, &msg, sizeof msg, 0) > 0 || errno == EINTR)
+    ;
   return BROKER_EXIT_DONE;
 }
 

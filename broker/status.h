@@ -6,9 +6,13 @@
  * Messages are fixed-size records on a SOCK_SEQPACKET socket pair, one record
  * per message, so neither side has to parse a stream.  The keeper sends
  * STARTED once the workload runs, EXITED with the workload's own wait status
- * when it ends, and DONE once nothing of the scope is left.  The host sends
+ * when it ends, and DONE once nothing of the scope is left (on its own when
+ * the workload has ended and nothing else of it remains, or after a STOP).
+ * After DONE the keeper stays until the host closes its end, so that a STOP
+ * crossing the DONE cannot reset the channel and lose it.  The host sends
  * STOP (value: the signal) to end the whole scope.  When the host's end
- * closes, the keeper ends the scope as if told to stop with SIGKILL.  */
+ * closes before DONE, the keeper ends the scope as if told to stop with
+ * SIGKILL.  */
 #ifndef CRUCIBLE_BROKER_STATUS_H
 #define CRUCIBLE_BROKER_STATUS_H
 

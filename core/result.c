@@ -32,6 +32,11 @@
   "[encoded output was %zu bytes; %zu encoded bytes omitted from the middle]"
 
 /* U+FFFD, which stands for each byte that is not part of valid UTF-8.  */
+#define RESULT_READ_FAILED_NOTE                                                \
+  "[output is incomplete: reading it failed before the end]"
+#define RESULT_UNREAD_NOTE                                                     \
+  "[output is incomplete: it had not been read to the end when the command "   \
+  "was reported]"
 #define RESULT_REPLACEMENT "\xef\xbf\xbd"
 
 /* Lead bytes of valid multibyte UTF-8 and the range allowed for the byte
@@ -216,6 +221,8 @@ result_ending_note (const struct result_input *in)
       return xstrdup (RESULT_TIMEOUT_NOTE);
     case RESULT_CEILING:
       return xasprintf (RESULT_CEILING_NOTE, in->ceiling_bytes);
+    case RESULT_RUNNING:
+      break;
     }
   return NULL;
 }
@@ -267,6 +274,10 @@ result_assemble (const struct result_input *in, const char *h, size_t hl,
     result_put_output (&b, in, h, hl, t, tl, encoded_note);
   if (in->still_arriving)
     result_put_note (&b, RESULT_STILL_ARRIVING_NOTE);
+  if (in->incomplete == RESULT_INCOMPLETE_READ_FAILED)
+    result_put_note (&b, RESULT_READ_FAILED_NOTE);
+  else if (in->incomplete == RESULT_INCOMPLETE_UNREAD)
+    result_put_note (&b, RESULT_UNREAD_NOTE);
   char *ending = result_ending_note (in);
   if (ending != NULL)
     result_put_note (&b, ending);
@@ -290,6 +301,13 @@ result_overhead_max (const struct result_input *in, size_t encoded)
   return size;
 }
 
+/* The cap on this text's encoded size.  */
+static size_t
+result_cap (const struct result_input *in)
+{
+  return in->max_encoded ? in->max_encoded : RESULT_MAX_ENCODED;
+}
+
 /* Cut the middle of the output (head h, tail t) until the text fits in
  * RESULT_MAX_ENCODED, and say so at the cut.  */
 static char *
@@ -307,7 +325,7 @@ result_fit (const struct result_input *in, const char *h, size_t hl,
     }
   size_t eh = result_json_size (h, hl), et = result_json_size (t, tl);
   size_t encoded = eh + et;
-  size_t allowed = RESULT_MAX_ENCODED - result_overhead_max (in, encoded);
+  size_t allowed = result_cap (in) - result_overhead_max (in, encoded);
   size_t need = encoded > allowed ? encoded - allowed : 0;
   size_t want_h = (need + 1) / 2 < eh ? (need + 1) / 2 : eh;
   size_t want_t = need - want_h;
@@ -321,7 +339,7 @@ result_fit (const struct result_input *in, const char *h, size_t hl,
   char *note = xasprintf (RESULT_ENCODED_NOTE, encoded, removed);
   char *text = result_assemble (in, h, hl, t, tl, note, len);
   free (note);
-  assert (result_json_size (text, *len) <= RESULT_MAX_ENCODED);
+  assert (result_json_size (text, *len) <= result_cap (in));
   return text;
 }
 
@@ -353,7 +371,7 @@ result_compose (const struct result_input *in, size_t *len)
   buf_append (&h, "", 0);
   buf_append (&t, "", 0);
   char *text = result_assemble (in, h.data, h.len, t.data, t.len, NULL, len);
-  if (result_json_size (text, *len) > RESULT_MAX_ENCODED)
+  if (result_json_size (text, *len) > result_cap (in))
     {
       free (text);
       text = result_fit (in, h.data, h.len, t.data, t.len, len);

@@ -18,7 +18,17 @@ enum result_ending
   RESULT_EXITED,    /* exited on its own with exit_status */
   RESULT_SIGNALED,  /* killed by signal `signal`, not by crucible */
   RESULT_TIMED_OUT, /* crucible stopped it at its deadline */
-  RESULT_CEILING    /* crucible stopped it at the output ceiling */
+  RESULT_CEILING,   /* crucible stopped it at the output ceiling */
+  RESULT_RUNNING    /* still running (bash_output): no ending note */
+};
+
+/* Why the output shown may be a prefix (the notes of a command that ended
+ * on its own).  */
+enum result_incomplete
+{
+  RESULT_COMPLETE,
+  RESULT_INCOMPLETE_READ_FAILED, /* reading it failed before the end */
+  RESULT_INCOMPLETE_UNREAD       /* not read to the end when it was reported */
 };
 
 struct result_input
@@ -34,6 +44,8 @@ struct result_input
   int signal;             /* RESULT_SIGNALED */
   uint64_t ceiling_bytes; /* RESULT_CEILING: the ceiling that was passed */
   bool still_arriving;    /* the command exited but something holds its pipe */
+  enum result_incomplete incomplete;
+  size_t max_encoded; /* the cap on the text; 0: RESULT_MAX_ENCODED */
 };
 
 /* Compose the result text.  The caller owns the returned string (valid

@@ -1,10 +1,12 @@
-/* Supervising commands: admission, capture, deadlines, endings.  */
+/* Supervising commands: admission, capture, deadlines, commands left
+ * running, endings.  */
 #include <config.h>
 
 #include "core/supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 
 #include "broker/status.h"
 #include "core/capture.h"
+#include "core/notes.h"
 #include "lib/buf.h"
 #include "lib/xalloc.h"
 
@@ -35,7 +38,8 @@ enum command_stop
   COMMAND_NOT_STOPPED,
   COMMAND_STOPPED_DEADLINE,
   COMMAND_STOPPED_CEILING,
-  COMMAND_STOPPED_HOST /* crucible is exiting or was interrupted */
+  COMMAND_STOPPED_LIST, /* x in the list */
+  COMMAND_STOPPED_HOST  /* crucible is exiting or was interrupted */
 };
 
 struct command
@@ -45,22 +49,29 @@ struct command
   struct supervisor_listener listener;
   struct sandbox_session *session;
   struct capture *capture;
+  uint64_t number;
+  char *label;
   int out_fd;    /* read end of the output pipe, or -1 once closed */
   int status_fd; /* the scope's status channel, while watched */
   uint64_t deadline_timer;
   uint64_t grace_timer;
+  uint64_t early_timer; /* background: answer after SUPERVISOR_EARLY_MS */
+  uint64_t stop_timer;  /* a stop from the list that has not finished */
 
   enum command_stop stopped;
   bool exited; /* the workload's wait status is known */
   int wait_status;
   bool output_eof;
+  bool read_failed;
   bool grace_over;
-  bool reported;   /* ended (or failed) was told */
+  bool answered;   /* the call has its answer */
+  bool ended;      /* the command's end has been composed */
   bool scope_done; /* the scope is confirmed empty */
   bool start_failed;
+  bool left_running; /* answered early: background or ctrl+b */
   struct cr_error *start_error;
 
-  char *text; /* the result text, once reported */
+  char *text; /* the answer, then (left running) the ending note */
   size_t text_len;
 };
 
@@ -73,6 +84,10 @@ struct supervisor
   char *const *host_env;
   struct command *commands;
   size_t slots_held;
+  uint64_t next_number;
+  uint64_t stop_ms;
+  /* Ending notes not told yet, in the order they happened.  */
+  struct buf endings;
 };
 
 struct supervisor *
@@ -86,6 +101,8 @@ supervisor_new (struct loop *loop, struct sandbox_backend *backend,
   sup->config = config;
   sup->workspace = xstrdup (workspace);
   sup->host_env = host_env;
+  sup->next_number = 1;
+  sup->stop_ms = SUPERVISOR_STOP_MS;
   return sup;
 }
 
@@ -93,6 +110,30 @@ size_t
 supervisor_slots_held (const struct supervisor *sup)
 {
   return sup->slots_held;
+}
+
+void
+supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms)
+{
+  sup->stop_ms = ms;
+}
+
+uint64_t
+command_number (const struct command *cmd)
+{
+  return cmd->number;
+}
+
+const char *
+command_label (const struct command *cmd)
+{
+  return cmd->label;
+}
+
+bool
+command_left_running (const struct command *cmd)
+{
+  return cmd->left_running && !cmd->ended;
 }
 
 const char *
@@ -128,11 +169,20 @@ command_free (struct command *cmd)
     *p = cmd->next;
   capture_free (cmd->capture);
   cr_error_free (cmd->start_error);
+  free (cmd->label);
   free (cmd->text);
   free (cmd);
 }
 
-/* The ending the result names, from how the command stopped.  */
+/* Cancel one of a command's timers.  */
+static void
+command_cancel (struct command *cmd, uint64_t *timer)
+{
+  loop_cancel_timer (cmd->sup->loop, *timer);
+  *timer = 0;
+}
+
+/* How the command ended, from its wait status and why crucible stopped it.  */
 static void
 command_outcome_fill (const struct command *cmd, struct command_outcome *out)
 {
@@ -157,37 +207,110 @@ command_outcome_fill (const struct command *cmd, struct command_outcome *out)
     }
 }
 
-/* Compose the result text and tell the listener.  */
+/* Fill a result input from the capture and an outcome.  */
 static void
-command_report (struct command *cmd)
+command_result_input (const struct command *cmd,
+                      const struct command_outcome *out,
+                      struct result_input *in)
 {
-  struct command_outcome out;
-  struct result_input in = { 0 };
-
-  cmd->reported = true;
-  loop_cancel_timer (cmd->sup->loop, cmd->deadline_timer);
-  loop_cancel_timer (cmd->sup->loop, cmd->grace_timer);
-  cmd->deadline_timer = cmd->grace_timer = 0;
-  if (cmd->start_failed)
+  memset (in, 0, sizeof *in);
+  capture_retained (cmd->capture, &in->head, &in->head_len, &in->tail,
+                    &in->tail_len, &in->omitted_bytes);
+  in->total_bytes = capture_total_bytes (cmd->capture);
+  in->ceiling_bytes = cmd->sup->config->output_bytes;
+  if (out == NULL)
     {
-      if (cmd->listener.failed != NULL)
-        cmd->listener.failed (cmd->listener.data, cmd, cmd->start_error);
+      in->ending = RESULT_RUNNING;
       return;
     }
+  in->ending = out->ending;
+  in->exit_status = out->exit_status;
+  in->signal = out->signal;
+  in->still_arriving = out->still_arriving;
+}
+
+/* Give the call its answer.  */
+static void
+command_answer (struct command *cmd, const struct command_answer *answer)
+{
+  cmd->answered = true;
+  command_cancel (cmd, &cmd->early_timer);
+  if (cmd->listener.answered != NULL)
+    cmd->listener.answered (cmd->listener.data, cmd, answer);
+}
+
+/* A command whose call was still waiting ended: its result is the answer.  */
+static void
+command_answer_result (struct command *cmd)
+{
+  struct command_outcome out;
+  struct result_input in;
+
   command_outcome_fill (cmd, &out);
-  capture_retained (cmd->capture, &in.head, &in.head_len, &in.tail,
-                    &in.tail_len, &in.omitted_bytes);
-  in.total_bytes = out.bytes;
-  in.ending = out.ending;
-  in.exit_status = out.exit_status;
-  in.signal = out.signal;
-  in.ceiling_bytes = cmd->sup->config->output_bytes;
-  in.still_arriving = out.still_arriving;
+  command_result_input (cmd, &out, &in);
   cmd->text = result_compose (&in, &cmd->text_len);
-  out.text = cmd->text;
-  out.text_len = cmd->text_len;
-  if (cmd->listener.ended != NULL)
-    cmd->listener.ended (cmd->listener.data, cmd, &out);
+  struct command_answer answer
+      = { .text = cmd->text, .text_len = cmd->text_len, .outcome = &out };
+  command_answer (cmd, &answer);
+}
+
+/* A command left running ended: say so to the person now, and keep the
+ * note for the model until there is somewhere to put it.  */
+static void
+command_tell_ending (struct command *cmd)
+{
+  struct command_outcome out;
+  struct result_input in;
+  size_t printed_len, note_len;
+
+  command_outcome_fill (cmd, &out);
+  command_result_input (cmd, &out, &in);
+  in.still_arriving = false;
+  if (cmd->read_failed)
+    in.incomplete = RESULT_INCOMPLETE_READ_FAILED;
+  else if (!cmd->output_eof)
+    in.incomplete = RESULT_INCOMPLETE_UNREAD;
+  /* Four endings in one note cost what one result does.  */
+  in.max_encoded = RESULT_MAX_ENCODED / 4;
+  char *printed = result_compose (&in, &printed_len);
+  struct notes_end end = { .number = cmd->number,
+                           .label = cmd->label,
+                           .stopped = cmd->stopped == COMMAND_STOPPED_LIST,
+                           .ending = out.ending,
+                           .exit_status = out.exit_status,
+                           .signal = out.signal,
+                           .lines = out.lines };
+  char *note = notes_ending_note (&end, printed, printed_len, &note_len);
+  free (printed);
+  if (cmd->sup->endings.len > 0)
+    buf_puts (&cmd->sup->endings, "\n\n");
+  buf_append (&cmd->sup->endings, note, note_len);
+  free (note);
+  char *line = notes_ending_line (&end);
+  if (!end.stopped && cmd->listener.ended_on_its_own != NULL)
+    cmd->listener.ended_on_its_own (cmd->listener.data, cmd, line);
+  free (line);
+}
+
+/* The command has ended (or could not start): answer or tell.  */
+static void
+command_end (struct command *cmd)
+{
+  cmd->ended = true;
+  command_cancel (cmd, &cmd->deadline_timer);
+  command_cancel (cmd, &cmd->grace_timer);
+  if (cmd->start_failed)
+    {
+      struct command_answer answer
+          = { .text = cmd->start_error->msg,
+              .text_len = strlen (cmd->start_error->msg),
+              .refused = true };
+      command_answer (cmd, &answer);
+    }
+  else if (!cmd->answered)
+    command_answer_result (cmd);
+  else
+    command_tell_ending (cmd);
 }
 
 /* Close the output pipe's read end.  */
@@ -208,12 +331,13 @@ command_stop_scope (struct command *cmd)
   struct cr_error *err = NULL;
   if (!cmd->scope_done && sandbox_stop (cmd->session, SIGKILL, &err) < 0)
     {
-      /* The keeper is unreachable; the status channel says so next.  */
+      /* The keeper is unreachable; the status channel says so next, and
+       * a stop from the list reports the failure when its budget ends.  */
       cr_error_free (err);
     }
 }
 
-/* Release the slot once the scope is empty and the result told.  */
+/* Release the slot once the scope is empty and the command ended.  */
 static void
 command_release (struct command *cmd)
 {
@@ -223,6 +347,7 @@ command_release (struct command *cmd)
     loop_remove_fd (cmd->sup->loop, cmd->status_fd);
   cmd->status_fd = -1;
   command_close_output (cmd);
+  command_cancel (cmd, &cmd->stop_timer);
   if (sandbox_dispose (cmd->session, &err) < 0)
     {
       /* The scope was confirmed empty before we got here, so dispose only
@@ -240,15 +365,15 @@ command_release (struct command *cmd)
 static void
 command_advance (struct command *cmd)
 {
-  if (!cmd->reported && cmd->exited
+  if (!cmd->ended && cmd->exited
       && (cmd->output_eof || cmd->grace_over || cmd->start_failed))
     {
-      command_report (cmd);
+      command_end (cmd);
       /* Whatever the command left running is ended now that crucible is
        * done with the call.  */
       command_stop_scope (cmd);
     }
-  if (cmd->reported && cmd->scope_done)
+  if (cmd->ended && cmd->scope_done)
     command_release (cmd);
 }
 
@@ -272,6 +397,53 @@ command_deadline (struct loop *loop, void *data)
     return;
   cmd->stopped = COMMAND_STOPPED_DEADLINE;
   command_stop_scope (cmd);
+}
+
+/* Answer a call that is to be left running, with the output so far.  */
+static void
+command_leave_running (struct command *cmd, enum notes_detach who)
+{
+  struct result_input in;
+  size_t so_far_len = 0;
+  char *so_far = NULL;
+
+  /* A command left running has no deadline.  */
+  command_cancel (cmd, &cmd->deadline_timer);
+  cmd->left_running = true;
+  if (capture_total_bytes (cmd->capture) > 0)
+    {
+      command_result_input (cmd, NULL, &in);
+      so_far = result_compose (&in, &so_far_len);
+    }
+  cmd->text = notes_left_running (cmd->number, who, so_far, so_far_len,
+                                  &cmd->text_len);
+  free (so_far);
+  struct command_answer answer
+      = { .text = cmd->text, .text_len = cmd->text_len, .left_running = true };
+  command_answer (cmd, &answer);
+  /* The answer is told; what follows is the ending's.  */
+  free (cmd->text);
+  cmd->text = NULL;
+  cmd->text_len = 0;
+}
+
+/* A call that asked for background has had its moment to fail.  */
+static void
+command_early_over (struct loop *loop, void *data)
+{
+  struct command *cmd = data;
+  cmd->early_timer = 0;
+  if (!cmd->answered && !cmd->ended)
+    command_leave_running (cmd, NOTES_DETACH_BACKGROUND);
+}
+
+bool
+supervisor_detach (struct supervisor *sup, struct command *cmd)
+{
+  if (cmd->answered || cmd->ended || cmd->stopped != COMMAND_NOT_STOPPED)
+    return false;
+  command_leave_running (cmd, NOTES_DETACH_KEY);
+  return true;
 }
 
 /* Read what the command printed, a bounded amount per turn.  A short read
@@ -298,6 +470,9 @@ command_read_output (struct command *cmd)
         return;
       if (n <= 0)
         {
+          /* An error other than EAGAIN ends the reading as EOF does, but
+           * what was read is then said to be a prefix.  */
+          cmd->read_failed = n < 0;
           cmd->output_eof = true;
           command_close_output (cmd);
           return;
@@ -383,7 +558,7 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
           cmd->scope_done = true;
           /* Every writer is gone, so what is still in the pipe is the last
            * of it: read it before reporting.  */
-          if (!cmd->reported)
+          if (!cmd->ended)
             command_read_output (cmd);
           break;
         }
@@ -405,21 +580,49 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy)
   policy->requires[SANDBOX_CONCURRENCY_LIMIT] = true;
 }
 
+/* The refusal of a command over the concurrency ceiling, naming the
+ * commands in the way.  */
+static int
+supervisor_refuse_full (struct supervisor *sup, struct cr_error **err)
+{
+  struct buf b = BUF_INIT;
+  size_t n = 0;
+  for (struct command *c = sup->commands; c != NULL; c = c->next)
+    n++;
+  /* The list is newest first; name them oldest first.  */
+  struct command **in_order = xcalloc (n + 1, sizeof *in_order);
+  size_t i = n;
+  for (struct command *c = sup->commands; c != NULL; c = c->next)
+    in_order[--i] = c;
+  buf_printf (&b, "%zu commands are already running:", sup->slots_held);
+  for (i = 0; i < n; i++)
+    buf_printf (&b, "%s #%" PRIu64 " %s", i == 0 ? "" : ",",
+                in_order[i]->number, in_order[i]->label);
+  free (in_order);
+  buf_puts (&b, "; that is the most allowed at once "
+                "(sandbox.limits.concurrency)");
+  cr_error_set (err, 0, "%s", b.data);
+  buf_free (&b);
+  return -1;
+}
+
 /* Refuse a command that cannot be admitted; the text is the model's.  */
 static int
 supervisor_admit (struct supervisor *sup, const struct command_request *req,
                   struct cr_error **err)
 {
-  if (sup->slots_held >= sup->config->concurrency)
-    return cr_error_set (err, 0,
-                         "%zu commands are already running, the most allowed "
-                         "at once (sandbox.limits.concurrency)",
-                         sup->slots_held);
   if (req->line == NULL || req->line[0] == '\0')
     return cr_error_set (err, 0, "the command is empty");
   if (strlen (req->line) > SUPERVISOR_MAX_LINE)
     return cr_error_set (err, 0, "the command is longer than %d bytes",
                          SUPERVISOR_MAX_LINE);
+  if (req->background && req->timeout_seconds > 0)
+    return cr_error_set (err, 0,
+                         "timeout and background were both sent, and a "
+                         "command left running has no deadline; send one "
+                         "or the other");
+  if (sup->slots_held >= sup->config->concurrency)
+    return supervisor_refuse_full (sup, err);
   return 0;
 }
 
@@ -491,6 +694,24 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
   return 0;
 }
 
+/* A new command, not started yet.  */
+static struct command *
+command_new (struct supervisor *sup, const struct command_request *req,
+             const struct supervisor_listener *listener,
+             struct sandbox_session *session)
+{
+  struct command *cmd = xcalloc (1, sizeof *cmd);
+  cmd->sup = sup;
+  cmd->listener = *listener;
+  cmd->session = session;
+  cmd->out_fd = cmd->status_fd = -1;
+  cmd->label = notes_label (req->description, req->line);
+  struct capture_limits limits
+      = capture_limits_for_result (sup->config->output_bytes);
+  cmd->capture = capture_new (&limits, -1);
+  return cmd;
+}
+
 /* Admit, prepare and start one command.  */
 static int
 supervisor_start_command (struct supervisor *sup,
@@ -505,30 +726,23 @@ supervisor_start_command (struct supervisor *sup,
   if (supervisor_admit (sup, req, err) < 0)
     return -1;
   if (shell == NULL)
-    return cr_error_set (
-        err, 0,
-        "this machine has no POSIX shell (looked for /bin/sh and /usr/bin/sh)");
+    return cr_error_set (err, 0,
+                         "this machine has no POSIX shell (looked "
+                         "for /bin/sh and /usr/bin/sh)");
   supervisor_policy (sup, &policy);
   if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     return -1;
 
-  struct command *cmd = xcalloc (1, sizeof *cmd);
-  cmd->sup = sup;
-  cmd->listener = *listener;
-  cmd->session = session;
-  cmd->out_fd = cmd->status_fd = -1;
-  struct capture_limits limits
-      = capture_limits_for_result (sup->config->output_bytes);
-  cmd->capture = capture_new (&limits, -1);
+  struct command *cmd = command_new (sup, req, listener, session);
   if (supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
       struct cr_error *ignored = NULL;
       sandbox_dispose (session, &ignored);
       cr_error_free (ignored);
-      capture_free (cmd->capture);
-      free (cmd);
+      command_free (cmd);
       return -1;
     }
+  cmd->number = sup->next_number++;
   cmd->next = sup->commands;
   sup->commands = cmd;
   sup->slots_held++;
@@ -536,9 +750,13 @@ supervisor_start_command (struct supervisor *sup,
    * bug, and carrying on would leave a scope nobody reads.  */
   if (command_watch (cmd, err) < 0)
     abort ();
-  cmd->deadline_timer = loop_add_timer (
-      sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
-      command_deadline, cmd);
+  if (req->background)
+    cmd->early_timer = loop_add_timer (sup->loop, SUPERVISOR_EARLY_MS,
+                                       command_early_over, cmd);
+  else
+    cmd->deadline_timer = loop_add_timer (
+        sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
+        command_deadline, cmd);
   *out = cmd;
   return 0;
 }
@@ -553,6 +771,29 @@ supervisor_start (struct supervisor *sup, const struct command_request *req,
   return 0;
 }
 
+/* A stop from the list ran out of time.  */
+static void
+command_stop_overdue (struct loop *loop, void *data)
+{
+  struct command *cmd = data;
+  cmd->stop_timer = 0;
+  if (cmd->listener.stop_failed != NULL)
+    cmd->listener.stop_failed (cmd->listener.data, cmd);
+}
+
+void
+supervisor_stop (struct supervisor *sup, struct command *cmd)
+{
+  if (cmd->scope_done)
+    return;
+  if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
+    cmd->stopped = COMMAND_STOPPED_LIST;
+  command_cancel (cmd, &cmd->stop_timer);
+  cmd->stop_timer
+      = loop_add_timer (sup->loop, sup->stop_ms, command_stop_overdue, cmd);
+  command_stop_scope (cmd);
+}
+
 void
 supervisor_stop_all (struct supervisor *sup)
 {
@@ -562,6 +803,62 @@ supervisor_stop_all (struct supervisor *sup)
         cmd->stopped = COMMAND_STOPPED_HOST;
         command_stop_scope (cmd);
       }
+}
+
+/* The running commands left running, as "#N LABEL", newest last.  */
+static char **
+supervisor_running_labels (struct supervisor *sup, size_t *n)
+{
+  size_t count = 0;
+  for (struct command *c = sup->commands; c != NULL; c = c->next)
+    count += command_left_running (c);
+  char **labels = xcalloc (count + 1, sizeof *labels);
+  size_t i = count;
+  for (struct command *c = sup->commands; c != NULL; c = c->next)
+    if (command_left_running (c))
+      labels[--i] = xasprintf ("#%" PRIu64 " %s", c->number, c->label);
+  *n = count;
+  return labels;
+}
+
+char *
+supervisor_output (struct supervisor *sup, int64_t number, size_t *len)
+{
+  for (struct command *c = sup->commands; c != NULL; c = c->next)
+    if ((int64_t) c->number == number && command_left_running (c))
+      {
+        struct result_input in;
+        size_t so_far_len;
+        command_result_input (c, NULL, &in);
+        char *so_far = result_compose (&in, &so_far_len);
+        char *text
+            = notes_output_running (c->number, so_far, so_far_len,
+                                    capture_total_bytes (c->capture), len);
+        free (so_far);
+        return text;
+      }
+  size_t n;
+  char **labels = supervisor_running_labels (sup, &n);
+  char *text = notes_output_unknown (number, labels, n);
+  for (size_t i = 0; i < n; i++)
+    free (labels[i]);
+  free (labels);
+  *len = strlen (text);
+  return text;
+}
+
+bool
+supervisor_has_endings (const struct supervisor *sup)
+{
+  return sup->endings.len > 0;
+}
+
+char *
+supervisor_take_endings (struct supervisor *sup, size_t *len)
+{
+  if (sup->endings.len == 0)
+    return NULL;
+  return buf_steal (&sup->endings, len);
 }
 
 void
@@ -577,6 +874,7 @@ supervisor_free (struct supervisor *sup)
       sandbox_abandon (cmd->session);
       command_free (cmd);
     }
+  buf_free (&sup->endings);
   free (sup->workspace);
   free (sup);
 }

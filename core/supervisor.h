@@ -1,6 +1,8 @@
 /* The command supervisor: admission against the concurrency ceiling, one
  * backend session per command, its output through capture, its deadline,
- * and its ending, told to a listener as the result text the model gets.
+ * commands left running (background: true, or ctrl+b), what they have
+ * printed (bash_output), their endings, told exactly once, and stopping
+ * one from the list.
  *
  * The front ends (crucible run, the MCP server, the full-screen UI) each
  * implement the listener; the supervisor knows nothing of them.  */
@@ -22,6 +24,13 @@
  * close before saying that something it left running holds it open.  */
 #define SUPERVISOR_GRACE_MS 500
 
+/* How long a call that asked to be left running waits before it is
+ * answered: long enough for "command not found" to come back as a result.  */
+#define SUPERVISOR_EARLY_MS 200
+
+/* How long a stop from the list may take before it is reported failed.  */
+#define SUPERVISOR_STOP_MS 5000
+
 struct supervisor;
 struct command;
 
@@ -34,18 +43,31 @@ struct command_outcome
   bool still_arriving; /* its pipe was still held when it was reported */
   uint64_t bytes;      /* raw bytes that arrived */
   uint64_t lines;
-  const char *text; /* the model's result, owned by the command */
+};
+
+/* The answer to the call that started a command.  */
+struct command_answer
+{
+  const char *text; /* what the model is given, owned by the command */
   size_t text_len;
+  bool left_running; /* the command goes on; outcome is NULL */
+  bool refused;      /* it could not be started after all (its shell would
+                        not run); outcome is NULL */
+  const struct command_outcome *outcome; /* how it ended, when it did */
 };
 
 struct supervisor_listener
 {
-  /* The command has its result.  Its scope may still be being cleaned.  */
-  void (*ended) (void *data, struct command *cmd,
-                 const struct command_outcome *out);
-  /* The command could not be started after all (its shell would not run);
-   * err->msg is the refusal the model is given.  No ended follows.  */
-  void (*failed) (void *data, struct command *cmd, const struct cr_error *err);
+  /* The call is answered: with its result, with a refusal, or because the
+   * command was left running.  Exactly once per command.  */
+  void (*answered) (void *data, struct command *cmd,
+                    const struct command_answer *answer);
+  /* A command left running ended (line is the person's "✗ … ended on its
+   * own" line).  Its note for the model waits in supervisor_take_endings.  */
+  void (*ended_on_its_own) (void *data, struct command *cmd, const char *line);
+  /* A stop from the list did not finish cleaning up in time; the command
+   * keeps its slot and may be stopped again.  */
+  void (*stop_failed) (void *data, struct command *cmd);
   /* Nothing of the command's scope is left and its slot is free; cmd is
    * freed right after this returns.  */
   void (*cleaned) (void *data, struct command *cmd);
@@ -57,6 +79,7 @@ struct command_request
   const char *line;          /* the command line, run as sh -c LINE */
   const char *description;   /* how the call described itself, or NULL */
   double timeout_seconds;    /* 0: the configured per-command ceiling */
+  bool background;           /* the call asked to be left running */
   const struct env_var *env; /* variables the call names */
   size_t n_env;
 };
@@ -74,18 +97,48 @@ struct supervisor *supervisor_new (struct loop *loop,
 void supervisor_free (struct supervisor *sup);
 
 /* Admit and start a command.  A refusal (a bound passed, no shell, a policy
- * the backend cannot hold) returns -1 with *err holding the text the model
- * is given; nothing was started and nothing is left running.  */
+ * the backend cannot hold, timeout with background, a line that sleeps to
+ * wait for a later command) returns -1 with *err holding the text the
+ * model is given; nothing was started and nothing is left running.  */
 int supervisor_start (struct supervisor *sup, const struct command_request *req,
                       const struct supervisor_listener *listener,
                       struct command **out, struct cr_error **err);
 
+/* Leave a running command running and answer its call now, saying the
+ * developer pressed ctrl+b.  Returns false when there is nothing to leave:
+ * it was already answered or has ended.  */
+bool supervisor_detach (struct supervisor *sup, struct command *cmd);
+
+/* Stop a command from the list: returns at once; cleaned follows, or
+ * stop_failed when cleanup does not finish in time (then it may be called
+ * again).  A command the model was not told of yet is told it was
+ * stopped.  */
+void supervisor_stop (struct supervisor *sup, struct command *cmd);
+
 /* Stop every command (crucible is going away or was interrupted); each still
- * gets its ended and cleaned.  */
+ * gets its answer and cleaned.  */
 void supervisor_stop_all (struct supervisor *sup);
+
+/* bash_output: what command number has printed so far, bounded like a
+ * result.  The caller owns the text.  */
+char *supervisor_output (struct supervisor *sup, int64_t number, size_t *len);
+
+/* The notes of every ending not told yet, joined by blank lines, marked
+ * told; NULL when there is none.  The caller owns the text.  */
+char *supervisor_take_endings (struct supervisor *sup, size_t *len);
+
+/* Whether an ending waits to be told.  */
+bool supervisor_has_endings (const struct supervisor *sup);
 
 /* Commands holding a slot: running, or ended with cleanup unconfirmed.  */
 size_t supervisor_slots_held (const struct supervisor *sup);
+
+/* A command's number (#N) and label (its description or Bash(line)).  */
+uint64_t command_number (const struct command *cmd);
+const char *command_label (const struct command *cmd);
+
+/* Whether a command was left running and has not ended yet.  */
+bool command_left_running (const struct command *cmd);
 
 /* The shell commands run through, or NULL when this machine has none.  */
 const char *supervisor_find_shell (void);
@@ -93,5 +146,8 @@ const char *supervisor_find_shell (void);
 /* The effective deadline for a request, in milliseconds.  */
 uint64_t supervisor_deadline_ms (const struct config *config,
                                  double timeout_seconds);
+
+/* Change the stop budget (tests).  */
+void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);
 
 #endif

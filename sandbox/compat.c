@@ -230,6 +230,20 @@ compat_keeper_signals (void)
   return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* Confirm the scope empty, then stay until the host closes the channel:
+ * exiting at once would reset the channel under a STOP the host may be
+ * sending at the same moment, and a reset loses the DONE still unread.  */
+static void __attribute__ ((noreturn)) compat_keeper_done (void)
+{
+  struct broker_msg msg;
+
+  compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_DONE, 0, 0);
+  shutdown (COMPAT_CHANNEL_FD, SHUT_WR);
+  while (recv (COMPAT_CHANNEL_FD, &msg, sizeof msg, 0) > 0 || errno == EINTR)
+    ;
+  _exit (0);
+}
+
 /* Serve the channel until told to stop or until the host is gone.  */
 static void __attribute__ ((noreturn))
 compat_keeper_serve (pid_t workload, int sigfd)
@@ -253,10 +267,7 @@ compat_keeper_serve (pid_t workload, int sigfd)
           /* Nothing of the scope left once the workload has ended: say so
            * now, as the broker does, rather than waiting to be stopped.  */
           if (!compat_reap (workload, COMPAT_CHANNEL_FD))
-            {
-              compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_DONE, 0, 0);
-              _exit (0);
-            }
+            compat_keeper_done ();
         }
       if (pfd[0].revents)
         {
@@ -266,8 +277,7 @@ compat_keeper_serve (pid_t workload, int sigfd)
               && msg.type == BROKER_MSG_STOP)
             {
               compat_end_scope (workload, COMPAT_CHANNEL_FD, msg.value);
-              compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_DONE, 0, 0);
-              _exit (0);
+              compat_keeper_done ();
             }
           if (n <= 0 && !(n < 0 && errno == EINTR))
             break; /* the host is gone: nobody will read this scope */
@@ -406,7 +416,6 @@ compat_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         case BROKER_MSG_DONE:
           ev->kind = SANDBOX_EVENT_DONE;
           s->done = true;
-          compat_reap_keeper (s);
           return 0;
         default:
           return cr_error_set (
@@ -445,8 +454,10 @@ compat_dispose (struct sandbox_session *base, struct cr_error **err)
   if (s->keeper > 0 && !s->done)
     return cr_error_set (
         err, 0, "the command's process scope has not been confirmed empty");
+  /* Closing the channel lets the keeper, which has confirmed, exit.  */
   if (s->channel >= 0)
     close (s->channel);
+  compat_reap_keeper (s);
   free (s);
   return 0;
 }

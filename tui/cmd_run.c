@@ -82,27 +82,23 @@ run_exit_status (const struct command_outcome *out)
       return RUN_EXIT_TIMEOUT;
     case RESULT_CEILING:
       return RUN_EXIT_CEILING;
+    case RESULT_RUNNING:
+      break;
     }
   return RUN_EXIT_REFUSED;
 }
 
+/* The call's answer: run never asks to be left running, so it is the
+ * result or a refusal.  */
 static void
-run_on_ended (void *data, struct command *cmd,
-              const struct command_outcome *out)
+run_on_answered (void *data, struct command *cmd,
+                 const struct command_answer *answer)
 {
   struct run_state *st = data;
   st->reported = true;
-  st->exit_status = run_exit_status (out);
-  run_print_result (st, out->text, out->text_len);
-}
-
-static void
-run_on_failed (void *data, struct command *cmd, const struct cr_error *err)
-{
-  struct run_state *st = data;
-  st->reported = true;
-  st->exit_status = RUN_EXIT_REFUSED;
-  run_print_result (st, err->msg, strlen (err->msg));
+  st->exit_status = answer->outcome != NULL ? run_exit_status (answer->outcome)
+                                            : RUN_EXIT_REFUSED;
+  run_print_result (st, answer->text, answer->text_len);
 }
 
 static void
@@ -237,10 +233,8 @@ run_command (const struct run_options *opts, const struct config *cfg,
                                  .timeout_seconds = opts->timeout_seconds,
                                  .env = opts->env,
                                  .n_env = opts->n_env };
-  struct supervisor_listener listener = { .ended = run_on_ended,
-                                          .failed = run_on_failed,
-                                          .cleaned = run_on_cleaned,
-                                          .data = &st };
+  struct supervisor_listener listener
+      = { .answered = run_on_answered, .cleaned = run_on_cleaned, .data = &st };
   if (supervisor_start (st.sup, &req, &listener, &cmd, &err) < 0)
     {
       run_print_result (&st, err->msg, strlen (err->msg));

@@ -268,6 +268,8 @@ peer_report (struct peer *p, const struct broker_msg *m)
       return;
     case BROKER_MSG_DONE:
       peer_say (p, "done");
+      /* The host's side of the end: the broker stays until it sees this.  */
+      shutdown (p->channel, SHUT_WR);
       return;
     default:
       peer_say (p, "message type=%u value=%d", m->type, m->value);

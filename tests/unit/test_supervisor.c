@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -26,27 +27,41 @@ struct fixture
   struct sandbox_backend *backend;
   struct config *config;
   struct supervisor *sup;
-  int ended, cleaned, failed;
-  char text[4096];
+  int answered, refused, left_running, cleaned, stop_failed, endings;
+  char text[8192];
+  char line[512];
   struct command_outcome last;
+  struct command *cmd; /* the last command answered */
 };
 
 static void
-on_ended (void *data, struct command *cmd, const struct command_outcome *out)
+on_answered (void *data, struct command *cmd,
+             const struct command_answer *answer)
 {
   struct fixture *f = data;
-  f->ended++;
-  f->last = *out;
-  snprintf (f->text, sizeof f->text, "%s", out->text);
-  f->last.text = f->text;
+  f->answered++;
+  f->refused += answer->refused;
+  f->left_running += answer->left_running;
+  if (answer->outcome != NULL)
+    f->last = *answer->outcome;
+  snprintf (f->text, sizeof f->text, "%.*s", (int) answer->text_len,
+            answer->text);
+  f->cmd = cmd;
 }
 
 static void
-on_failed (void *data, struct command *cmd, const struct cr_error *err)
+on_ended_on_its_own (void *data, struct command *cmd, const char *line)
 {
   struct fixture *f = data;
-  f->failed++;
-  snprintf (f->text, sizeof f->text, "%s", err->msg);
+  f->endings++;
+  snprintf (f->line, sizeof f->line, "%s", line);
+}
+
+static void
+on_stop_failed (void *data, struct command *cmd)
+{
+  struct fixture *f = data;
+  f->stop_failed++;
 }
 
 static void
@@ -54,6 +69,8 @@ on_cleaned (void *data, struct command *cmd)
 {
   struct fixture *f = data;
   f->cleaned++;
+  if (f->cmd == cmd)
+    f->cmd = NULL;
 }
 
 static int
@@ -85,8 +102,11 @@ static const struct supervisor_listener *
 listener_for (struct fixture *f)
 {
   static struct supervisor_listener l;
-  l = (struct supervisor_listener){ on_ended, on_failed, on_cleaned, NULL };
-  l.data = f;
+  l = (struct supervisor_listener){ .answered = on_answered,
+                                    .ended_on_its_own = on_ended_on_its_own,
+                                    .stop_failed = on_stop_failed,
+                                    .cleaned = on_cleaned,
+                                    .data = f };
   return &l;
 }
 
@@ -119,7 +139,7 @@ test_result_of_a_command (void **state)
   struct fixture *f = *state;
   start_ok (f, "printf 'a\\nb\\n'; exit 4");
   drive_until_cleaned (f, 1);
-  assert_int_equal (f->ended, 1);
+  assert_int_equal (f->answered, 1);
   assert_int_equal (f->last.ending, RESULT_EXITED);
   assert_int_equal (f->last.exit_status, 4);
   assert_int_equal (f->last.lines, 2);
@@ -138,14 +158,18 @@ test_concurrency_ceiling_refuses (void **state)
   struct cr_error *err = NULL;
 
   f->config->concurrency = 2;
-  start_ok (f, "sleep 0.3");
+  struct command_request first
+      = { .line = "sleep 0.3", .description = "waiting" };
+  assert_int_equal (
+      supervisor_start (f->sup, &first, listener_for (f), &cmd, &err), 0);
   start_ok (f, "sleep 0.3");
   assert_int_equal (supervisor_slots_held (f->sup), 2);
   assert_int_equal (
       supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), -1);
-  assert_string_equal (
-      err->msg, "[refused: 2 commands are already running, the most allowed at "
-                "once (sandbox.limits.concurrency); nothing was run]");
+  assert_string_equal (err->msg,
+                       "[refused: 2 commands are already running: #1 waiting, "
+                       "#2 Bash(sleep 0.3); that is the most allowed at once "
+                       "(sandbox.limits.concurrency); nothing was run]");
   cr_error_free (err);
   drive_until_cleaned (f, 2);
   /* The slots are free again once both are cleaned.  */
@@ -196,8 +220,8 @@ test_setup_failure_is_a_refusal (void **state)
   f->sup = sup;
   drive_until_cleaned (f, 1);
   f->sup = saved;
-  assert_int_equal (f->failed, 1);
-  assert_int_equal (f->ended, 0);
+  assert_int_equal (f->refused, 1);
+  assert_int_equal (f->answered, 1);
   assert_string_equal (f->text, "[refused: setting up the command: No such "
                                 "file or directory; nothing was run]");
   supervisor_free (sup);
@@ -267,6 +291,206 @@ test_compat_claims_and_policy (void **state)
   cr_error_free (err);
 }
 
+/* Turn the loop for ms milliseconds.  */
+static void
+drive_for (struct fixture *f, uint64_t ms)
+{
+  struct cr_error *err = NULL;
+  uint64_t start = loop_now_ms ();
+  while (loop_now_ms () - start < ms)
+    assert_int_equal (loop_run_once (f->loop, 20, &err), 0);
+}
+
+/* Turn the loop until cond is non-zero, bounded at ten seconds.  */
+static void
+drive_until (struct fixture *f, const int *cond)
+{
+  struct cr_error *err = NULL;
+  uint64_t start = loop_now_ms ();
+  while (*cond == 0 && loop_now_ms () - start < 10000)
+    assert_int_equal (loop_run_once (f->loop, 50, &err), 0);
+  assert_true (*cond != 0);
+}
+
+static struct command *
+start_req (struct fixture *f, const struct command_request *req)
+{
+  struct command *cmd = NULL;
+  struct cr_error *err = NULL;
+  assert_int_equal (
+      supervisor_start (f->sup, req, listener_for (f), &cmd, &err), 0);
+  return cmd;
+}
+
+static void
+test_background_failing_at_once_is_a_result (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req
+      = { .line = "echo 'npm: command not found'; exit 127",
+          .background = true };
+  start_req (f, &req);
+  drive_until (f, &f->answered);
+  assert_int_equal (f->left_running, 0);
+  assert_string_equal (f->text, "npm: command not found\n[exit status 127]");
+  drive_until_cleaned (f, 1);
+}
+
+static void
+test_background_left_running_and_its_ending (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req
+      = { .line = "echo ready; sleep 0.6; echo bye; exit 1",
+          .description = "starting the dev server",
+          .background = true };
+  uint64_t start = loop_now_ms ();
+  struct command *cmd = start_req (f, &req);
+  drive_until (f, &f->answered);
+  uint64_t took = loop_now_ms () - start;
+  assert_true (took >= 200 && took < 500);
+  assert_int_equal (f->left_running, 1);
+  assert_string_equal (f->text,
+                       "ready\n\n[left running as #1; ask bash_output what it "
+                       "has printed so far, and its output is handed over when "
+                       "it ends; do not poll or wait for it]");
+  assert_true (command_left_running (cmd));
+
+  size_t len;
+  char *out = supervisor_output (f->sup, 1, &len);
+  assert_string_equal (out, "ready\n[#1 is still running]");
+  free (out);
+  out = supervisor_output (f->sup, 7, &len);
+  assert_string_equal (out,
+                       "[no command is running as #7; running now: #1 starting "
+                       "the dev server; a command that has ended leaves this "
+                       "list, and what it printed is handed over on its own]");
+  free (out);
+  assert_false (supervisor_has_endings (f->sup));
+
+  drive_until (f, &f->endings);
+  assert_string_equal (f->line,
+                       "\xe2\x9c\x97 starting the dev server ended on its own "
+                       "\xc2\xb7 exit status 1 \xc2\xb7 2 lines");
+  char *note = supervisor_take_endings (f->sup, &len);
+  assert_string_equal (
+      note,
+      "[#1 starting the dev server ended on its own \xc2\xb7 exit status 1 "
+      "\xc2\xb7 2 lines; what it printed:]\nready\nbye\n[exit status 1]");
+  free (note);
+  /* Told exactly once.  */
+  assert_null (supervisor_take_endings (f->sup, &len));
+  drive_until_cleaned (f, 1);
+  out = supervisor_output (f->sup, 1, &len);
+  assert_string_equal (out, "[no command is running as #1; nothing is running "
+                            "now; a command that has ended leaves this list, "
+                            "and what it printed is handed over on its own]");
+  free (out);
+}
+
+static void
+test_output_of_a_quiet_command (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req = { .line = "sleep 5", .background = true };
+  struct command *cmd = start_req (f, &req);
+  drive_until (f, &f->answered);
+  assert_string_equal (
+      f->text,
+      "[left running as #1; ask bash_output what it has printed so far, and "
+      "its output is handed over when it ends; do not poll or wait for it]");
+  size_t len;
+  char *out = supervisor_output (f->sup, 1, &len);
+  assert_string_equal (out, "[#1 is running and has printed nothing yet]");
+  free (out);
+  supervisor_stop (f->sup, cmd);
+  drive_until_cleaned (f, 1);
+  assert_int_equal (f->endings, 0); /* stopped from the list: no line */
+  char *note = supervisor_take_endings (f->sup, &len);
+  assert_string_equal (note,
+                       "[#1 Bash(sleep 5) was stopped from the list \xc2\xb7 "
+                       "killed by signal 9 \xc2\xb7 0 lines; what it "
+                       "printed:]\n(no output)\n[the command was killed]");
+  free (note);
+}
+
+static void
+test_ctrl_b_leaves_it_running (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req = { .line = "echo compiling; sleep 5" };
+  struct command *cmd = start_req (f, &req);
+  drive_for (f, 150);
+  assert_int_equal (f->answered, 0);
+  assert_true (supervisor_detach (f->sup, cmd));
+  assert_int_equal (f->answered, 1);
+  assert_string_equal (
+      f->text,
+      "compiling\n\n[left running as #1; the developer pressed ctrl+b to leave "
+      "it running rather than keep waiting; carry on with what does not depend "
+      "on it; ask bash_output what it has printed so far, and its output is "
+      "handed over when it ends; do not poll or wait for it]");
+  assert_false (supervisor_detach (f->sup, cmd));
+  supervisor_stop (f->sup, cmd);
+  drive_until_cleaned (f, 1);
+}
+
+static void
+test_timeout_with_background_is_refused (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req
+      = { .line = "npm run dev", .background = true, .timeout_seconds = 30 };
+  struct command *cmd = NULL;
+  struct cr_error *err = NULL;
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), -1);
+  assert_string_equal (
+      err->msg,
+      "[refused: timeout and background were both sent, and a command left "
+      "running has no deadline; send one or the other; nothing was run]");
+  cr_error_free (err);
+  assert_int_equal (supervisor_slots_held (f->sup), 0);
+}
+
+/* The pid of this process's only child, the command's scope keeper.  */
+static pid_t
+keeper_pid (void)
+{
+  char path[64], buf[256];
+  snprintf (path, sizeof path, "/proc/self/task/%d/children", (int) getpid ());
+  FILE *fp = fopen (path, "r");
+  assert_non_null (fp);
+  assert_non_null (fgets (buf, sizeof buf, fp));
+  fclose (fp);
+  return (pid_t) strtol (buf, NULL, 10);
+}
+
+static void
+test_stop_failed_keeps_the_slot_and_retries (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req = { .line = "sleep 30", .background = true };
+  struct command *cmd = start_req (f, &req);
+  drive_until (f, &f->answered);
+  supervisor_set_stop_ms (f->sup, 300);
+  /* The keeper cannot answer while stopped: cleanup cannot finish.  */
+  pid_t keeper = keeper_pid ();
+  assert_int_equal (kill (keeper, SIGSTOP), 0);
+  supervisor_stop (f->sup, cmd);
+  drive_until (f, &f->stop_failed);
+  assert_int_equal (f->cleaned, 0);
+  assert_int_equal (supervisor_slots_held (f->sup), 1);
+  assert_true (command_left_running (cmd));
+  assert_false (supervisor_has_endings (f->sup));
+  /* x again, once the keeper can answer.  */
+  assert_int_equal (kill (keeper, SIGCONT), 0);
+  supervisor_stop (f->sup, cmd);
+  drive_until_cleaned (f, 1);
+  assert_int_equal (f->stop_failed, 1);
+  assert_int_equal (supervisor_slots_held (f->sup), 0);
+}
+
 int
 main (void)
 {
@@ -283,6 +507,18 @@ main (void)
                                      teardown),
     cmocka_unit_test_setup_teardown (test_compat_claims_and_policy, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (
+        test_background_failing_at_once_is_a_result, setup, teardown),
+    cmocka_unit_test_setup_teardown (
+        test_background_left_running_and_its_ending, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_output_of_a_quiet_command, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_ctrl_b_leaves_it_running, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_timeout_with_background_is_refused,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (
+        test_stop_failed_keeps_the_slot_and_retries, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

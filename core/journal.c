@@ -1,0 +1,736 @@
+/* The session journal: lifecycle facts as JSON Lines.  */
+#include <config.h>
+
+#include "core/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/result.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+
+/* What an ellipsis costs, encoded: "…" is U+2026, three bytes.  */
+#define JOURNAL_ELLIPSIS "\xe2\x80\xa6"
+#define JOURNAL_ELLIPSIS_LEN 3
+
+struct journal
+{
+  int fd;
+  char session[JOURNAL_SESSION_LEN + 1];
+  char *path;    /* NULL when opened on a descriptor */
+  uint64_t seq;  /* the last seq given out */
+  uint64_t lost; /* facts whose line was not written */
+  bool torn;     /* a partial line was left: end it before the next */
+};
+
+static const char *const journal_fact_names[JOURNAL_FACT_COUNT] = {
+  [JOURNAL_SESSION_START] = "session_start",
+  [JOURNAL_SESSION_END] = "session_end",
+  [JOURNAL_POLICY] = "policy",
+  [JOURNAL_START] = "start",
+  [JOURNAL_FINISH] = "finish",
+  [JOURNAL_ENDING] = "ending",
+  [JOURNAL_BACKGROUND] = "background",
+  [JOURNAL_STOP] = "stop",
+  [JOURNAL_STOP_FAILED] = "stop_failed",
+  [JOURNAL_CLEANUP] = "cleanup",
+  [JOURNAL_CLEANUP_FAILED] = "cleanup_failed",
+  [JOURNAL_REFUSAL] = "refusal",
+  [JOURNAL_APPROVAL] = "approval",
+  [JOURNAL_VIOLATION] = "violation",
+  [JOURNAL_USAGE] = "usage",
+  [JOURNAL_PUBLICATION] = "publication",
+};
+
+/* Names every line has, and names that would invite forbidden content: a
+ * tripwire against a caller adding a command line or a secret by name.  */
+static const char *const journal_refused_names[] = {
+  "ts",           "session",     "seq",        "fact",        "command",
+  "call",         "argv",        "args",       "arguments",   "cmdline",
+  "command_line", "description", "env",        "environment", "password",
+  "secret",       "token",       "credential", "credentials", NULL,
+};
+
+const char *
+journal_fact_name (enum journal_fact fact)
+{
+  if ((unsigned) fact >= JOURNAL_FACT_COUNT)
+    return NULL;
+  return journal_fact_names[fact];
+}
+
+/* Report a failure of journal_fact() without touching an error the caller
+ * already holds.  Returns -1.  */
+static int journal_fail (struct cr_error **err, int code, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+journal_fail (struct cr_error **err, int code, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (err == NULL || *err != NULL)
+    return -1;
+  va_start (ap, fmt);
+  cleanup_free char *msg = xvasprintf (fmt, ap);
+  va_end (ap);
+  return cr_error_set (err, code, "%s", msg);
+}
+
+/* Whether s is a session id: exactly JOURNAL_SESSION_LEN lowercase hex.  */
+static bool
+journal_session_valid (const char *s)
+{
+  size_t i;
+  for (i = 0; s[i] != '\0'; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return i == JOURNAL_SESSION_LEN;
+}
+
+/* Fill out with a fresh random session id from getrandom().  */
+static int
+journal_session_random (char out[JOURNAL_SESSION_LEN + 1],
+                        struct cr_error **err)
+{
+  static const char hex[] = "0123456789abcdef";
+  unsigned char bytes[JOURNAL_SESSION_LEN / 2];
+  size_t got = 0;
+
+  while (got < sizeof bytes)
+    {
+      ssize_t n = getrandom (bytes + got, sizeof bytes - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return cr_error_set (err, errno, _ ("making a journal session id"));
+      got += (size_t) n;
+    }
+  for (size_t i = 0; i < sizeof bytes; i++)
+    {
+      out[2 * i] = hex[bytes[i] >> 4];
+      out[2 * i + 1] = hex[bytes[i] & 0xf];
+    }
+  out[JOURNAL_SESSION_LEN] = '\0';
+  return 0;
+}
+
+/* Take session, or make one when it is NULL.  */
+static int
+journal_session_pick (char out[JOURNAL_SESSION_LEN + 1], const char *session,
+                      struct cr_error **err)
+{
+  if (session == NULL)
+    return journal_session_random (out, err);
+  if (!journal_session_valid (session))
+    return cr_error_set (err, 0,
+                         _ ("journal session id '%.64s' is not %d lowercase "
+                            "hex digits"),
+                         session, JOURNAL_SESSION_LEN);
+  memcpy (out, session, JOURNAL_SESSION_LEN + 1);
+  return 0;
+}
+
+/* The default directory: $XDG_STATE_HOME/crucible when that is absolute
+ * (the XDG rule is to ignore a relative one), else
+ * $HOME/.local/state/crucible.  The caller owns the result; NULL after
+ * filling *err.  */
+static char *
+journal_default_dir (struct cr_error **err)
+{
+  const char *xdg = getenv ("XDG_STATE_HOME");
+  if (xdg != NULL && xdg[0] == '/')
+    return xasprintf ("%s/crucible", xdg);
+  const char *home = getenv ("HOME");
+  if (home == NULL || home[0] == '\0')
+    {
+      cr_error_set (err, 0,
+                    _ ("placing the journal: neither XDG_STATE_HOME nor "
+                       "HOME is set"));
+      return NULL;
+    }
+  if (home[0] != '/')
+    {
+      cr_error_set (err, 0,
+                    _ ("placing the journal: HOME '%s' is not an absolute "
+                       "path"),
+                    home);
+      return NULL;
+    }
+  return xasprintf ("%s/.local/state/crucible", home);
+}
+
+/* Open the directory component name under parent (an O_PATH descriptor),
+ * creating it mode 0700 when it is missing.  Returns a descriptor or -1.
+ * shown is the path so far, for messages.  */
+static int
+journal_dir_step (int parent, const char *name, const char *shown,
+                  struct cr_error **err)
+{
+  int flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  int fd = openat (parent, name, flags);
+  if (fd >= 0)
+    return fd;
+  if (errno != ENOENT)
+    return cr_error_set (err, errno, _ ("opening journal directory %s"), shown);
+  if (mkdirat (parent, name, 0700) < 0 && errno != EEXIST)
+    return cr_error_set (err, errno, _ ("creating journal directory %s"),
+                         shown);
+  fd = openat (parent, name, flags);
+  if (fd < 0)
+    return cr_error_set (err, errno, _ ("opening journal directory %s"), shown);
+  return fd;
+}
+
+/* Check that the final directory is one the user alone controls.  Whoever
+ * else could write it could remove or rename the journal under us.  */
+static int
+journal_dir_check (int fd, const char *dir, struct cr_error **err)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, _ ("checking journal directory %s"), dir);
+  if (!S_ISDIR (st.st_mode))
+    return cr_error_set (err, 0, _ ("journal directory %s is not a directory"),
+                         dir);
+  if (st.st_uid != geteuid ())
+    return cr_error_set (err, 0,
+                         _ ("journal directory %s is owned by uid %lu, not "
+                            "by you (uid %lu); refusing it"),
+                         dir, (unsigned long) st.st_uid,
+                         (unsigned long) geteuid ());
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return cr_error_set (err, 0,
+                         _ ("journal directory %s is writable by others "
+                            "(mode %04o); refusing it"),
+                         dir, (unsigned) (st.st_mode & 07777));
+  return 0;
+}
+
+/* Open the last component: created when missing, never followed when it is
+ * a symbolic link (an attacker's link would send facts elsewhere).  */
+static int
+journal_dir_last (int parent, const char *name, const char *dir,
+                  struct cr_error **err)
+{
+  struct stat st;
+
+  if (fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno != ENOENT)
+        return cr_error_set (err, errno, _ ("checking journal directory %s"),
+                             dir);
+      if (mkdirat (parent, name, 0700) < 0 && errno != EEXIST)
+        return cr_error_set (err, errno, _ ("creating journal directory %s"),
+                             dir);
+      if (fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return cr_error_set (err, errno, _ ("checking journal directory %s"),
+                             dir);
+    }
+  if (S_ISLNK (st.st_mode))
+    return cr_error_set (err, 0,
+                         _ ("journal directory %s is a symbolic link; "
+                            "refusing it"),
+                         dir);
+  if (!S_ISDIR (st.st_mode))
+    return cr_error_set (err, 0, _ ("journal directory %s is not a directory"),
+                         dir);
+  cleanup_close int fd
+      = openat (parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return cr_error_set (err, errno, _ ("opening journal directory %s"), dir);
+  struct stat now;
+  if (fstat (fd, &now) < 0)
+    return cr_error_set (err, errno, _ ("checking journal directory %s"), dir);
+  if (now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    return cr_error_set (err, 0,
+                         _ ("journal directory %s changed while it was "
+                            "opened; refusing it"),
+                         dir);
+  if (journal_dir_check (fd, dir, err) < 0)
+    return -1;
+  return steal_fd (&fd);
+}
+
+/* Open dir (absolute) as an O_PATH descriptor, creating each missing
+ * component mode 0700.  Components before the last may be symbolic links
+ * (a home directory often is one); the last may not.  */
+static int
+journal_dir_open (const char *dir, struct cr_error **err)
+{
+  if (dir[0] != '/')
+    return cr_error_set (
+        err, 0, _ ("journal directory %s is not an absolute path"), dir);
+  cleanup_free char *copy = xstrdup (dir);
+  size_t len = strlen (copy);
+  while (len > 1 && copy[len - 1] == '/')
+    copy[--len] = '\0';
+
+  cleanup_close int fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return cr_error_set (err, errno, _ ("opening journal directory /"));
+  if (len == 1)
+    {
+      if (journal_dir_check (fd, "/", err) < 0)
+        return -1;
+      return steal_fd (&fd);
+    }
+
+  char *last = strrchr (copy, '/') + 1;
+  for (char *p = copy + 1; p < last;)
+    {
+      char *slash = strchr (p, '/');
+      *slash = '\0';
+      if (*p != '\0')
+        {
+          int next = journal_dir_step (fd, p, copy, err);
+          if (next < 0)
+            return -1;
+          close (fd);
+          fd = next;
+        }
+      *slash = '/';
+      p = slash + 1;
+    }
+  return journal_dir_last (fd, last, copy, err);
+}
+
+/* Make a journal around an open descriptor, which it now owns.  */
+static struct journal *
+journal_new (int fd, const char *session, char *path)
+{
+  struct journal *j = xcalloc (1, sizeof *j);
+  j->fd = fd;
+  memcpy (j->session, session, JOURNAL_SESSION_LEN + 1);
+  j->path = path;
+  return j;
+}
+
+int
+journal_open_session (struct journal **out, const char *dir,
+                      const char *session, struct cr_error **err)
+{
+  char id[JOURNAL_SESSION_LEN + 1];
+  cleanup_free char *fallback = NULL;
+
+  *out = NULL;
+  if (journal_session_pick (id, session, err) < 0)
+    return -1;
+  if (dir == NULL)
+    {
+      fallback = journal_default_dir (err);
+      if (fallback == NULL)
+        return -1;
+      dir = fallback;
+    }
+  cleanup_close int dirfd = journal_dir_open (dir, err);
+  if (dirfd < 0)
+    return -1;
+
+  cleanup_free char *name = xasprintf ("%s.jsonl", id);
+  cleanup_free char *path = xasprintf (
+      "%s%s%s", dir, dir[strlen (dir) - 1] == '/' ? "" : "/", name);
+  /* O_EXCL: a session's file is never reused or appended to by another;
+   * O_NOFOLLOW: a planted link is refused (O_EXCL refuses it too).  */
+  int fd = openat (
+      dirfd, name,
+      O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return cr_error_set (err, errno, _ ("creating journal %s"), path);
+  *out = journal_new (fd, id, steal_pointer (&path));
+  return 0;
+}
+
+int
+journal_open (struct journal **out, const char *dir, struct cr_error **err)
+{
+  return journal_open_session (out, dir, NULL, err);
+}
+
+int
+journal_open_fd (struct journal **out, int fd, const char *session,
+                 struct cr_error **err)
+{
+  char id[JOURNAL_SESSION_LEN + 1];
+
+  *out = NULL;
+  if (journal_session_pick (id, session, err) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  *out = journal_new (fd, id, NULL);
+  return 0;
+}
+
+const char *
+journal_session (const struct journal *j)
+{
+  return j->session;
+}
+
+const char *
+journal_path (const struct journal *j)
+{
+  return j->path;
+}
+
+uint64_t
+journal_lost (const struct journal *j)
+{
+  return j->lost;
+}
+
+/* Whether name may name a caller field.  */
+static bool
+journal_name_valid (const char *name)
+{
+  size_t len = strlen (name);
+  if (len == 0 || len > JOURNAL_MAX_NAME || name[0] < 'a' || name[0] > 'z')
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if (!((name[i] >= 'a' && name[i] <= 'z')
+          || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+      return false;
+  for (size_t i = 0; journal_refused_names[i] != NULL; i++)
+    if (strcmp (name, journal_refused_names[i]) == 0)
+      return false;
+  return true;
+}
+
+/* Check the caller's fields; nothing is written when they are refused.  */
+static int
+journal_check_fields (const struct journal_field *fields, size_t n,
+                      struct cr_error **err)
+{
+  if (n > JOURNAL_MAX_FIELDS)
+    return journal_fail (err, 0, "journal fact with %zu fields (at most %d)", n,
+                         JOURNAL_MAX_FIELDS);
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct journal_field *f = &fields[i];
+      if (f->name == NULL || !journal_name_valid (f->name))
+        return journal_fail (err, 0, "journal field name '%.40s' refused",
+                             f->name != NULL ? f->name : "(null)");
+      if (f->kind != JOURNAL_STRING && f->kind != JOURNAL_INT
+          && f->kind != JOURNAL_BOOL)
+        return journal_fail (err, 0, "journal field %s has no valid kind",
+                             f->name);
+      if (f->kind == JOURNAL_STRING && f->s == NULL)
+        return journal_fail (err, 0, "journal field %s has no string", f->name);
+      for (size_t k = 0; k < i; k++)
+        if (strcmp (fields[k].name, f->name) == 0)
+          return journal_fail (err, 0, "journal field %s given twice", f->name);
+    }
+  return 0;
+}
+
+/* Length of the valid UTF-8 character at s (len bytes available), or 0
+ * when the bytes there are not one (RFC 3629: no overlongs, surrogates or
+ * code points past U+10FFFF).  */
+static size_t
+journal_utf8_len (const unsigned char *s, size_t len)
+{
+  unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+  size_t n;
+
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    {
+      n = 3;
+      lo = c == 0xe0 ? 0xa0 : 0x80;
+      hi = c == 0xed ? 0x9f : 0xbf;
+    }
+  else if (c >= 0xf0 && c <= 0xf4)
+    {
+      n = 4;
+      lo = c == 0xf0 ? 0x90 : 0x80;
+      hi = c == 0xf4 ? 0x8f : 0xbf;
+    }
+  else
+    return 0;
+  if (len < n || s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t k = 2; k < n; k++)
+    if (s[k] < 0x80 || s[k] > 0xbf)
+      return 0;
+  return n;
+}
+
+/* Copy s into out as valid UTF-8, each invalid byte becoming U+FFFD.  Only
+ * a prefix is read: past JOURNAL_MAX_STRING source bytes every character
+ * costs at least one encoded byte, so nothing there survives the cut (the
+ * slack lets the character straddling the bound finish).  */
+static void
+journal_clean (struct buf *out, const char *s)
+{
+  size_t len = strnlen (s, JOURNAL_MAX_STRING + 4);
+  const unsigned char *u = (const unsigned char *) s;
+
+  for (size_t i = 0; i < len;)
+    {
+      size_t k = journal_utf8_len (u + i, len - i);
+      if (k == 0)
+        {
+          buf_puts (out, "\xef\xbf\xbd");
+          i++;
+          continue;
+        }
+      buf_append (out, s + i, k);
+      i += k;
+    }
+  if (out->data == NULL)
+    buf_append (out, "", 0);
+}
+
+/* Append s (valid UTF-8) as a JSON string of at most cap encoded bytes
+ * between the quotes; a longer one is cut at a character boundary and ends
+ * with "…".  cap is at least JOURNAL_ELLIPSIS_LEN.  */
+static void
+journal_put_string (struct buf *line, const char *s, size_t len, size_t cap)
+{
+  buf_putc (line, '"');
+  if (result_json_size (s, len) <= cap)
+    {
+      result_json_escape (line, s, len);
+      buf_putc (line, '"');
+      return;
+    }
+  size_t used = 0, end = 0;
+  while (end < len)
+    {
+      unsigned char c = (unsigned char) s[end];
+      size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+      size_t cost = k == 1 ? result_json_size (s + end, 1) : k;
+      if (used + cost + JOURNAL_ELLIPSIS_LEN > cap)
+        break;
+      used += cost;
+      end += k;
+    }
+  result_json_escape (line, s, end);
+  buf_puts (line, JOURNAL_ELLIPSIS);
+  buf_putc (line, '"');
+}
+
+/* The current time, RFC 3339 in UTC with milliseconds.  */
+static void
+journal_timestamp (char out[32])
+{
+  struct timespec now;
+  struct tm tm;
+
+  clock_gettime (CLOCK_REALTIME, &now);
+  gmtime_r (&now.tv_sec, &tm);
+  size_t n = strftime (out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000L);
+}
+
+/* What one line holds before it is laid out.  */
+struct journal_line
+{
+  const char *ts;
+  uint64_t seq;
+  const char *fact;
+  uint64_t command;
+  const struct buf *call; /* cleaned; NULL: none */
+  const struct journal_field *fields;
+  const struct buf *strings; /* cleaned string of each field */
+  size_t n;
+};
+
+/* Lay out one line, every string at most cap encoded bytes.  */
+static void
+journal_layout (const struct journal *j, const struct journal_line *l,
+                size_t cap, struct buf *out)
+{
+  out->len = 0;
+  buf_printf (out,
+              "{\"ts\":\"%s\",\"session\":\"%s\",\"seq\":%" PRIu64
+              ",\"fact\":\"%s\"",
+              l->ts, j->session, l->seq, l->fact);
+  if (l->command != 0)
+    buf_printf (out, ",\"command\":%" PRIu64, l->command);
+  if (l->call != NULL)
+    {
+      buf_puts (out, ",\"call\":");
+      journal_put_string (out, l->call->data, l->call->len, cap);
+    }
+  for (size_t i = 0; i < l->n; i++)
+    {
+      const struct journal_field *f = &l->fields[i];
+      buf_printf (out, ",\"%s\":", f->name);
+      if (f->kind == JOURNAL_STRING)
+        journal_put_string (out, l->strings[i].data, l->strings[i].len, cap);
+      else if (f->kind == JOURNAL_INT)
+        buf_printf (out, "%" PRId64, f->i);
+      else
+        buf_puts (out, f->b ? "true" : "false");
+    }
+  buf_puts (out, "}\n");
+}
+
+/* Lay out the line within JOURNAL_MAX_LINE: strings at JOURNAL_MAX_STRING
+ * when that fits, else at the largest common bound that does.  The bound
+ * always exists: with every string at "…" a line is about 1 KiB.  */
+static void
+journal_fit (const struct journal *j, const struct journal_line *l,
+             struct buf *out)
+{
+  journal_layout (j, l, JOURNAL_MAX_STRING, out);
+  if (out->len <= JOURNAL_MAX_LINE)
+    return;
+  size_t lo = JOURNAL_ELLIPSIS_LEN, hi = JOURNAL_MAX_STRING - 1;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo + 1) / 2;
+      journal_layout (j, l, mid, out);
+      if (out->len <= JOURNAL_MAX_LINE)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+  journal_layout (j, l, lo, out);
+}
+
+/* Write all of data, retrying the remainder after a partial write.  Sets
+ * *partial when some bytes went out before the failure.  */
+static int
+journal_write_all (int fd, const char *data, size_t len, bool *partial)
+{
+  size_t done = 0;
+
+  *partial = false;
+  while (done < len)
+    {
+      ssize_t n = write (fd, data + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          if (n == 0)
+            errno = EIO;
+          *partial = done > 0;
+          return -1;
+        }
+      done += (size_t) n;
+    }
+  return 0;
+}
+
+/* Write a laid-out line.  After a torn line the file lacks its newline;
+ * this line then starts with one, so the damage stays one unparsable
+ * line rather than spoiling this one too.  */
+static int
+journal_emit (struct journal *j, const char *fact, struct buf *line,
+              uint64_t seq, struct cr_error **err)
+{
+  const char *data = line->data;
+  size_t len = line->len;
+  cleanup_free char *mended = NULL;
+  bool partial;
+
+  if (j->torn)
+    {
+      mended = xasprintf ("\n%s", line->data);
+      data = mended;
+      len++;
+    }
+  if (journal_write_all (j->fd, data, len, &partial) < 0)
+    {
+      int saved = errno;
+      j->lost++;
+      j->torn = j->torn || partial;
+      return journal_fail (
+          err, saved, "writing journal fact %s (seq %" PRIu64 ") to %s", fact,
+          seq, j->path != NULL ? j->path : "the journal");
+    }
+  j->torn = false;
+  return 0;
+}
+
+int
+journal_fact (struct journal *j, enum journal_fact fact, uint64_t command,
+              const char *call, const struct journal_field *fields, size_t n,
+              struct cr_error **err)
+{
+  const char *name = journal_fact_name (fact);
+  if (name == NULL)
+    return journal_fail (err, 0, "journal fact %d is not one", (int) fact);
+  if (n > 0 && fields == NULL)
+    return journal_fail (err, 0, "journal fact %s without its fields", name);
+  if (journal_check_fields (fields, n, err) < 0)
+    return -1;
+
+  struct buf call_clean = BUF_INIT;
+  struct buf *strings = xcalloc (n > 0 ? n : 1, sizeof *strings);
+  if (call != NULL)
+    journal_clean (&call_clean, call);
+  for (size_t i = 0; i < n; i++)
+    if (fields[i].kind == JOURNAL_STRING)
+      journal_clean (&strings[i], fields[i].s);
+
+  char ts[32];
+  journal_timestamp (ts);
+  struct journal_line l = {
+    .ts = ts,
+    .seq = ++j->seq,
+    .fact = name,
+    .command = command,
+    .call = call != NULL ? &call_clean : NULL,
+    .fields = fields,
+    .strings = strings,
+    .n = n,
+  };
+  struct buf line = BUF_INIT;
+  journal_fit (j, &l, &line);
+  int ret = journal_emit (j, name, &line, l.seq, err);
+
+  buf_free (&line);
+  buf_free (&call_clean);
+  for (size_t i = 0; i < n; i++)
+    buf_free (&strings[i]);
+  free (strings);
+  return ret;
+}
+
+int
+journal_usage (struct journal *j, uint64_t command, const char *call,
+               const struct journal_usage *usage, struct cr_error **err)
+{
+  const struct journal_field fields[] = {
+    JOURNAL_INT64 ("cpu_user_ms", usage->cpu_user_ms),
+    JOURNAL_INT64 ("cpu_system_ms", usage->cpu_system_ms),
+    JOURNAL_INT64 ("max_rss_kib", usage->max_rss_kib),
+    JOURNAL_INT64 ("bytes", usage->bytes),
+    JOURNAL_INT64 ("lines", usage->lines),
+  };
+  return journal_fact (j, JOURNAL_USAGE, command, call, fields,
+                       sizeof fields / sizeof fields[0], err);
+}
+
+void
+journal_close (struct journal *j)
+{
+  if (j == NULL)
+    return;
+  if (j->fd >= 0)
+    close (j->fd);
+  free (j->path);
+  free (j);
+}
