@@ -50,7 +50,7 @@ struct token
 {
   enum tok_kind kind;
   struct word w;   /* TOK_WORD */
-  char op[8];      /* TOK_REDIR: "2>&", "<<-", ...; else the operator */
+  char op[16];     /* TOK_REDIR: "2>&", "<<-", ...; else the operator */
 };
 
 struct heredoc
@@ -812,7 +812,7 @@ simple_free (struct simple *sc)
 static int
 parse_redirect (struct parser *p, struct simple *sc)
 {
-  char op[8];
+  char op[16];
   struct token *t;
   struct word w;
 

@@ -580,25 +580,26 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy)
   policy->requires[SANDBOX_CONCURRENCY_LIMIT] = true;
 }
 
+/* Append " #N LABEL" for c and the commands after it, oldest first (the
+ * list is newest first; its length is bounded by the concurrency).  */
+static void
+supervisor_put_oldest_first (struct buf *b, const struct command *c)
+{
+  if (c == NULL)
+    return;
+  supervisor_put_oldest_first (b, c->next);
+  buf_printf (b, "%s #%" PRIu64 " %s", c->next == NULL ? "" : ",", c->number,
+              c->label);
+}
+
 /* The refusal of a command over the concurrency ceiling, naming the
  * commands in the way.  */
 static int
 supervisor_refuse_full (struct supervisor *sup, struct cr_error **err)
 {
   struct buf b = BUF_INIT;
-  size_t n = 0;
-  for (struct command *c = sup->commands; c != NULL; c = c->next)
-    n++;
-  /* The list is newest first; name them oldest first.  */
-  struct command **in_order = xcalloc (n + 1, sizeof *in_order);
-  size_t i = n;
-  for (struct command *c = sup->commands; c != NULL; c = c->next)
-    in_order[--i] = c;
   buf_printf (&b, "%zu commands are already running:", sup->slots_held);
-  for (i = 0; i < n; i++)
-    buf_printf (&b, "%s #%" PRIu64 " %s", i == 0 ? "" : ",",
-                in_order[i]->number, in_order[i]->label);
-  free (in_order);
+  supervisor_put_oldest_first (&b, sup->commands);
   buf_puts (&b, "; that is the most allowed at once "
                 "(sandbox.limits.concurrency)");
   cr_error_set (err, 0, "%s", b.data);

@@ -463,8 +463,8 @@ test_fit_keeps_characters_whole (void **state)
   char *out = xmalloc (n);
   /* Output is bytes, not a string: no terminator is wanted.  */
   for (size_t i = 0; i < (size_t) 40000 * 3; i += 3)
-    memcpy (out + i, "\xe2\x82\xac",
-            3); /* NOLINT(bugprone-not-null-terminated-result) */
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
+    memcpy (out + i, "\xe2\x82\xac", 3);
   memset (out + n - 7, '\x01', 7);
   struct result_input in = whole (out, n);
   size_t len;

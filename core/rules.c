@@ -1,0 +1,355 @@
+/* Permission rules for commands: see core/rules.h and doc/cmdline.md.  */
+#include <config.h>
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rules.h"
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+/* A compiled pattern: text with a parallel wildcard mask.  */
+struct rule
+{
+  char *written;  /* the rule as written */
+  bool every;     /* `Bash` alone */
+  char *lit;      /* normalised pattern; lit[i] is a wildcard when star[i] */
+  bool *star;
+  size_t len;
+  bool opt_tail;  /* ends with " *", which may also match nothing */
+};
+
+struct rules
+{
+  enum rules_mode mode;
+  struct rule *allow;
+  size_t n_allow;
+  struct rule *deny;
+  size_t n_deny;
+};
+
+static void
+rule_free (struct rule *r)
+{
+  free (r->written);
+  free (r->lit);
+  free (r->star);
+}
+
+/* Whether a rule is written for another tool: Name(...) with Name not
+ * Bash.  */
+static bool
+other_tool (const char *s)
+{
+  size_t n = 0;
+  if (!isupper ((unsigned char) s[0]))
+    return false;
+  while (isalpha ((unsigned char) s[n]))
+    n++;
+  return s[n] == '(' && s[strlen (s) - 1] == ')'
+         && !(n == 4 && strncmp (s, "Bash", 4) == 0);
+}
+
+/* Compile one rule; what names the list in messages.  */
+static int
+rule_compile (struct rule *r, const char *s, const char *what,
+              struct cr_error **err)
+{
+  const char *pat = s;
+  size_t plen = strlen (s);
+
+  memset (r, 0, sizeof *r);
+  if (strcmp (s, "Bash") == 0)
+    {
+      r->written = xstrdup (s);
+      r->every = true;
+      return 0;
+    }
+  if (strncmp (s, "Bash(", 5) == 0)
+    {
+      if (plen < 6 || s[plen - 1] != ')')
+        return cr_error_set (err, 0, "%s: rule \"%s\" does not end with \")\"",
+                             what, s);
+      pat = s + 5;
+      plen -= 6;
+    }
+  else if (other_tool (s))
+    return cr_error_set (err, 0, "%s: rule \"%s\" is not a command rule; "
+                         "write Bash(command)", what, s);
+
+  r->lit = xmalloc (plen + 1);
+  r->star = xcalloc (plen + 1, sizeof *r->star);
+  for (size_t i = 0; i < plen; i++)
+    {
+      char c = pat[i];
+      if ((unsigned char) c < 0x20 || c == 0x7f)
+        {
+          rule_free (r);
+          return cr_error_set (err, 0, "%s: rule \"%s\" holds a control "
+                               "character", what, s);
+        }
+      if (c == '\\')
+        {
+          if (i + 1 >= plen || (pat[i + 1] != '*' && pat[i + 1] != '\\'))
+            {
+              rule_free (r);
+              return cr_error_set (err, 0, "%s: rule \"%s\" has a \\ that "
+                                   "is not \\* or \\\\", what, s);
+            }
+          r->lit[r->len++] = pat[++i];
+          continue;
+        }
+      if (c == ' ' || c == '\t')
+        {
+          if (r->len > 0 && !(r->lit[r->len - 1] == ' ' && !r->star[r->len - 1]))
+            r->lit[r->len++] = ' ';
+          continue;
+        }
+      r->star[r->len] = c == '*';
+      r->lit[r->len++] = c;
+    }
+  if (r->len > 0 && r->lit[r->len - 1] == ' ' && !r->star[r->len - 1])
+    r->len--;
+  r->lit[r->len] = '\0';
+  if (r->len == 0)
+    {
+      rule_free (r);
+      return cr_error_set (err, 0, "%s: rule \"%s\" names no command; write "
+                           "Bash for every command", what, s);
+    }
+  r->opt_tail = r->len >= 2 && r->star[r->len - 1] && r->lit[r->len - 2] == ' '
+                && !r->star[r->len - 2];
+  r->written = xstrdup (s);
+  return 0;
+}
+
+/* Glob match of lit/star[0..plen) against the whole of text.  */
+static bool
+match_n (const struct rule *r, size_t plen, const char *text)
+{
+  size_t p = 0, t = 0, tlen = strlen (text);
+  size_t back_p = (size_t) -1, back_t = 0;
+
+  while (t < tlen)
+    {
+      if (p < plen && r->star[p])
+        {
+          back_p = p++;
+          back_t = t;
+        }
+      else if (p < plen && r->lit[p] == text[t])
+        p++, t++;
+      else if (back_p != (size_t) -1)
+        {
+          p = back_p + 1;
+          t = ++back_t;
+        }
+      else
+        return false;
+    }
+  while (p < plen && r->star[p])
+    p++;
+  return p == plen;
+}
+
+static bool
+rule_matches (const struct rule *r, const char *text)
+{
+  if (r->every)
+    return true;
+  return match_n (r, r->len, text)
+         || (r->opt_tail && match_n (r, r->len - 2, text));
+}
+
+/* The first rule of list that matches text, or NULL.  */
+static const struct rule *
+first_match (const struct rule *list, size_t n, const char *text)
+{
+  for (size_t i = 0; i < n; i++)
+    if (rule_matches (&list[i], text))
+      return &list[i];
+  return NULL;
+}
+
+static int
+compile_list (struct rule **out, size_t *n_out, char *const *src, size_t n,
+              const char *what, struct cr_error **err)
+{
+  *out = xcalloc (n ? n : 1, sizeof **out);
+  *n_out = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (rule_compile (&(*out)[i], src[i], what, err) < 0)
+        return -1;
+      (*n_out)++;
+    }
+  return 0;
+}
+
+struct rules *
+rules_new (const char *mode, char *const *allow, size_t n_allow,
+           char *const *deny, size_t n_deny, struct cr_error **err)
+{
+  struct rules *r = xcalloc (1, sizeof *r);
+
+  if (mode == NULL || strcmp (mode, "ask") == 0)
+    r->mode = RULES_MODE_ASK;
+  else if (strcmp (mode, "fullAccess") == 0)
+    r->mode = RULES_MODE_FULL_ACCESS;
+  else
+    {
+      cr_error_set (err, 0, "permissions.mode: \"%s\" is not a mode; use "
+                    "\"ask\" or \"fullAccess\"", mode);
+      rules_free (r);
+      return NULL;
+    }
+  if (compile_list (&r->allow, &r->n_allow, allow, n_allow,
+                    "permissions.allow", err) < 0
+      || compile_list (&r->deny, &r->n_deny, deny, n_deny, "permissions.deny",
+                       err) < 0)
+    {
+      rules_free (r);
+      return NULL;
+    }
+  return r;
+}
+
+void
+rules_free (struct rules *r)
+{
+  if (r == NULL)
+    return;
+  for (size_t i = 0; i < r->n_allow; i++)
+    rule_free (&r->allow[i]);
+  for (size_t i = 0; i < r->n_deny; i++)
+    rule_free (&r->deny[i]);
+  free (r->allow);
+  free (r->deny);
+  free (r);
+}
+
+enum rules_mode
+rules_mode (const struct rules *r)
+{
+  return r->mode;
+}
+
+/* The first deny rule one command matches: its words, its full text, and
+ * for a wrapped program (sudo, env, xargs, find -exec, ...) every run of
+ * words after the first, so `sudo -u x rm` meets Bash(rm *).  */
+static const struct rule *
+deny_match (const struct rules *r, const struct cmdline_command *c)
+{
+  const struct rule *m;
+  char *text = cmdline_command_text (c);
+  m = first_match (r->deny, r->n_deny, text);
+  free (text);
+  if (m != NULL)
+    return m;
+  text = cmdline_command_full_text (c);
+  m = first_match (r->deny, r->n_deny, text);
+  free (text);
+  if (m != NULL || c->program == 0)
+    return m;
+  for (size_t k = 1; k < c->argc && m == NULL; k++)
+    {
+      struct buf b = BUF_INIT;
+      for (size_t i = k; i < c->argc; i++)
+        {
+          if (i > k)
+            buf_putc (&b, ' ');
+          buf_puts (&b, c->argv[i]);
+        }
+      text = buf_steal (&b, NULL);
+      m = first_match (r->deny, r->n_deny, text);
+      free (text);
+    }
+  return m;
+}
+
+size_t
+rules_denials (const struct rules *r, const struct cmdline *cl,
+               struct rules_denial **out)
+{
+  size_t n = 0;
+  *out = NULL;
+  if (cl == NULL)
+    return 0;
+  for (size_t i = 0; i < cl->n; i++)
+    {
+      const struct rule *m = deny_match (r, &cl->cmds[i]);
+      if (m == NULL)
+        continue;
+      *out = xrealloc (*out, (n + 1) * sizeof **out);
+      (*out)[n++] = (struct rules_denial){ i, m->written };
+    }
+  return n;
+}
+
+char *
+rules_deny_message (const struct rules *r, const struct cmdline *cl)
+{
+  struct rules_denial *d;
+  size_t n = rules_denials (r, cl, &d);
+  struct buf b = BUF_INIT;
+
+  if (n == 0)
+    return NULL;
+  buf_puts (&b, "Not run: the deny rules refuse it (");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *text = cmdline_command_full_text (&cl->cmds[d[i].command]);
+      buf_printf (&b, "%s`%s` matches %s", i ? "; " : "", text, d[i].rule);
+      free (text);
+    }
+  buf_puts (&b, ").");
+  free (d);
+  return buf_steal (&b, NULL);
+}
+
+/* Whether an allow rule covers every command a line runs.  */
+static bool
+all_allowed (const struct rules *r, const struct cmdline *cl)
+{
+  size_t covered = 0;
+  for (size_t i = 0; i < cl->n; i++)
+    {
+      const struct cmdline_command *c = &cl->cmds[i];
+      if (c->transparent)
+        continue;
+      char *text = cmdline_command_full_text (c);
+      bool ok = first_match (r->allow, r->n_allow, text) != NULL;
+      free (text);
+      if (!ok)
+        return false;
+      covered++;
+    }
+  return covered > 0;
+}
+
+enum rules_verdict
+rules_decide (const struct rules *r, const struct cmdline *cl,
+              bool typed_by_person, const char **rule_out)
+{
+  bool free_pass = typed_by_person || r->mode == RULES_MODE_FULL_ACCESS;
+
+  if (rule_out != NULL)
+    *rule_out = NULL;
+  if (cl != NULL)
+    for (size_t i = 0; i < cl->n; i++)
+      {
+        const struct rule *m = deny_match (r, &cl->cmds[i]);
+        if (m != NULL)
+          {
+            if (rule_out != NULL)
+              *rule_out = m->written;
+            return RULES_DENY;
+          }
+      }
+  if (free_pass)
+    return RULES_ALLOW;
+  if (cl == NULL)
+    return RULES_ASK;
+  return all_allowed (r, cl) ? RULES_ALLOW : RULES_ASK;
+}

@@ -1,0 +1,79 @@
+/* Permission rules for commands: permissions.mode, .allow and .deny.
+ *
+ * A rule is `Bash` (every command), `Bash(PATTERN)`, or a bare PATTERN
+ * (the same as Bash(PATTERN)).  In a pattern `*` matches any run of
+ * characters, spaces included; `\*` is a literal star and `\\` a literal
+ * backslash; a trailing ` *` also matches nothing, so `Bash(npm run *)`
+ * matches `npm run`.  Runs of blanks in a pattern count as one space.
+ * Rules are matched against every simple command the reader found,
+ * including those inside $( ), backquotes, subshells and sh -c strings.
+ *
+ * deny beats ask beats allow: a command matching a deny rule refuses the
+ * line in every mode, even one the person typed.  An unreadable line is
+ * asked about (allowed only in fullAccess or when the person typed it); no
+ * allow rule ever covers it.  Otherwise a line runs without a question only
+ * in fullAccess, when the person typed it, or when every command matches
+ * an allow rule.  doc/cmdline.md is the reference.  */
+#ifndef CRUCIBLE_CORE_RULES_H
+#define CRUCIBLE_CORE_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/cmdline.h"
+#include "lib/error.h"
+
+enum rules_verdict
+{
+  RULES_ALLOW,
+  RULES_ASK,
+  RULES_DENY
+};
+
+enum rules_mode
+{
+  RULES_MODE_ASK,
+  RULES_MODE_FULL_ACCESS
+};
+
+struct rules;
+
+/* Compile a mode ("ask", "fullAccess"; NULL means "ask") and rule lists.
+ * The strings are copied.  A bad mode or rule is an error naming it, e.g.
+ * `permissions.deny: rule "Bash(rm" does not end with ")"`.  */
+struct rules *rules_new (const char *mode, char *const *allow, size_t n_allow,
+                         char *const *deny, size_t n_deny,
+                         struct cr_error **err);
+
+/* Free rules; NULL is allowed.  */
+void rules_free (struct rules *r);
+
+enum rules_mode rules_mode (const struct rules *r);
+
+/* Decide about a line.  cl is NULL when the line could not be read.  On
+ * RULES_DENY, *rule_out (when rule_out is not NULL) is the first deny rule
+ * that matched, as written, owned by r; otherwise it is set to NULL.  */
+enum rules_verdict rules_decide (const struct rules *r,
+                                 const struct cmdline *cl,
+                                 bool typed_by_person, const char **rule_out);
+
+/* One command a deny rule matched.  */
+struct rules_denial
+{
+  size_t command;   /* index into cl->cmds */
+  const char *rule; /* the rule as written, owned by r */
+};
+
+/* Every command of cl that a deny rule matches (the first matching rule
+ * for each), in order.  Returns how many; *out is owned by the caller (free
+ * it), NULL when there are none.  */
+size_t rules_denials (const struct rules *r, const struct cmdline *cl,
+                      struct rules_denial **out);
+
+/* The model-facing refusal for a denied line, owned by the caller:
+ * "Not run: your deny rules refuse it (`rm -rf build` matches
+ * Bash(rm *))." with one clause per denied command, separated by "; ".
+ * NULL when nothing in cl is denied.  */
+char *rules_deny_message (const struct rules *r, const struct cmdline *cl);
+
+#endif
