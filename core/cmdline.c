@@ -907,16 +907,44 @@ struct wrapper
 {
   const char *name;
   const char *opts_arg;
+  const char *const *long_arg; /* long options taking the next word */
   int operands;
 };
 
+static const char *const sudo_long[] = { "--user", "--group", "--host",
+                                         "--prompt", "--chdir", "--role",
+                                         "--type", "--other-user",
+                                         "--close-from", NULL };
+static const char *const env_long[] = { "--unset", "--chdir", NULL };
+static const char *const timeout_long[] = { "--signal", "--kill-after", NULL };
+static const char *const nice_long[] = { "--adjustment", NULL };
+static const char *const xargs_long[] = { "--arg-file", "--delimiter",
+                                          "--max-args", "--max-procs",
+                                          "--max-lines", "--max-chars", NULL };
+static const char *const ionice_long[] = { "--class", "--classdata", "--pid",
+                                           "--pgid", "--uid", NULL };
+static const char *const stdbuf_long[] = { "--input", "--output", "--error",
+                                           NULL };
+static const char *const none_long[] = { NULL };
+
 static const struct wrapper wrappers[] = {
-  { "command", "", 0 },  { "builtin", "", 0 },    { "exec", "a", 0 },
-  { "nohup", "", 0 },    { "time", "fo", 0 },     { "nice", "n", 0 },
-  { "env", "uCP", 0 },   { "sudo", "ugChpDrtUT", 0 }, { "doas", "uC", 0 },
-  { "timeout", "sk", 1 }, { "setsid", "", 0 },    { "stdbuf", "ioe", 0 },
-  { "ionice", "cnpP", 0 }, { "xargs", "adEILnPsx", 0 }, { "chrt", "", 1 },
-  { "unbuffer", "", 0 }, { "caffeinate", "tw", 0 },
+  { "command", "", none_long, 0 },
+  { "builtin", "", none_long, 0 },
+  { "exec", "a", none_long, 0 },
+  { "nohup", "", none_long, 0 },
+  { "time", "fo", none_long, 0 },
+  { "nice", "n", nice_long, 0 },
+  { "env", "uCP", env_long, 0 },
+  { "sudo", "ugChpDrtUT", sudo_long, 0 },
+  { "doas", "uC", none_long, 0 },
+  { "timeout", "sk", timeout_long, 1 },
+  { "setsid", "", none_long, 0 },
+  { "stdbuf", "ioe", stdbuf_long, 0 },
+  { "ionice", "cnpPu", ionice_long, 0 },
+  { "xargs", "adEILnPs", xargs_long, 0 },
+  { "chrt", "", none_long, 1 },
+  { "unbuffer", "", none_long, 0 },
+  { "caffeinate", "tw", none_long, 0 },
 };
 
 static const char *const shells[] = { "sh",  "bash", "dash", "zsh", "ksh",
@@ -926,6 +954,8 @@ static const char *const shells[] = { "sh",  "bash", "dash", "zsh", "ksh",
 static const char *const evaluated_vars[] = { "BASH_ENV", "ENV", "PS1",
                                               "PS2", "PS4", "PROMPT_COMMAND",
                                               NULL };
+
+static int check_assignment_name (struct parser *p, const char *a);
 
 static const struct wrapper *
 find_wrapper (const char *name)
@@ -960,13 +990,19 @@ skip_wrapper (struct parser *p, const struct wrapper *wr, char **argv,
               *ret = fail (p, "env -S splits its text into a command");
               return argc;
             }
-          if (a[1] != '-' && a[2] == '\0' && strchr (wr->opts_arg, a[1]))
+          if ((a[1] != '-' && a[2] == '\0' && strchr (wr->opts_arg, a[1]))
+              || in_list (a, wr->long_arg))
             i++;
           i++;
           continue;
         }
-      if (is_env && strchr (a, '=') != NULL && is_name_start (a[0]))
+      if (is_env && strchr (a, '=') != NULL)
         {
+          if (check_assignment_name (p, a) < 0)
+            {
+              *ret = -1;
+              return argc;
+            }
           i++;
           continue;
         }
@@ -1083,6 +1119,8 @@ check_trap (struct parser *p, struct simple *sc, size_t j, size_t end)
 static int
 check_assignment_name (struct parser *p, const char *a)
 {
+  if (strncmp (a, "BASH_FUNC_", 10) == 0)
+    return fail (p, "it defines a shell function through the environment");
   for (size_t i = 0; evaluated_vars[i]; i++)
     {
       size_t n = strlen (evaluated_vars[i]);
@@ -1139,8 +1177,10 @@ check_program (struct parser *p, struct simple *sc, size_t j, size_t end,
         return fail (p, "the program name comes from an expansion: %s",
                      argv[j]);
       const char *name = base_name (argv[j]);
-      if ((wr = find_wrapper (name)) == NULL || hops > 16)
+      if ((wr = find_wrapper (name)) == NULL)
         break;
+      if (hops >= 16)
+        return fail (p, "it wraps a program in more than 16 others");
       j = skip_wrapper (p, wr, argv, end, j, &ret);
       if (ret < 0)
         return -1;
@@ -1173,6 +1213,11 @@ check_program (struct parser *p, struct simple *sc, size_t j, size_t end,
   else if (strcmp (argv[j], "alias") == 0)
     return fail (p, "it defines an alias, which changes what a later "
                  "command name runs");
+  else if ((strcmp (argv[j], "hash") == 0 && j + 1 < end
+            && argv[j + 1][0] == '-' && strchr (argv[j + 1], 'p') != NULL)
+           || (strcmp (argv[j], "enable") == 0 && j + 1 < end))
+    return fail (p, "it uses %s, which changes what a later command name "
+                 "runs", argv[j]);
   else if (strcmp (argv[j], "export") == 0 || strcmp (argv[j], "readonly") == 0
            || strcmp (argv[j], "local") == 0 || strcmp (argv[j], "declare") == 0
            || strcmp (argv[j], "typeset") == 0)

@@ -235,36 +235,54 @@ rules_mode (const struct rules *r)
   return r->mode;
 }
 
+/* Whether a wrapped command's words from k on are tried as a command of
+ * their own: the first RULES_SUFFIX_WORDS words, the program the reader
+ * found, and what follows find's -exec family or a "--".  The bound keeps
+ * a long argument list from costing quadratic time.  */
+#define RULES_SUFFIX_WORDS 64
+
+static bool
+suffix_tried (const struct cmdline_command *c, size_t k)
+{
+  static const char *const before[] = { "-exec", "-execdir", "-ok", "-okdir",
+                                        "--", NULL };
+  if (k <= RULES_SUFFIX_WORDS || k == c->program)
+    return true;
+  for (size_t i = 0; before[i]; i++)
+    if (strcmp (c->argv[k - 1], before[i]) == 0)
+      return true;
+  return false;
+}
+
 /* The first deny rule one command matches: its words, its full text, and
- * for a wrapped program (sudo, env, xargs, find -exec, ...) every run of
- * words after the first, so `sudo -u x rm` meets Bash(rm *).  */
+ * for a wrapped program (sudo, env, xargs, find -exec, ...) the words from
+ * each of its later words on, so `sudo -u x rm` meets Bash(rm *) however
+ * sudo's options were read.  */
 static const struct rule *
 deny_match (const struct rules *r, const struct cmdline_command *c)
 {
   const struct rule *m;
   char *text = cmdline_command_text (c);
   m = first_match (r->deny, r->n_deny, text);
-  free (text);
-  if (m != NULL)
-    return m;
-  text = cmdline_command_full_text (c);
-  m = first_match (r->deny, r->n_deny, text);
-  free (text);
-  if (m != NULL || c->program == 0)
-    return m;
-  for (size_t k = 1; k < c->argc && m == NULL; k++)
+  if (m == NULL)
     {
-      struct buf b = BUF_INIT;
-      for (size_t i = k; i < c->argc; i++)
-        {
-          if (i > k)
-            buf_putc (&b, ' ');
-          buf_puts (&b, c->argv[i]);
-        }
-      text = buf_steal (&b, NULL);
-      m = first_match (r->deny, r->n_deny, text);
-      free (text);
+      char *full = cmdline_command_full_text (c);
+      m = first_match (r->deny, r->n_deny, full);
+      free (full);
     }
+  if (m == NULL && c->program > 0)
+    {
+      /* The words are joined by single spaces, so the words from k on are
+       * a tail of text.  */
+      size_t off = 0;
+      for (size_t k = 1; k < c->argc && m == NULL; k++)
+        {
+          off += strlen (c->argv[k - 1]) + 1;
+          if (suffix_tried (c, k))
+            m = first_match (r->deny, r->n_deny, text + off);
+        }
+    }
+  free (text);
   return m;
 }
 

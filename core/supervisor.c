@@ -410,6 +410,8 @@ command_leave_running (struct command *cmd, enum notes_detach who)
   /* A command left running has no deadline.  */
   command_cancel (cmd, &cmd->deadline_timer);
   cmd->left_running = true;
+  /* Numbers are for commands left running: #1 is the first of them.  */
+  cmd->number = cmd->sup->next_number++;
   if (capture_total_bytes (cmd->capture) > 0)
     {
       command_result_input (cmd, NULL, &in);
@@ -588,8 +590,10 @@ supervisor_put_oldest_first (struct buf *b, const struct command *c)
   if (c == NULL)
     return;
   supervisor_put_oldest_first (b, c->next);
-  buf_printf (b, "%s #%" PRIu64 " %s", c->next == NULL ? "" : ",", c->number,
-              c->label);
+  buf_puts (b, c->next == NULL ? " " : ", ");
+  if (c->number != 0)
+    buf_printf (b, "#%" PRIu64 " ", c->number);
+  buf_puts (b, c->label);
 }
 
 /* The refusal of a command over the concurrency ceiling, naming the
@@ -743,7 +747,6 @@ supervisor_start_command (struct supervisor *sup,
       command_free (cmd);
       return -1;
     }
-  cmd->number = sup->next_number++;
   cmd->next = sup->commands;
   sup->commands = cmd;
   sup->slots_held++;

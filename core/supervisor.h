@@ -133,7 +133,8 @@ bool supervisor_has_endings (const struct supervisor *sup);
 /* Commands holding a slot: running, or ended with cleanup unconfirmed.  */
 size_t supervisor_slots_held (const struct supervisor *sup);
 
-/* A command's number (#N) and label (its description or Bash(line)).  */
+/* A command's number (#N, given when it is left running; 0 before) and
+ * label (its description or Bash(line)).  */
 uint64_t command_number (const struct command *cmd);
 const char *command_label (const struct command *cmd);
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lib/i18n.h"
+#include "tui/cmd_mcp.h"
+#include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
 
 #define MAIN_EXIT_USAGE 2
@@ -19,6 +21,8 @@ struct cmd_entry
 };
 
 static const struct cmd_entry main_commands[] = {
+  { "mcp", cmd_mcp,
+    N_ ("serve bash and bash_output over the Model Context Protocol") },
   { "run", cmd_run,
     N_ ("run one command as one bash call and print its result") },
 };

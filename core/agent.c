@@ -1,0 +1,838 @@
+/* The agent protocol: an agent process, its messages read and validated,
+ * crucible's messages written.  */
+#include <config.h>
+
+#include "core/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "core/result.h"
+#include "core/supervisor.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+
+/* Bytes read from the agent per loop turn.  */
+#define AGENT_READ_CHUNK (64 * 1024)
+
+/* How often an agent whose output closed is checked for its exit.  */
+#define AGENT_REAP_POLL_MS 20
+
+/* How often a running agent is checked for its exit.  */
+#define AGENT_ALIVE_POLL_MS 250
+
+struct agent
+{
+  struct loop *loop;
+  struct agent_listener listener;
+  pid_t pid;
+  int in_fd;  /* the agent's standard input (we write), or -1 */
+  int out_fd; /* the agent's standard output (we read), or -1 */
+  struct buf pending; /* bytes not yet written to in_fd */
+  size_t pending_off;
+  struct buf line;    /* the message being read */
+  bool discarding;    /* skipping the rest of an over-long line */
+  bool hello_seen;
+  bool reaped;
+  bool killed;
+  bool told_exit;
+  int wait_status;
+  uint64_t reap_timer;
+  uint64_t kill_timer;
+};
+
+/* The message names an agent may send, in enum agent_msg_type order.  */
+static const char *const agent_msg_names[]
+    = { "hello", "text", "bash", "bash_output", "end_turn" };
+
+/* The fields each message may carry, "type" included.  */
+static const char *const agent_fields[][8] = {
+  { "type", "protocol", "name", NULL },
+  { "type", "text", NULL },
+  { "type", "id", "command", "description", "timeout", "background", "env",
+    NULL },
+  { "type", "id", "number", NULL },
+  { "type", NULL },
+};
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  */
+static size_t
+agent_utf8_len (const unsigned char *s, size_t n)
+{
+  if (s[0] < 0x80)
+    return 1;
+  size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
+  if (len == 0 || len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  /* Overlong three- and four-byte forms, surrogates, past U+10FFFF.  */
+  if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)
+      || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+    return 0;
+  return len;
+}
+
+void
+agent_json_string (struct buf *out, const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  size_t run = 0, i = 0;
+  buf_putc (out, '"');
+  while (i < len)
+    {
+      size_t n = agent_utf8_len (u + i, len - i);
+      if (n > 0)
+        {
+          i += n;
+          continue;
+        }
+      result_json_escape (out, s + run, i - run);
+      buf_puts (out, "\xef\xbf\xbd");
+      run = ++i;
+    }
+  result_json_escape (out, s + run, len - run);
+  buf_putc (out, '"');
+}
+
+/* Append "KEY": and a JSON string.  */
+static void
+agent_put_field (struct buf *b, const char *key, const char *s, size_t len)
+{
+  buf_printf (b, ",\"%s\":", key);
+  agent_json_string (b, s, len);
+}
+
+/* Write what is pending, as much as the pipe takes now.  */
+static void
+agent_flush (struct agent *a)
+{
+  while (a->in_fd >= 0 && a->pending_off < a->pending.len)
+    {
+      ssize_t n = write (a->in_fd, a->pending.data + a->pending_off,
+                         a->pending.len - a->pending_off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        break;
+      if (n <= 0)
+        {
+          /* The agent closed its input: it is leaving, and its output
+           * closing says so next.  */
+          a->pending_off = a->pending.len;
+          break;
+        }
+      a->pending_off += (size_t) n;
+    }
+  if (a->pending_off == a->pending.len)
+    {
+      buf_free (&a->pending);
+      a->pending_off = 0;
+    }
+  if (a->in_fd >= 0)
+    loop_set_events (a->loop, a->in_fd, a->pending.len > 0 ? POLLOUT : 0);
+}
+
+/* The agent's input can take more.  */
+static void
+agent_on_writable (struct loop *loop, int fd, short revents, void *data)
+{
+  agent_flush (data);
+}
+
+/* Queue one message (a complete JSON object, no newline) and write.  */
+static void
+agent_send (struct agent *a, struct buf *msg)
+{
+  if (a->in_fd >= 0)
+    {
+      buf_append (&a->pending, msg->data, msg->len);
+      buf_putc (&a->pending, '\n');
+      agent_flush (a);
+    }
+  buf_free (msg);
+}
+
+/* Send hello.  */
+static void
+agent_send_hello (struct agent *a)
+{
+  struct buf b = BUF_INIT;
+  buf_printf (&b,
+              "{\"type\":\"hello\",\"protocol\":%d,\"crucible\":\"%s\","
+              "\"tools\":[\"bash\",\"bash_output\"]}",
+              AGENT_PROTOCOL_VERSION, PACKAGE_VERSION);
+  agent_send (a, &b);
+}
+
+void
+agent_send_prompt (struct agent *a, const char *text, const char *endings)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"type\":\"prompt\"");
+  agent_put_field (&b, "text", text, strlen (text));
+  if (endings != NULL)
+    agent_put_field (&b, "endings", endings, strlen (endings));
+  buf_putc (&b, '}');
+  agent_send (a, &b);
+}
+
+void
+agent_send_endings (struct agent *a, const char *text, bool starts_turn)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"type\":\"endings\"");
+  agent_put_field (&b, "text", text, strlen (text));
+  buf_printf (&b, ",\"starts_turn\":%s}", starts_turn ? "true" : "false");
+  agent_send (a, &b);
+}
+
+void
+agent_send_tool_result (struct agent *a, const char *id, const char *text,
+                        size_t len, bool is_error)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"type\":\"tool_result\"");
+  agent_put_field (&b, "id", id, strlen (id));
+  agent_put_field (&b, "text", text, len);
+  buf_printf (&b, ",\"is_error\":%s}", is_error ? "true" : "false");
+  agent_send (a, &b);
+}
+
+void
+agent_send_cancel (struct agent *a)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"type\":\"cancel\"}");
+  agent_send (a, &b);
+}
+
+void
+agent_send_error (struct agent *a, const char *what)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"type\":\"error\"");
+  agent_put_field (&b, "text", what, strlen (what));
+  buf_putc (&b, '}');
+  agent_send (a, &b);
+}
+
+/* Free what a message owns and reset it.  */
+void
+agent_msg_clear (struct agent_msg *msg)
+{
+  free (msg->name);
+  free (msg->text);
+  free (msg->id);
+  free (msg->command);
+  free (msg->description);
+  for (size_t i = 0; i < msg->n_env; i++)
+    {
+      free ((char *) msg->env[i].name);
+      free ((char *) msg->env[i].value);
+    }
+  free (msg->env);
+  memset (msg, 0, sizeof *msg);
+}
+
+/* The value of key in object v, or NULL.  */
+static yajl_val
+agent_get (yajl_val v, const char *key)
+{
+  for (size_t i = 0; i < v->u.object.len; i++)
+    if (strcmp (v->u.object.keys[i], key) == 0)
+      return v->u.object.values[i];
+  return NULL;
+}
+
+/* Refuse a field the message type does not have.  */
+static int
+agent_check_fields (yajl_val v, enum agent_msg_type type,
+                    struct cr_error **err)
+{
+  for (size_t i = 0; i < v->u.object.len; i++)
+    {
+      const char *key = v->u.object.keys[i];
+      bool known = false;
+      for (size_t j = 0; agent_fields[type][j] != NULL; j++)
+        known = known || strcmp (agent_fields[type][j], key) == 0;
+      if (!known)
+        return cr_error_set (err, 0, "unknown field \"%s\" in a %s message",
+                             key, agent_msg_names[type]);
+    }
+  return 0;
+}
+
+/* Copy string field key into *out; a missing field is an error when
+ * required.  An empty string is refused for required fields.  */
+static int
+agent_get_string (yajl_val v, const char *key, bool required, char **out,
+                  enum agent_msg_type type, struct cr_error **err)
+{
+  yajl_val f = agent_get (v, key);
+  if (f == NULL && !required)
+    return 0;
+  if (f == NULL || !YAJL_IS_STRING (f) || (required && *f->u.string == '\0'))
+    return cr_error_set (err, 0, "a %s message needs \"%s\" as a%s string",
+                         agent_msg_names[type], key,
+                         required ? " non-empty" : "");
+  *out = xstrdup (f->u.string);
+  return 0;
+}
+
+/* Read a bash call's env object into msg.  */
+static int
+agent_get_env (yajl_val v, struct agent_msg *msg, struct cr_error **err)
+{
+  yajl_val f = agent_get (v, "env");
+  if (f == NULL)
+    return 0;
+  if (!YAJL_IS_OBJECT (f))
+    return cr_error_set (err, 0, "\"env\" must be an object of strings");
+  msg->env = xcalloc (f->u.object.len + 1, sizeof *msg->env);
+  for (size_t i = 0; i < f->u.object.len; i++)
+    {
+      yajl_val val = f->u.object.values[i];
+      if (!YAJL_IS_STRING (val))
+        return cr_error_set (err, 0, "\"env\": \"%s\" must be a string",
+                             f->u.object.keys[i]);
+      msg->env[i].name = xstrdup (f->u.object.keys[i]);
+      msg->env[i].value = xstrdup (val->u.string);
+      msg->env[i].value_len = strlen (val->u.string);
+      msg->n_env++;
+    }
+  return 0;
+}
+
+/* Read the fields of a bash call.  */
+static int
+agent_parse_bash (yajl_val v, struct agent_msg *msg, struct cr_error **err)
+{
+  if (agent_get_string (v, "command", true, &msg->command, AGENT_MSG_BASH, err)
+          < 0
+      || agent_get_string (v, "description", false, &msg->description,
+                           AGENT_MSG_BASH, err)
+             < 0)
+    return -1;
+  yajl_val t = agent_get (v, "timeout");
+  if (t != NULL
+      && (!YAJL_IS_NUMBER (t) || !(YAJL_GET_DOUBLE (t) > 0)
+          || !isfinite (YAJL_GET_DOUBLE (t))))
+    return cr_error_set (err, 0,
+                         "\"timeout\" must be a number of seconds above 0");
+  msg->timeout = t != NULL ? YAJL_GET_DOUBLE (t) : 0;
+  yajl_val bg = agent_get (v, "background");
+  if (bg != NULL && !YAJL_IS_TRUE (bg) && !YAJL_IS_FALSE (bg))
+    return cr_error_set (err, 0, "\"background\" must be true or false");
+  msg->background = bg != NULL && YAJL_IS_TRUE (bg);
+  return agent_get_env (v, msg, err);
+}
+
+/* Read an integer field.  */
+static int
+agent_get_integer (yajl_val v, const char *key, int64_t *out,
+                   enum agent_msg_type type, struct cr_error **err)
+{
+  yajl_val f = agent_get (v, key);
+  if (f == NULL || !YAJL_IS_INTEGER (f))
+    return cr_error_set (err, 0, "a %s message needs \"%s\" as an integer",
+                         agent_msg_names[type], key);
+  *out = YAJL_GET_INTEGER (f);
+  return 0;
+}
+
+/* Read the fields of one message whose type is known.  */
+static int
+agent_parse_fields (yajl_val v, struct agent_msg *msg, struct cr_error **err)
+{
+  if (agent_check_fields (v, msg->type, err) < 0)
+    return -1;
+  switch (msg->type)
+    {
+    case AGENT_MSG_HELLO:
+      if (agent_get_integer (v, "protocol", &msg->protocol, msg->type, err)
+          < 0)
+        return -1;
+      return agent_get_string (v, "name", false, &msg->name, msg->type, err);
+    case AGENT_MSG_TEXT:
+      return agent_get_string (v, "text", true, &msg->text, msg->type, err);
+    case AGENT_MSG_BASH:
+      return agent_parse_bash (v, msg, err);
+    case AGENT_MSG_BASH_OUTPUT:
+      return agent_get_integer (v, "number", &msg->number, msg->type, err);
+    case AGENT_MSG_END_TURN:
+      return 0;
+    }
+  return 0;
+}
+
+/* The message type named by "type", or -1 with *err set.  */
+static int
+agent_parse_type (yajl_val v, enum agent_msg_type *type, struct cr_error **err)
+{
+  yajl_val t = agent_get (v, "type");
+  if (t == NULL || !YAJL_IS_STRING (t))
+    return cr_error_set (err, 0, "a message needs \"type\" as a string");
+  for (size_t i = 0; i < sizeof agent_msg_names / sizeof *agent_msg_names;
+       i++)
+    if (strcmp (t->u.string, agent_msg_names[i]) == 0)
+      {
+        *type = (enum agent_msg_type) i;
+        return 0;
+      }
+  return cr_error_set (err, 0, "unknown message type \"%.64s\"", t->u.string);
+}
+
+/* Read a call's id before anything else can fail, so that a malformed call
+ * can still be answered.  */
+static int
+agent_parse_id (yajl_val v, struct agent_msg *msg, struct cr_error **err)
+{
+  if (msg->type != AGENT_MSG_BASH && msg->type != AGENT_MSG_BASH_OUTPUT)
+    return 0;
+  return agent_get_string (v, "id", true, &msg->id, msg->type, err);
+}
+
+/* Make yajl's parse error one line.  */
+static int
+agent_not_json (char *errbuf, struct cr_error **err)
+{
+  errbuf[strcspn (errbuf, "\n")] = '\0';
+  return cr_error_set (err, 0, "not JSON (%s)",
+                       *errbuf != '\0' ? errbuf : "parse error");
+}
+
+int
+agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
+                  struct cr_error **err)
+{
+  char errbuf[256] = "";
+  memset (msg, 0, sizeof *msg);
+  if (memchr (line, '\0', len) != NULL)
+    return cr_error_set (err, 0, "a message contains a NUL byte");
+  cleanup_free char *text = xstrndup (line, len);
+  yajl_val v = yajl_tree_parse (text, errbuf, sizeof errbuf);
+  if (v == NULL)
+    return agent_not_json (errbuf, err);
+  int ret = -1;
+  if (!YAJL_IS_OBJECT (v))
+    cr_error_set (err, 0, "a message must be a JSON object");
+  else if (agent_parse_type (v, &msg->type, err) == 0
+           && agent_parse_id (v, msg, err) == 0)
+    ret = agent_parse_fields (v, msg, err);
+  yajl_tree_free (v);
+  return ret;
+}
+
+/* Tell the agent and the listener that a message could not be used.  */
+static void
+agent_report (struct agent *a, const char *what, const char *call_id)
+{
+  agent_send_error (a, what);
+  if (a->listener.protocol_error != NULL)
+    a->listener.protocol_error (a->listener.data, a, what, call_id);
+}
+
+/* Check the agent's hello: the version it speaks.  */
+static void
+agent_on_hello (struct agent *a, const struct agent_msg *msg)
+{
+  if (a->hello_seen)
+    {
+      agent_report (a, "hello was already received", NULL);
+      return;
+    }
+  a->hello_seen = true;
+  if (msg->protocol != AGENT_PROTOCOL_VERSION)
+    {
+      cleanup_free char *what = xasprintf (
+          "protocol version %" PRId64 " is not supported; crucible speaks %d",
+          msg->protocol, AGENT_PROTOCOL_VERSION);
+      agent_report (a, what, NULL);
+      agent_kill (a);
+    }
+}
+
+/* One complete line from the agent.  */
+static void
+agent_on_line (struct agent *a, const char *line, size_t len)
+{
+  struct agent_msg msg;
+  struct cr_error *err = NULL;
+
+  if (len == 0)
+    return;
+  if (agent_parse_line (line, len, &msg, &err) < 0)
+    agent_report (a, err->msg, msg.id);
+  else if (msg.type == AGENT_MSG_HELLO)
+    agent_on_hello (a, &msg);
+  else if (!a->hello_seen)
+    agent_report (a, "the first message must be hello", msg.id);
+  else if (a->listener.message != NULL)
+    a->listener.message (a->listener.data, a, &msg);
+  cr_error_free (err);
+  agent_msg_clear (&msg);
+}
+
+/* Split what arrived into lines, bounding each.  */
+static void
+agent_take_bytes (struct agent *a, const char *data, size_t n)
+{
+  while (n > 0 && !a->killed)
+    {
+      const char *nl = memchr (data, '\n', n);
+      size_t part = nl != NULL ? (size_t) (nl - data) : n;
+      if (!a->discarding)
+        buf_append (&a->line, data, part);
+      if (!a->discarding && a->line.len > AGENT_MAX_LINE)
+        {
+          a->discarding = true;
+          agent_report (a, "a message is longer than 1048576 bytes", NULL);
+        }
+      data += part + (nl != NULL);
+      n -= part + (nl != NULL);
+      if (nl == NULL)
+        break;
+      if (!a->discarding)
+        agent_on_line (a, a->line.data, a->line.len);
+      a->discarding = false;
+      buf_free (&a->line);
+    }
+}
+
+static void agent_close_input (struct agent *a);
+
+/* Tell the listener the agent is gone, once it is reaped and its output
+ * is closed (so that its last messages are read first).  */
+static void
+agent_maybe_exited (struct agent *a)
+{
+  if (!a->reaped || a->out_fd >= 0 || a->told_exit)
+    return;
+  a->told_exit = true;
+  loop_cancel_timer (a->loop, a->kill_timer);
+  loop_cancel_timer (a->loop, a->reap_timer);
+  a->kill_timer = a->reap_timer = 0;
+  if (a->listener.exited != NULL)
+    a->listener.exited (a->listener.data, a, a->wait_status);
+}
+
+/* Close the agent's output pipe.  */
+static void
+agent_close_output (struct agent *a)
+{
+  if (a->out_fd < 0)
+    return;
+  loop_remove_fd (a->loop, a->out_fd);
+  close (a->out_fd);
+  a->out_fd = -1;
+}
+
+/* Reap the agent if it has exited; true once it has.  */
+static bool
+agent_try_reap (struct agent *a)
+{
+  int status = 0;
+  if (a->reaped)
+    return true;
+  pid_t r = waitpid (a->pid, &status, WNOHANG);
+  if (r == 0 || (r < 0 && errno == EINTR))
+    return false;
+  a->reaped = true;
+  a->wait_status = r == a->pid ? status : 0;
+  /* What the agent started goes with it.  */
+  kill (-a->pid, SIGKILL);
+  return true;
+}
+
+/* The agent was given its time to leave: kill what is left, and stop
+ * waiting for an output something outside its group still holds.  */
+static void
+agent_on_kill_timer (struct loop *loop, void *data)
+{
+  struct agent *a = data;
+  a->kill_timer = 0;
+  if (!a->reaped)
+    {
+      agent_kill (a);
+      return;
+    }
+  agent_close_output (a);
+  agent_maybe_exited (a);
+}
+
+/* Arm the kill timer unless it is armed.  */
+static void
+agent_arm_kill (struct agent *a)
+{
+  if (a->kill_timer == 0)
+    a->kill_timer
+        = loop_add_timer (a->loop, AGENT_EXIT_MS, agent_on_kill_timer, a);
+}
+
+/* Check for the agent's exit: often once its output closed or it was
+ * killed, now and then otherwise (a process it started may hold its
+ * output open after it died).  */
+static void
+agent_on_reap_timer (struct loop *loop, void *data)
+{
+  struct agent *a = data;
+  a->reap_timer = 0;
+  if (agent_try_reap (a))
+    {
+      agent_close_input (a);
+      agent_arm_kill (a);
+      agent_maybe_exited (a);
+      return;
+    }
+  bool leaving = a->out_fd < 0 || a->killed;
+  a->reap_timer
+      = loop_add_timer (loop, leaving ? AGENT_REAP_POLL_MS : AGENT_ALIVE_POLL_MS,
+                        agent_on_reap_timer, a);
+}
+
+/* Check for the agent's exit soon.  */
+static void
+agent_reap_soon (struct agent *a)
+{
+  loop_cancel_timer (a->loop, a->reap_timer);
+  a->reap_timer = loop_add_timer (a->loop, 0, agent_on_reap_timer, a);
+}
+
+/* Close the pipe to the agent's input.  */
+static void
+agent_close_input (struct agent *a)
+{
+  if (a->in_fd < 0)
+    return;
+  loop_remove_fd (a->loop, a->in_fd);
+  close (a->in_fd);
+  a->in_fd = -1;
+  buf_free (&a->pending);
+  a->pending_off = 0;
+}
+
+/* The agent's output closed: it is leaving.  */
+static void
+agent_output_closed (struct agent *a)
+{
+  agent_close_output (a);
+  agent_close_input (a);
+  if (a->reaped)
+    {
+      agent_maybe_exited (a);
+      return;
+    }
+  agent_arm_kill (a);
+  agent_reap_soon (a);
+}
+
+/* The agent wrote something, or closed its output.  */
+static void
+agent_on_readable (struct loop *loop, int fd, short revents, void *data)
+{
+  struct agent *a = data;
+  char chunk[AGENT_READ_CHUNK];
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n <= 0 || a->killed)
+    {
+      agent_output_closed (a);
+      return;
+    }
+  agent_take_bytes (a, chunk, (size_t) n);
+}
+
+/* In the child: wire the pipes, leave crucible's signal setup, exec.  */
+static void __attribute__ ((noreturn))
+agent_exec (const char *shell, const char *command, const char *workspace,
+            char *const *envp, int in_fd, int out_fd)
+{
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++)
+    signal (sig, SIG_DFL);
+  setpgid (0, 0);
+  if (dup2 (in_fd, STDIN_FILENO) < 0 || dup2 (out_fd, STDOUT_FILENO) < 0
+      || chdir (workspace) < 0)
+    _exit (127);
+  char *const argv[] = { (char *) "sh", (char *) "-c", (char *) command, NULL };
+  execve (shell, argv, envp);
+  _exit (127);
+}
+
+/* Make a close-on-exec pipe.  */
+static int
+agent_pipe (int fds[2], struct cr_error **err)
+{
+  if (pipe2 (fds, O_CLOEXEC) < 0)
+    return cr_error_set (err, errno, "making a pipe for the agent");
+  return 0;
+}
+
+/* Fork the agent with its two pipes; fills a->pid and the parent's ends.  */
+static int
+agent_spawn (struct agent *a, const char *command, const char *workspace,
+             char *const *envp, struct cr_error **err)
+{
+  int to[2], from[2];
+  const char *shell = supervisor_find_shell ();
+  if (shell == NULL)
+    return cr_error_set (err, 0, "this machine has no POSIX shell (sh)");
+  if (agent_pipe (to, err) < 0)
+    return -1;
+  if (agent_pipe (from, err) < 0)
+    {
+      close (to[0]);
+      close (to[1]);
+      return -1;
+    }
+  a->pid = fork ();
+  if (a->pid == 0)
+    agent_exec (shell, command, workspace, envp, to[0], from[1]);
+  int saved = errno;
+  close (to[0]);
+  close (from[1]);
+  a->in_fd = to[1];
+  a->out_fd = from[0];
+  if (a->pid < 0)
+    return cr_error_set (err, saved, "starting the agent");
+  /* Both sides set the group, so no signal can reach the wrong one.  */
+  setpgid (a->pid, a->pid);
+  return 0;
+}
+
+/* Watch the agent's pipes in the loop.  */
+static int
+agent_watch (struct agent *a, struct cr_error **err)
+{
+  fcntl (a->in_fd, F_SETFL, fcntl (a->in_fd, F_GETFL) | O_NONBLOCK);
+  fcntl (a->out_fd, F_SETFL, fcntl (a->out_fd, F_GETFL) | O_NONBLOCK);
+  if (loop_add_fd (a->loop, a->out_fd, POLLIN, agent_on_readable, a, err) < 0)
+    return -1;
+  if (loop_add_fd (a->loop, a->in_fd, 0, agent_on_writable, a, err) < 0)
+    {
+      loop_remove_fd (a->loop, a->out_fd);
+      return -1;
+    }
+  return 0;
+}
+
+struct agent *
+agent_start (struct loop *loop, const char *command, const char *workspace,
+             char *const *envp, const struct agent_listener *listener,
+             struct cr_error **err)
+{
+  struct agent *a = xcalloc (1, sizeof *a);
+  a->loop = loop;
+  a->listener = *listener;
+  a->in_fd = a->out_fd = -1;
+  a->pid = -1;
+  if (agent_spawn (a, command, workspace, envp, err) < 0
+      || agent_watch (a, err) < 0)
+    {
+      cr_error_prefix (err, "starting the agent `%s`", command);
+      a->listener = (struct agent_listener){ 0 };
+      agent_free (a);
+      return NULL;
+    }
+  a->reap_timer
+      = loop_add_timer (loop, AGENT_ALIVE_POLL_MS, agent_on_reap_timer, a);
+  agent_send_hello (a);
+  return a;
+}
+
+bool
+agent_exited (const struct agent *a)
+{
+  return a->reaped;
+}
+
+pid_t
+agent_pid (const struct agent *a)
+{
+  return a->pid;
+}
+
+void
+agent_close (struct agent *a)
+{
+  agent_close_input (a);
+  if (!a->reaped && !a->killed)
+    agent_arm_kill (a);
+}
+
+void
+agent_kill (struct agent *a)
+{
+  if (a->reaped || a->pid <= 0)
+    return;
+  a->killed = true;
+  kill (-a->pid, SIGKILL);
+  kill (a->pid, SIGKILL);
+  agent_close_input (a);
+  agent_reap_soon (a);
+}
+
+void
+agent_free (struct agent *a)
+{
+  if (a == NULL)
+    return;
+  if (a->pid > 0 && !a->reaped)
+    {
+      kill (-a->pid, SIGKILL);
+      kill (a->pid, SIGKILL);
+      while (waitpid (a->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+  loop_cancel_timer (a->loop, a->reap_timer);
+  loop_cancel_timer (a->loop, a->kill_timer);
+  agent_close_input (a);
+  agent_close_output (a);
+  buf_free (&a->line);
+  free (a);
+}
+
+/* Whether c is a blank (space or tab).  */
+static bool
+agent_blank (char c)
+{
+  return c == ' ' || c == '\t';
+}
+
+char *
+agent_shell_line (const char *prompt, bool *background)
+{
+  size_t len = strlen (prompt);
+  while (len > 0 && agent_blank (prompt[len - 1]))
+    len--;
+  /* "a &" asks for background; "a && b" and "a&" are the shell's own.  */
+  *background = len >= 2 && prompt[len - 1] == '&'
+                && agent_blank (prompt[len - 2])
+                && !(len >= 3 && prompt[len - 3] == '&');
+  if (*background)
+    {
+      len -= 2;
+      while (len > 0 && agent_blank (prompt[len - 1]))
+        len--;
+    }
+  return xstrndup (prompt, len);
+}

