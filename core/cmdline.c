@@ -39,18 +39,18 @@ enum tok_kind
 /* A word as lexed.  */
 struct word
 {
-  char *text;     /* after quote removal, expansions as written; owned */
-  bool quoted;    /* some part was quoted or escaped */
-  bool expansion; /* holds $..., `...` */
-  bool glob;      /* holds an unquoted *, ?, [...] or {a,b} */
+  char *text;      /* after quote removal, expansions as written; owned */
+  bool quoted;     /* some part was quoted or escaped */
+  bool expansion;  /* holds $..., `...` */
+  bool glob;       /* holds an unquoted *, ?, [...] or {a,b} */
   bool assignment; /* starts with an unquoted NAME= */
 };
 
 struct token
 {
   enum tok_kind kind;
-  struct word w;   /* TOK_WORD */
-  char op[16];     /* TOK_REDIR: "2>&", "<<-", ...; else the operator */
+  struct word w; /* TOK_WORD */
+  char op[16];   /* TOK_REDIR: "2>&", "<<-", ...; else the operator */
 };
 
 struct heredoc
@@ -84,7 +84,7 @@ struct parser
 /* Sleep-rule facts about one command, pipeline or and-or list.  */
 struct shape
 {
-  bool sleep;      /* a single simple command that is a literal sleep */
+  bool sleep;       /* a single simple command that is a literal sleep */
   enum tok_kind op; /* and-or: the operator after the first pipeline */
 };
 
@@ -146,8 +146,8 @@ word_is (const struct word *w, const char *s)
 static bool
 is_meta (char c)
 {
-  return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&'
-         || c == '|' || c == '<' || c == '>' || c == '(' || c == ')';
+  return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|'
+         || c == '<' || c == '>' || c == '(' || c == ')';
 }
 
 static bool
@@ -280,8 +280,7 @@ read_param (struct parser *p, bool in_dquote)
         p->pos += p->pos + 1 < p->len ? 2 : 1;
       else if (c == '\'' && !in_dquote)
         {
-          const char *q = memchr (p->s + p->pos + 1, '\'',
-                                  p->len - p->pos - 1);
+          const char *q = memchr (p->s + p->pos + 1, '\'', p->len - p->pos - 1);
           if (q == NULL)
             {
               fail (p, "a single quote is not closed");
@@ -317,8 +316,7 @@ out:
  * here-document.  What it expands to is unknown, so the source text is
  * kept as written.  */
 static int
-read_dollar (struct parser *p, struct buf *out, bool in_dquote,
-             struct word *w)
+read_dollar (struct parser *p, struct buf *out, bool in_dquote, struct word *w)
 {
   size_t start = p->pos;
   char n = peekc (p, 1);
@@ -339,8 +337,10 @@ read_dollar (struct parser *p, struct buf *out, bool in_dquote,
         return -1;
     }
   else if ((n == '\'' || n == '"') && !in_dquote)
-    return fail (p, "it uses $%c...%c quoting, which sh and bash read "
-                 "differently", n, n);
+    return fail (p,
+                 "it uses $%c...%c quoting, which sh and bash read "
+                 "differently",
+                 n, n);
   else if (is_name_start (n))
     {
       p->pos++;
@@ -473,8 +473,8 @@ read_word (struct parser *p, struct word *w)
           break;
         case '\'':
           {
-            const char *q = memchr (p->s + p->pos + 1, '\'',
-                                    p->len - p->pos - 1);
+            const char *q
+                = memchr (p->s + p->pos + 1, '\'', p->len - p->pos - 1);
             if (q == NULL)
               ret = fail (p, "a single quote is not closed");
             else
@@ -497,12 +497,10 @@ read_word (struct parser *p, struct word *w)
           w->expansion = true;
           break;
         default:
-          if (c == '*' || c == '?')
+          if (c == '*' || c == '?' || (c == ']' && bracket))
             w->glob = true;
           else if (c == '[')
             bracket = true;
-          else if (c == ']' && bracket)
-            w->glob = true;
           else if (c == '{')
             brace = true;
           else if (brace && (c == ',' || (c == '.' && peekc (p, 1) == '.')))
@@ -558,8 +556,11 @@ read_heredocs (struct parser *p)
         }
       if (!h->quoted)
         {
-          struct parser q = { .r = p->r, .s = p->s, .len = body_end,
-                              .pos = body, .depth = p->depth };
+          struct parser q = { .r = p->r,
+                              .s = p->s,
+                              .len = body_end,
+                              .pos = body,
+                              .depth = p->depth };
           struct buf scratch = BUF_INIT;
           struct word w = { 0 };
           int ret = enter (&q);
@@ -610,15 +611,17 @@ lex (struct parser *p, struct token *t)
   if (p->pos >= p->len)
     {
       t->kind = TOK_EOF;
-      strcpy (t->op, "end of line");
+      snprintf (t->op, sizeof t->op, "end of line");
       return 0;
     }
 
   char c = p->s[p->pos], n = peekc (p, 1), n2 = peekc (p, 2);
   size_t digits = 0;
-  while (p->pos + digits < p->len && isdigit ((unsigned char) p->s[p->pos + digits]))
+  while (p->pos + digits < p->len
+         && isdigit ((unsigned char) p->s[p->pos + digits]))
     digits++;
-  if (digits > 0 && digits < 4 && (peekc (p, digits) == '<' || peekc (p, digits) == '>'))
+  if (digits > 0 && digits < 4
+      && (peekc (p, digits) == '<' || peekc (p, digits) == '>'))
     {
       memcpy (t->op, p->s + p->pos, digits);
       p->pos += digits;
@@ -630,8 +633,12 @@ lex (struct parser *p, struct token *t)
   const char *op = NULL;
   enum tok_kind kind = TOK_REDIR;
   if (c == '<')
-    op = n == '<' ? (n2 == '-' ? "<<-" : n2 == '<' ? "<<<" : "<<")
-         : n == '&' ? "<&" : n == '>' ? "<>" : "<";
+    op = n == '<'   ? (n2 == '-'   ? "<<-"
+                       : n2 == '<' ? "<<<"
+                                   : "<<")
+         : n == '&' ? "<&"
+         : n == '>' ? "<>"
+                    : "<";
   else if (c == '>')
     op = n == '>' ? ">>" : n == '|' ? ">|" : n == '&' ? ">&" : ">";
   else if (c == '&' && n == '>')
@@ -640,14 +647,15 @@ lex (struct parser *p, struct token *t)
     {
       p->pos++;
       t->kind = TOK_NEWLINE;
-      strcpy (t->op, "newline");
+      snprintf (t->op, sizeof t->op, "newline");
       return p->n_hd > 0 ? read_heredocs (p) : 0;
     }
   else if (c == '&')
     kind = n == '&' ? TOK_AND_IF : TOK_AMP, op = n == '&' ? "&&" : "&";
   else if (c == '|')
-    kind = n == '|' ? TOK_OR_IF : TOK_PIPE,
-    op = n == '|' ? "||" : n == '&' ? "|&" : "|";
+    kind = n == '|' ? TOK_OR_IF : TOK_PIPE, op = n == '|'   ? "||"
+                                                 : n == '&' ? "|&"
+                                                            : "|";
   else if (c == ';')
     {
       if (n == '&' || (n == ';' && n2 == '&'))
@@ -663,11 +671,11 @@ lex (struct parser *p, struct token *t)
     {
       p->pos += strlen (op);
       t->kind = kind;
-      strcpy (t->op + digits, op);
+      snprintf (t->op + digits, sizeof t->op - digits, "%s", op);
       return 0;
     }
   t->kind = TOK_WORD;
-  strcpy (t->op, "word");
+  snprintf (t->op, sizeof t->op, "word");
   return read_word (p, &t->w);
 }
 
@@ -730,8 +738,8 @@ skip_newlines (struct parser *p)
 static bool
 closes_list (const struct token *t)
 {
-  static const char *const closers[] = { "then", "else", "elif", "fi", "do",
-                                         "done", "esac", "}", NULL };
+  static const char *const closers[]
+      = { "then", "else", "elif", "fi", "do", "done", "esac", "}", NULL };
   if (t->kind == TOK_EOF || t->kind == TOK_RPAREN || t->kind == TOK_DSEMI)
     return true;
   if (t->kind != TOK_WORD)
@@ -833,8 +841,8 @@ parse_redirect (struct parser *p, struct simple *sc)
           return -1;
         }
       p->hd = xrealloc (p->hd, (p->n_hd + 1) * sizeof *p->hd);
-      p->hd[p->n_hd++] = (struct heredoc){ xstrdup (w.text), w.quoted,
-                                           bare[2] == '-' };
+      p->hd[p->n_hd++]
+          = (struct heredoc){ xstrdup (w.text), w.quoted, bare[2] == '-' };
     }
   else if (w.expansion || w.glob)
     sc->dynamic = true;
@@ -911,49 +919,39 @@ struct wrapper
   int operands;
 };
 
-static const char *const sudo_long[] = { "--user", "--group", "--host",
-                                         "--prompt", "--chdir", "--role",
-                                         "--type", "--other-user",
-                                         "--close-from", NULL };
+static const char *const sudo_long[]
+    = { "--user", "--group", "--host",       "--prompt",     "--chdir",
+        "--role", "--type",  "--other-user", "--close-from", NULL };
 static const char *const env_long[] = { "--unset", "--chdir", NULL };
 static const char *const timeout_long[] = { "--signal", "--kill-after", NULL };
 static const char *const nice_long[] = { "--adjustment", NULL };
-static const char *const xargs_long[] = { "--arg-file", "--delimiter",
-                                          "--max-args", "--max-procs",
-                                          "--max-lines", "--max-chars", NULL };
-static const char *const ionice_long[] = { "--class", "--classdata", "--pid",
-                                           "--pgid", "--uid", NULL };
-static const char *const stdbuf_long[] = { "--input", "--output", "--error",
-                                           NULL };
+static const char *const xargs_long[]
+    = { "--arg-file",  "--delimiter", "--max-args", "--max-procs",
+        "--max-lines", "--max-chars", NULL };
+static const char *const ionice_long[]
+    = { "--class", "--classdata", "--pid", "--pgid", "--uid", NULL };
+static const char *const stdbuf_long[]
+    = { "--input", "--output", "--error", NULL };
 static const char *const none_long[] = { NULL };
 
 static const struct wrapper wrappers[] = {
-  { "command", "", none_long, 0 },
-  { "builtin", "", none_long, 0 },
-  { "exec", "a", none_long, 0 },
-  { "nohup", "", none_long, 0 },
-  { "time", "fo", none_long, 0 },
-  { "nice", "n", nice_long, 0 },
-  { "env", "uCP", env_long, 0 },
-  { "sudo", "ugChpDrtUT", sudo_long, 0 },
-  { "doas", "uC", none_long, 0 },
-  { "timeout", "sk", timeout_long, 1 },
-  { "setsid", "", none_long, 0 },
-  { "stdbuf", "ioe", stdbuf_long, 0 },
-  { "ionice", "cnpPu", ionice_long, 0 },
-  { "xargs", "adEILnPs", xargs_long, 0 },
-  { "chrt", "", none_long, 1 },
-  { "unbuffer", "", none_long, 0 },
+  { "command", "", none_long, 0 },       { "builtin", "", none_long, 0 },
+  { "exec", "a", none_long, 0 },         { "nohup", "", none_long, 0 },
+  { "time", "fo", none_long, 0 },        { "nice", "n", nice_long, 0 },
+  { "env", "uCP", env_long, 0 },         { "sudo", "ugChpDrtUT", sudo_long, 0 },
+  { "doas", "uC", none_long, 0 },        { "timeout", "sk", timeout_long, 1 },
+  { "setsid", "", none_long, 0 },        { "stdbuf", "ioe", stdbuf_long, 0 },
+  { "ionice", "cnpPu", ionice_long, 0 }, { "xargs", "adEILnPs", xargs_long, 0 },
+  { "chrt", "", none_long, 1 },          { "unbuffer", "", none_long, 0 },
   { "caffeinate", "tw", none_long, 0 },
 };
 
-static const char *const shells[] = { "sh",  "bash", "dash", "zsh", "ksh",
-                                      "mksh", "ash", "yash", "posh", NULL };
+static const char *const shells[] = { "sh",   "bash", "dash", "zsh",  "ksh",
+                                      "mksh", "ash",  "yash", "posh", NULL };
 
 /* Variables whose value the shell itself runs or reads commands from.  */
-static const char *const evaluated_vars[] = { "BASH_ENV", "ENV", "PS1",
-                                              "PS2", "PS4", "PROMPT_COMMAND",
-                                              NULL };
+static const char *const evaluated_vars[]
+    = { "BASH_ENV", "ENV", "PS1", "PS2", "PS4", "PROMPT_COMMAND", NULL };
 
 static int check_assignment_name (struct parser *p, const char *a);
 
@@ -984,8 +982,9 @@ skip_wrapper (struct parser *p, const struct wrapper *wr, char **argv,
         }
       if (a[0] == '-' && a[1] != '\0')
         {
-          if (is_env && (strcmp (a, "-S") == 0 || strncmp (a, "--split", 7) == 0
-                         || (a[1] != '-' && strchr (a, 'S') != NULL)))
+          if (is_env
+              && (strcmp (a, "-S") == 0 || strncmp (a, "--split", 7) == 0
+                  || (a[1] != '-' && strchr (a, 'S') != NULL)))
             {
               *ret = fail (p, "env -S splits its text into a command");
               return argc;
@@ -1131,6 +1130,9 @@ check_assignment_name (struct parser *p, const char *a)
   return 0;
 }
 
+static const char *const find_exec[]
+    = { "-exec", "-execdir", "-ok", "-okdir", NULL };
+
 /* find ... -exec PROGRAM ... ; : each program it runs is checked.  */
 static int
 check_find (struct parser *p, struct simple *sc, size_t j, size_t end,
@@ -1139,8 +1141,7 @@ check_find (struct parser *p, struct simple *sc, size_t j, size_t end,
   for (size_t i = j + 1; i < end; i++)
     {
       const char *a = sc->argv.v[i];
-      if (strcmp (a, "-exec") && strcmp (a, "-execdir") && strcmp (a, "-ok")
-          && strcmp (a, "-okdir"))
+      if (!in_list (a, find_exec))
         continue;
       size_t k = i + 1, stop = k;
       while (stop < end && strcmp (sc->argv.v[stop], ";") != 0
@@ -1212,12 +1213,14 @@ check_program (struct parser *p, struct simple *sc, size_t j, size_t end,
     }
   else if (strcmp (argv[j], "alias") == 0)
     return fail (p, "it defines an alias, which changes what a later "
-                 "command name runs");
+                    "command name runs");
   else if ((strcmp (argv[j], "hash") == 0 && j + 1 < end
             && argv[j + 1][0] == '-' && strchr (argv[j + 1], 'p') != NULL)
            || (strcmp (argv[j], "enable") == 0 && j + 1 < end))
-    return fail (p, "it uses %s, which changes what a later command name "
-                 "runs", argv[j]);
+    return fail (p,
+                 "it uses %s, which changes what a later command name "
+                 "runs",
+                 argv[j]);
   else if (strcmp (argv[j], "export") == 0 || strcmp (argv[j], "readonly") == 0
            || strcmp (argv[j], "local") == 0 || strcmp (argv[j], "declare") == 0
            || strcmp (argv[j], "typeset") == 0)
@@ -1725,8 +1728,7 @@ read_text (struct reader *r, unsigned depth, const char *s, size_t len)
     }
   if (p.n_hd > 0)
     {
-      fail (&p, "the here-document ended by %s has no end line",
-            p.hd[0].delim);
+      fail (&p, "the here-document ended by %s has no end line", p.hd[0].delim);
       goto out;
     }
   ret = 0;
@@ -1744,8 +1746,10 @@ cmdline_read (const char *line, size_t len, struct cmdline **out,
 
   *out = NULL;
   if (len > CMDLINE_MAX_LEN)
-    return cr_error_set (err, 0, "cannot read this command line: it is "
-                         "longer than %zu bytes", CMDLINE_MAX_LEN);
+    return cr_error_set (err, 0,
+                         "cannot read this command line: it is "
+                         "longer than %zu bytes",
+                         CMDLINE_MAX_LEN);
   if (memchr (line, '\0', len) != NULL)
     why = "it contains a NUL byte";
   r.cl = xcalloc (1, sizeof *r.cl);
@@ -1755,7 +1759,9 @@ cmdline_read (const char *line, size_t len, struct cmdline **out,
       return 0;
     }
   cr_error_set (err, 0, "cannot read this command line: %s",
-                why ? why : r.reason ? r.reason : "it could not be read");
+                why        ? why
+                : r.reason ? r.reason
+                           : "it could not be read");
   free (r.reason);
   cmdline_free (r.cl);
   return -1;

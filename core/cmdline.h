@@ -32,20 +32,20 @@
 /* One simple command.  Every string and array is owned by the cmdline.  */
 struct cmdline_command
 {
-  char **argv;  /* words after quote removal, NULL-terminated; a word
-                   holding an expansion keeps its expansion as written
-                   ("$HOME/x", "$(date)") */
-  size_t argc;  /* 0 for an assignment or a redirection on its own */
+  char **argv;   /* words after quote removal, NULL-terminated; a word
+                    holding an expansion keeps its expansion as written
+                    ("$HOME/x", "$(date)") */
+  size_t argc;   /* 0 for an assignment or a redirection on its own */
   char **assign; /* "NAME=value" before the program, NULL-terminated */
   size_t n_assign;
   char **redirs; /* redirections as read: ">out", "2>&1", "<<EOF" */
   size_t n_redirs;
-  size_t program;  /* index in argv of the program a wrapper (sudo, env,
-                      nohup, xargs, find -exec, ...) runs, 0 when unwrapped */
-  bool dynamic;    /* some word, assignment value or redirection target
-                      depends on an expansion or a glob; the program name
-                      never does (such a line is refused) */
-  bool background; /* runs in a list ended by & */
+  size_t program;   /* index in argv of the program a wrapper (sudo, env,
+                       nohup, xargs, find -exec, ...) runs, 0 when unwrapped */
+  bool dynamic;     /* some word, assignment value or redirection target
+                       depends on an expansion or a glob; the program name
+                       never does (such a line is refused) */
+  bool background;  /* runs in a list ended by & */
   bool transparent; /* a literal `sh -c TEXT` or `eval TEXT` with no
                        assignment or file-writing redirection: the commands
                        of TEXT follow in the list and stand for it */

@@ -12,12 +12,12 @@
 /* A compiled pattern: text with a parallel wildcard mask.  */
 struct rule
 {
-  char *written;  /* the rule as written */
-  bool every;     /* `Bash` alone */
-  char *lit;      /* normalised pattern; lit[i] is a wildcard when star[i] */
+  char *written; /* the rule as written */
+  bool every;    /* `Bash` alone */
+  char *lit;     /* normalised pattern; lit[i] is a wildcard when star[i] */
   bool *star;
   size_t len;
-  bool opt_tail;  /* ends with " *", which may also match nothing */
+  bool opt_tail; /* ends with " *", which may also match nothing */
 };
 
 struct rules
@@ -75,8 +75,10 @@ rule_compile (struct rule *r, const char *s, const char *what,
       plen -= 6;
     }
   else if (other_tool (s))
-    return cr_error_set (err, 0, "%s: rule \"%s\" is not a command rule; "
-                         "write Bash(command)", what, s);
+    return cr_error_set (err, 0,
+                         "%s: rule \"%s\" is not a command rule; "
+                         "write Bash(command)",
+                         what, s);
 
   r->lit = xmalloc (plen + 1);
   r->star = xcalloc (plen + 1, sizeof *r->star);
@@ -86,23 +88,28 @@ rule_compile (struct rule *r, const char *s, const char *what,
       if ((unsigned char) c < 0x20 || c == 0x7f)
         {
           rule_free (r);
-          return cr_error_set (err, 0, "%s: rule \"%s\" holds a control "
-                               "character", what, s);
+          return cr_error_set (err, 0,
+                               "%s: rule \"%s\" holds a control "
+                               "character",
+                               what, s);
         }
       if (c == '\\')
         {
           if (i + 1 >= plen || (pat[i + 1] != '*' && pat[i + 1] != '\\'))
             {
               rule_free (r);
-              return cr_error_set (err, 0, "%s: rule \"%s\" has a \\ that "
-                                   "is not \\* or \\\\", what, s);
+              return cr_error_set (err, 0,
+                                   "%s: rule \"%s\" has a \\ that "
+                                   "is not \\* or \\\\",
+                                   what, s);
             }
           r->lit[r->len++] = pat[++i];
           continue;
         }
       if (c == ' ' || c == '\t')
         {
-          if (r->len > 0 && !(r->lit[r->len - 1] == ' ' && !r->star[r->len - 1]))
+          if (r->len > 0
+              && !(r->lit[r->len - 1] == ' ' && !r->star[r->len - 1]))
             r->lit[r->len++] = ' ';
           continue;
         }
@@ -115,8 +122,10 @@ rule_compile (struct rule *r, const char *s, const char *what,
   if (r->len == 0)
     {
       rule_free (r);
-      return cr_error_set (err, 0, "%s: rule \"%s\" names no command; write "
-                           "Bash for every command", what, s);
+      return cr_error_set (err, 0,
+                           "%s: rule \"%s\" names no command; write "
+                           "Bash for every command",
+                           what, s);
     }
   r->opt_tail = r->len >= 2 && r->star[r->len - 1] && r->lit[r->len - 2] == ' '
                 && !r->star[r->len - 2];
@@ -199,15 +208,19 @@ rules_new (const char *mode, char *const *allow, size_t n_allow,
     r->mode = RULES_MODE_FULL_ACCESS;
   else
     {
-      cr_error_set (err, 0, "permissions.mode: \"%s\" is not a mode; use "
-                    "\"ask\" or \"fullAccess\"", mode);
+      cr_error_set (err, 0,
+                    "permissions.mode: \"%s\" is not a mode; use "
+                    "\"ask\" or \"fullAccess\"",
+                    mode);
       rules_free (r);
       return NULL;
     }
-  if (compile_list (&r->allow, &r->n_allow, allow, n_allow,
-                    "permissions.allow", err) < 0
+  if (compile_list (&r->allow, &r->n_allow, allow, n_allow, "permissions.allow",
+                    err)
+          < 0
       || compile_list (&r->deny, &r->n_deny, deny, n_deny, "permissions.deny",
-                       err) < 0)
+                       err)
+             < 0)
     {
       rules_free (r);
       return NULL;
@@ -244,8 +257,8 @@ rules_mode (const struct rules *r)
 static bool
 suffix_tried (const struct cmdline_command *c, size_t k)
 {
-  static const char *const before[] = { "-exec", "-execdir", "-ok", "-okdir",
-                                        "--", NULL };
+  static const char *const before[]
+      = { "-exec", "-execdir", "-ok", "-okdir", "--", NULL };
   if (k <= RULES_SUFFIX_WORDS || k == c->program)
     return true;
   for (size_t i = 0; before[i]; i++)

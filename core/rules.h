@@ -54,8 +54,8 @@ enum rules_mode rules_mode (const struct rules *r);
  * RULES_DENY, *rule_out (when rule_out is not NULL) is the first deny rule
  * that matched, as written, owned by r; otherwise it is set to NULL.  */
 enum rules_verdict rules_decide (const struct rules *r,
-                                 const struct cmdline *cl,
-                                 bool typed_by_person, const char **rule_out);
+                                 const struct cmdline *cl, bool typed_by_person,
+                                 const char **rule_out);
 
 /* One command a deny rule matched.  */
 struct rules_denial

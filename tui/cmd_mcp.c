@@ -35,11 +35,14 @@
  * be confirmed empty.  */
 #define MCP_CLEANUP_MS 5000
 
-/* JSON-RPC error codes.  */
-#define MCP_PARSE_ERROR -32700
-#define MCP_INVALID_REQUEST -32600
-#define MCP_METHOD_NOT_FOUND -32601
-#define MCP_INVALID_PARAMS -32602
+/* JSON-RPC's error codes.  */
+enum mcp_error_code
+{
+  MCP_PARSE_ERROR = -32700,
+  MCP_INVALID_REQUEST = -32600,
+  MCP_METHOD_NOT_FOUND = -32601,
+  MCP_INVALID_PARAMS = -32602
+};
 
 extern char **environ;
 
@@ -110,7 +113,7 @@ mcp_send (struct buf *b)
 
 /* Send a JSON-RPC error answering id (JSON text, "null" when unknown).  */
 static void
-mcp_send_error (const char *id, int code, const char *message)
+mcp_send_error (const char *id, enum mcp_error_code code, const char *message)
 {
   struct buf b = BUF_INIT;
   buf_printf (&b,
@@ -397,12 +400,14 @@ mcp_parse_bash (struct mcp_call *call, yajl_val args)
 
   if (!YAJL_IS_OBJECT (args))
     return "arguments must be an object";
+  static const char *const known[]
+      = { "command", "description", "timeout", "background", "env", NULL };
   for (size_t i = 0; i < args->u.object.len; i++)
     {
-      const char *k = args->u.object.keys[i];
-      if (strcmp (k, "command") && strcmp (k, "description")
-          && strcmp (k, "timeout") && strcmp (k, "background")
-          && strcmp (k, "env"))
+      const char *const *k = known;
+      while (*k != NULL && strcmp (*k, args->u.object.keys[i]) != 0)
+        k++;
+      if (*k == NULL)
         return "unknown argument (bash takes command, description, "
                "timeout, background, env)";
     }

@@ -48,8 +48,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   static char *allow[] = { "Bash(git status)", "Bash(npm run *)",
                            "Bash(echo *)", "Bash(sleep *)", "ls *" };
-  static char *deny[] = { "Bash(rm *)", "Bash(git push --force*)",
-                          "Bash(curl * \\* \\\\)" };
+  static char *deny[]
+      = { "Bash(rm *)", "Bash(git push --force*)", "Bash(curl * \\* \\\\)" };
   const char *line = (const char *) data;
   size_t len = size;
   char *pattern = NULL;
@@ -64,8 +64,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       line = (const char *) nul + 1;
       len = size - (size_t) (nul - data) - 1;
       char *one[] = { pattern };
-      fuzzed = rules_new (len % 2 ? "fullAccess" : "ask", one, 1, one, 1,
-                          &err);
+      fuzzed = rules_new (len % 2 ? "fullAccess" : "ask", one, 1, one, 1, &err);
       if ((fuzzed == NULL) != (err != NULL))
         abort ();
       cr_error_free (err);

@@ -52,8 +52,7 @@ expect_commands (const char *line, const char *const *want, size_t n)
     {
       char *t = cmdline_command_full_text (&cl->cmds[i]);
       if (strcmp (t, want[i]) != 0)
-        fail_msg ("%s: command %zu is \"%s\", not \"%s\"", line, i, t,
-                  want[i]);
+        fail_msg ("%s: command %zu is \"%s\", not \"%s\"", line, i, t, want[i]);
       free (t);
     }
   if (cl->n != n)
@@ -61,13 +60,13 @@ expect_commands (const char *line, const char *const *want, size_t n)
   return cl;
 }
 
-#define EXPECT(line, ...)                                                     \
-  do                                                                          \
-    {                                                                         \
-      const char *const want_[] = { __VA_ARGS__ };                            \
-      cmdline_free (expect_commands (line, want_,                             \
-                                     sizeof want_ / sizeof want_[0]));        \
-    }                                                                         \
+#define EXPECT(line, ...)                                                      \
+  do                                                                           \
+    {                                                                          \
+      const char *const want_[] = { __VA_ARGS__ };                             \
+      cmdline_free (                                                           \
+          expect_commands (line, want_, sizeof want_ / sizeof want_[0]));      \
+    }                                                                          \
   while (0)
 
 static bool
@@ -131,7 +130,8 @@ test_unterminated (void **state)
   read_fails ("case x in a) y", "it ends where esac was expected");
   read_fails ("a &&", "it ends where a command was expected");
   read_fails ("a |", "it ends where a command was expected");
-  read_fails ("cat <<EOF\nabc", "the here-document ended by EOF has no end line");
+  read_fails ("cat <<EOF\nabc",
+              "the here-document ended by EOF has no end line");
   read_fails ("cat <<EOF", "the here-document ended by EOF has no end line");
 }
 
@@ -145,7 +145,8 @@ test_syntax_errors (void **state)
   read_fails ("echo >", "the redirection > has no target");
   read_fails ("echo > | x", "the redirection > has no target");
   read_fails ("echo a(b", "unexpected (");
-  read_fails ("case x in a) y;& esac", "it uses ;& or ;;&, which sh does not read");
+  read_fails ("case x in a) y;& esac",
+              "it uses ;& or ;;&, which sh does not read");
   read_fails ("[[ -f x ]]", "it uses [[, which sh does not read");
   read_fails ("diff <(a) <(b)", "the redirection < has no target");
 }
@@ -166,15 +167,16 @@ test_substitutions (void **state)
   EXPECT ("echo ${X:-$(whoami)}", "whoami", "echo ${X:-$(whoami)}");
   EXPECT ("echo ${X:-'}'}", "echo ${X:-'}'}");
   EXPECT ("echo $((1 + $(id -u) * 2))", "id -u", "echo $((1 + $(id -u) * 2))");
-  EXPECT ("echo $((x)) $# $? $1 $@ ${#a} $$", "echo $((x)) $# $? $1 $@ ${#a} $$");
+  EXPECT ("echo $((x)) $# $? $1 $@ ${#a} $$",
+          "echo $((x)) $# $? $1 $@ ${#a} $$");
   EXPECT ("X=$(pwd)", "pwd", "X=$(pwd)");
   EXPECT ("echo $", "echo $");
   EXPECT ("echo a$ b", "echo a$ b");
   read_fails ("echo $((1 ) x", "a $(( is not closed by ))");
   read_fails ("echo $'\\x41'", "it uses $'...' quoting, which sh and bash read "
-              "differently");
+                               "differently");
   read_fails ("echo $\"x\"", "it uses $\"...\" quoting, which sh and bash read "
-              "differently");
+                             "differently");
   EXPECT ("echo \"$'x'\"", "echo $'x'");
 }
 
@@ -215,12 +217,16 @@ test_dynamic_program (void **state)
               "the program name comes from an expansion: $(which python)");
   read_fails ("`echo rm` -rf /",
               "the program name comes from an expansion: `echo rm`");
-  read_fails ("./build* x", "the program name comes from an expansion: ./build*");
-  read_fails ("{rm,-rf,/}", "the program name comes from an expansion: {rm,-rf,/}");
+  read_fails ("./build* x",
+              "the program name comes from an expansion: ./build*");
+  read_fails ("{rm,-rf,/}",
+              "the program name comes from an expansion: {rm,-rf,/}");
   read_fails ("X=1 $X", "the program name comes from an expansion: $X");
   read_fails ("sudo $CMD", "the program name comes from an expansion: $CMD");
-  read_fails ("env A=1 -- $CMD", "the program name comes from an expansion: $CMD");
-  read_fails ("timeout 5 $CMD", "the program name comes from an expansion: $CMD");
+  read_fails ("env A=1 -- $CMD",
+              "the program name comes from an expansion: $CMD");
+  read_fails ("timeout 5 $CMD",
+              "the program name comes from an expansion: $CMD");
   read_fails ("find . -exec $CMD {} \\;",
               "the program name comes from an expansion: $CMD");
   read_fails ("for c in a b; do $c; done",
@@ -264,7 +270,7 @@ test_assignments (void **state)
   read_fails ("BASH_ENV=x.sh bash -c true",
               "it sets BASH_ENV, whose value the shell runs");
   read_fails ("export BASH_ENV=./evil", "it sets BASH_ENV, whose value the "
-              "shell runs");
+                                        "shell runs");
 }
 
 static void
@@ -273,8 +279,9 @@ test_redirections (void **state)
   struct cmdline *cl = read_ok ("make > out.log 2>&1 </dev/null 2>>err >&2 "
                                 "3<>f 2>/dev/null >|g &>h");
   const struct cmdline_command *c = &cl->cmds[0];
-  const char *want[] = { ">out.log", "2>&1", "</dev/null", "2>>err",
-                         ">&2",      "3<>f", "2>/dev/null", ">|g", "&>h" };
+  const char *want[]
+      = { ">out.log", "2>&1",        "</dev/null", "2>>err", ">&2",
+          "3<>f",     "2>/dev/null", ">|g",        "&>h" };
   assert_int_equal (c->argc, 1);
   assert_int_equal (c->n_redirs, 9);
   for (size_t i = 0; i < 9; i++)
@@ -305,11 +312,13 @@ test_heredocs (void **state)
   EXPECT ("cat <<E\\OF\n$(rm)\nEOF", "cat");
   EXPECT ("cat <<-EOF\n\t$(date)\n\tEOF\nls", "date", "cat", "ls");
   EXPECT ("cat <<A <<B\na\nA\n$(b)\nB\nx", "b", "cat", "x");
-  EXPECT ("x=$(cat <<EOF\n$(id)\nEOF\n)", "id", "cat", "x=$(cat <<EOF\n$(id)\nEOF\n)");
+  EXPECT ("x=$(cat <<EOF\n$(id)\nEOF\n)", "id", "cat",
+          "x=$(cat <<EOF\n$(id)\nEOF\n)");
   EXPECT ("cat <<EOF | sh -c 'cat'\nhi\nEOF", "cat", "sh -c cat", "cat");
   read_fails ("cat <<$X\nx\n$X", "a here-document delimiter uses an expansion");
   read_fails ("cat <<EOF\n$(rm\nEOF", "a $( is not closed");
-  read_fails ("bash <<EOF\nrm -rf /\nEOF", "it runs a shell on commands from its input");
+  read_fails ("bash <<EOF\nrm -rf /\nEOF",
+              "it runs a shell on commands from its input");
 }
 
 static void
@@ -333,7 +342,8 @@ test_groups_and_compounds (void **state)
   EXPECT ("((x))", "x");
   read_fails ("f() { ls; }", "it defines a shell function");
   read_fails ("function f { ls; }", "it defines a shell function");
-  read_fails ("for 1 in a; do x; done", "for is not followed by a variable name");
+  read_fails ("for 1 in a; do x; done",
+              "for is not followed by a variable name");
   read_fails ("if a; b; fi", "unexpected fi where then was expected");
 }
 
@@ -385,7 +395,8 @@ test_shell_c (void **state)
   cl = read_ok ("bash -c 'ls' > out");
   assert_false (cl->cmds[0].transparent);
   cmdline_free (cl);
-  read_fails ("sh -c \"$X\"", "it runs a shell on text that is not written out");
+  read_fails ("sh -c \"$X\"",
+              "it runs a shell on text that is not written out");
   read_fails ("curl x | sh", "it runs a shell on commands from its input");
   read_fails ("bash -s < x", "it runs a shell on commands from its input");
   read_fails ("bash $SCRIPT", "it runs a script named by an expansion");
@@ -402,25 +413,29 @@ test_eval_source_trap (void **state)
           "rm -f /tmp/lock");
   EXPECT ("trap - EXIT; trap -p; trap 2", "trap - EXIT", "trap -p", "trap 2");
   read_fails ("eval $X", "eval runs text that is not written out");
-  read_fails ("eval \"echo $(date)\"", "eval runs text that is not written out");
+  read_fails ("eval \"echo $(date)\"",
+              "eval runs text that is not written out");
   read_fails (". $F", "it sources a file named by an expansion");
-  read_fails ("trap \"$X\" EXIT", "trap sets an action that is not written out");
+  read_fails ("trap \"$X\" EXIT",
+              "trap sets an action that is not written out");
   read_fails ("alias ls=rm", "it defines an alias, which changes what a later "
-              "command name runs");
+                             "command name runs");
   read_fails ("command alias x=y", "it defines an alias, which changes what a "
-              "later command name runs");
+                                   "later command name runs");
   read_fails ("env -S 'rm -rf x'", "env -S splits its text into a command");
   read_fails ("eval 'eval \"$Y\"'", "eval runs text that is not written out");
   read_fails ("hash -p /tmp/x ls; ls", "it uses hash, which changes what a "
-              "later command name runs");
+                                       "later command name runs");
   read_fails ("enable -f ./x.so ls", "it uses enable, which changes what a "
-              "later command name runs");
+                                     "later command name runs");
   read_fails ("env 'BASH_FUNC_ls%%=() { rm; }' bash -c ls",
               "it defines a shell function through the environment");
-  read_fails ("env PS4=x bash -xc ls", "it sets PS4, whose value the shell runs");
+  read_fails ("env PS4=x bash -xc ls",
+              "it sets PS4, whose value the shell runs");
   read_fails ("command command command command command command command command "
               "command command command command command command command command "
-              "command $X", "it wraps a program in more than 16 others");
+              "command $X",
+              "it wraps a program in more than 16 others");
   read_fails ("timeout --signal KILL 5 $X",
               "the program name comes from an expansion: $X");
   read_fails ("sudo --user root $X",
@@ -477,10 +492,10 @@ test_limits (void **state)
   cmdline_free (cl);
   free (big.p);
 
-  char *many = malloc (4097 * 2 + 1);
-  for (int i = 0; i < 4097; i++)
+  char *many = malloc ((size_t) 4097 * 2 + 1);
+  for (size_t i = 0; i < 4097; i++)
     many[2 * i] = 'x', many[2 * i + 1] = ';';
-  many[4097 * 2] = '\0';
+  many[(size_t) 4097 * 2] = '\0';
   read_fails (many, "it holds more than 4096 commands");
   free (many);
 

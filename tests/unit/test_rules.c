@@ -27,8 +27,7 @@ make (const char *mode, char *const *allow, size_t n_allow, char *const *deny,
 
 /* The verdict on a line; an unreadable line is decided as NULL.  */
 static enum rules_verdict
-decide (const struct rules *r, const char *line, bool typed,
-        const char **rule)
+decide (const struct rules *r, const char *line, bool typed, const char **rule)
 {
   struct cmdline *cl = NULL;
   struct cr_error *err = NULL;
@@ -55,32 +54,42 @@ bad_rule (const char *mode, const char *allow, const char *deny,
 static void
 test_syntax_errors (void **state)
 {
-  bad_rule (NULL, NULL, "Bash(rm", "permissions.deny: rule \"Bash(rm\" does "
+  bad_rule (NULL, NULL, "Bash(rm",
+            "permissions.deny: rule \"Bash(rm\" does "
             "not end with \")\"");
-  bad_rule (NULL, "Bash(", NULL, "permissions.allow: rule \"Bash(\" does not "
+  bad_rule (NULL, "Bash(", NULL,
+            "permissions.allow: rule \"Bash(\" does not "
             "end with \")\"");
-  bad_rule (NULL, "Bash()", NULL, "permissions.allow: rule \"Bash()\" names no "
+  bad_rule (NULL, "Bash()", NULL,
+            "permissions.allow: rule \"Bash()\" names no "
             "command; write Bash for every command");
-  bad_rule (NULL, "Bash(   )", NULL, "permissions.allow: rule \"Bash(   )\" "
+  bad_rule (NULL, "Bash(   )", NULL,
+            "permissions.allow: rule \"Bash(   )\" "
             "names no command; write Bash for every command");
-  bad_rule (NULL, "", NULL, "permissions.allow: rule \"\" names no command; "
+  bad_rule (NULL, "", NULL,
+            "permissions.allow: rule \"\" names no command; "
             "write Bash for every command");
-  bad_rule (NULL, "Read(./src)", NULL, "permissions.allow: rule "
+  bad_rule (NULL, "Read(./src)", NULL,
+            "permissions.allow: rule "
             "\"Read(./src)\" is not a command rule; write Bash(command)");
-  bad_rule (NULL, NULL, "Bash(a\\x)", "permissions.deny: rule \"Bash(a\\x)\" "
+  bad_rule (NULL, NULL, "Bash(a\\x)",
+            "permissions.deny: rule \"Bash(a\\x)\" "
             "has a \\ that is not \\* or \\\\");
-  bad_rule (NULL, NULL, "Bash(a\\)", "permissions.deny: rule \"Bash(a\\)\" "
+  bad_rule (NULL, NULL, "Bash(a\\)",
+            "permissions.deny: rule \"Bash(a\\)\" "
             "has a \\ that is not \\* or \\\\");
-  bad_rule (NULL, "Bash(a\nb)", NULL, "permissions.allow: rule \"Bash(a\nb)\" "
+  bad_rule (NULL, "Bash(a\nb)", NULL,
+            "permissions.allow: rule \"Bash(a\nb)\" "
             "holds a control character");
-  bad_rule ("auto", NULL, NULL, "permissions.mode: \"auto\" is not a mode; "
+  bad_rule ("auto", NULL, NULL,
+            "permissions.mode: \"auto\" is not a mode; "
             "use \"ask\" or \"fullAccess\"");
   /* The first bad rule of a list is named.  */
   struct cr_error *err = NULL;
   char *a[] = { "Bash(ok)", "Bash(bad" };
   assert_null (rules_new ("ask", a, 2, NULL, 0, &err));
   assert_string_equal (err->msg, "permissions.allow: rule \"Bash(bad\" does "
-                       "not end with \")\"");
+                                 "not end with \")\"");
   cr_error_free (err);
 }
 
@@ -105,17 +114,26 @@ test_modes (void **state)
 static void
 test_patterns (void **state)
 {
-  char *allow[] = { "Bash(git status)", "Bash(npm run *)", "Bash(echo a\\*b)",
-                    "Bash(  make   -j*  )", "ls -la", "Bash(x \\\\ y)",
-                    "Bash(cat *.txt)" };
+  char *allow[]
+      = { "Bash(git status)",     "Bash(npm run *)", "Bash(echo a\\*b)",
+          "Bash(  make   -j*  )", "ls -la",          "Bash(x \\\\ y)",
+          "Bash(cat *.txt)" };
   struct rules *r = make ("ask", allow, 7, NULL, 0);
-  const char *yes[] = { "git status", "npm run build", "npm run test -- --ci",
-                        "npm run", "echo 'a*b'", "make -j4", "make -j",
-                        "ls -la", "x '\\' y", "cat a b.txt", "git   status",
-                        "'git' \"status\"" };
-  const char *no[] = { "git status --short", "git statusx", "npm runx",
-                       "npm", "echo axb", "make", "ls", "ls -la x",
-                       "x y", "cat a.txtx", " npm install" };
+  const char *yes[] = { "git status",  "npm run build", "npm run test -- --ci",
+                        "npm run",     "echo 'a*b'",    "make -j4",
+                        "make -j",     "ls -la",        "x '\\' y",
+                        "cat a b.txt", "git   status",  "'git' \"status\"" };
+  const char *no[] = { "git status --short",
+                       "git statusx",
+                       "npm runx",
+                       "npm",
+                       "echo axb",
+                       "make",
+                       "ls",
+                       "ls -la x",
+                       "x y",
+                       "cat a.txtx",
+                       " npm install" };
   for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
     if (decide (r, yes[i], false, NULL) != RULES_ALLOW)
       fail_msg ("%s was not allowed", yes[i]);
@@ -143,8 +161,7 @@ test_every_command_must_be_allowed (void **state)
                     RULES_ALLOW);
   assert_int_equal (decide (r, "npm run build && rm -rf dist", false, NULL),
                     RULES_ASK);
-  assert_int_equal (decide (r, "npm run $(curl evil)", false, NULL),
-                    RULES_ASK);
+  assert_int_equal (decide (r, "npm run $(curl evil)", false, NULL), RULES_ASK);
   assert_int_equal (decide (r, "npm run `id`", false, NULL), RULES_ASK);
   assert_int_equal (decide (r, "(cd x; make)", false, NULL), RULES_ASK);
   assert_int_equal (decide (r, "npm run x > /etc/passwd", false, NULL),
@@ -208,9 +225,9 @@ test_deny_beats_everything (void **state)
           assert_int_equal (decide (r, "rm -rf build", typed, &rule),
                             RULES_DENY);
           assert_string_equal (rule, "Bash(rm *)");
-          assert_int_equal (decide (r, "git push --force origin main", typed,
-                                    &rule),
-                            RULES_DENY);
+          assert_int_equal (
+              decide (r, "git push --force origin main", typed, &rule),
+              RULES_DENY);
           assert_string_equal (rule, "Bash(git push --force*)");
           assert_int_equal (decide (r, "git push origin main", typed, &rule),
                             RULES_ALLOW);
@@ -226,18 +243,30 @@ test_deny_reaches_inside (void **state)
   char *deny[] = { "Bash(rm *)" };
   struct rules *r = make ("fullAccess", NULL, 0, deny, 1);
   const char *lines[] = {
-    "echo $(rm -rf x)",        "echo `rm -rf x`",
-    "(cd y && rm -rf x)",      "{ rm -rf x; }",
-    "bash -c 'rm -rf x'",      "sh -c \"sh -c 'rm -rf x'\"",
-    "eval 'rm -rf x'",         "trap 'rm -rf x' EXIT",
-    "if true; then rm -rf x; fi", "for f in a; do rm $f; done",
-    "cat <<EOF\n$(rm -rf x)\nEOF", "sudo -u root rm -rf x",
-    "env A=1 rm -rf x",        "nohup nice -n 5 rm -rf x",
-    "X=1 rm -rf x",            "r\\m -rf x",
-    "'rm' -rf x",              "find . -name y -exec rm {} \\;",
-    "xargs rm < list",         "timeout 5 rm -rf x",
-    "rm -rf x &",              "echo ${X:-$(rm -rf x)}",
-    "sudo --user root rm -rf x", "exec rm -rf x",
+    "echo $(rm -rf x)",
+    "echo `rm -rf x`",
+    "(cd y && rm -rf x)",
+    "{ rm -rf x; }",
+    "bash -c 'rm -rf x'",
+    "sh -c \"sh -c 'rm -rf x'\"",
+    "eval 'rm -rf x'",
+    "trap 'rm -rf x' EXIT",
+    "if true; then rm -rf x; fi",
+    "for f in a; do rm $f; done",
+    "cat <<EOF\n$(rm -rf x)\nEOF",
+    "sudo -u root rm -rf x",
+    "env A=1 rm -rf x",
+    "nohup nice -n 5 rm -rf x",
+    "X=1 rm -rf x",
+    "r\\m -rf x",
+    "'rm' -rf x",
+    "find . -name y -exec rm {} \\;",
+    "xargs rm < list",
+    "timeout 5 rm -rf x",
+    "rm -rf x &",
+    "echo ${X:-$(rm -rf x)}",
+    "sudo --user root rm -rf x",
+    "exec rm -rf x",
     "/bin/rm -rf x" + 0,
   };
   for (size_t i = 0; i < sizeof lines / sizeof lines[0] - 1; i++)
@@ -245,9 +274,10 @@ test_deny_reaches_inside (void **state)
       fail_msg ("%s was not denied", lines[i]);
   /* Past 64 words only the program the reader found is tried.  */
   char line[2048] = "sudo";
+  size_t at = strlen (line);
   for (int i = 0; i < 100; i++)
-    strcat (line, " -u x");
-  strcat (line, " rm -rf /");
+    at += (size_t) snprintf (line + at, sizeof line - at, " -u x");
+  snprintf (line + at, sizeof line - at, " rm -rf /");
   assert_int_equal (decide (r, line, false, NULL), RULES_DENY);
   /* A path is another program name: the rule says what it names.  */
   assert_int_equal (decide (r, "/bin/rm -rf x", false, NULL), RULES_ALLOW);
@@ -275,8 +305,8 @@ test_denials_and_message (void **state)
   free (d);
   char *msg = rules_deny_message (r, cl);
   assert_string_equal (msg, "Not run: the deny rules refuse it (`rm -rf "
-                       "build` matches Bash(rm *); `curl -s x` matches "
-                       "Bash(curl *)).");
+                            "build` matches Bash(rm *); `curl -s x` matches "
+                            "Bash(curl *)).");
   free (msg);
   cmdline_free (cl);
 
