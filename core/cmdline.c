@@ -497,7 +497,8 @@ read_word (struct parser *p, struct word *w)
           w->expansion = true;
           break;
         default:
-          if (c == '*' || c == '?' || (c == ']' && bracket))
+          if (c == '*' || c == '?' || (c == ']' && bracket)
+              || (c == '}' && brace_sep))
             w->glob = true;
           else if (c == '[')
             bracket = true;
@@ -505,8 +506,6 @@ read_word (struct parser *p, struct word *w)
             brace = true;
           else if (brace && (c == ',' || (c == '.' && peekc (p, 1) == '.')))
             brace_sep = true;
-          else if (c == '}' && brace_sep)
-            w->glob = true;
           buf_putc (&out, c);
           p->pos++;
         }

@@ -113,6 +113,10 @@ void session_close (struct session *s);
  * is gone.  */
 bool session_done (const struct session *s);
 
+/* Whether the session has begun stopping every command (after
+ * session_close, once the last turn ended).  */
+bool session_stopping (const struct session *s);
+
 /* Whether a turn is running.  */
 bool session_busy (const struct session *s);
 

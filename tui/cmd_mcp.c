@@ -29,7 +29,7 @@
 
 /* The longest message accepted on one line; a longer one is a parse error
  * and is skipped to its end.  */
-#define MCP_MAX_LINE (4 * 1024 * 1024)
+#define MCP_MAX_LINE 4194304
 
 /* How long the server waits, once its input has closed, for every scope to
  * be confirmed empty.  */
@@ -539,7 +539,9 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
   bool request = id != NULL;
   if (strcmp (method, "initialize") == 0 && request)
     mcp_initialize (m, id, params);
-  else if (strcmp (method, "ping") == 0 && request)
+  else if ((strcmp (method, "ping") == 0
+            || strcmp (method, "logging/setLevel") == 0)
+           && request)
     mcp_send_result (id, "{}");
   else if (strcmp (method, "notifications/cancelled") == 0)
     mcp_cancelled (m, params);
@@ -552,8 +554,6 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
     mcp_tools_list (id);
   else if (strcmp (method, "tools/call") == 0)
     mcp_tools_call (m, id, params);
-  else if (strcmp (method, "logging/setLevel") == 0)
-    mcp_send_result (id, "{}");
   else
     mcp_send_error (id, MCP_METHOD_NOT_FOUND, "method not found");
 }
@@ -725,7 +725,11 @@ cmd_mcp (int argc, char **argv)
       status = 1;
     }
   while (m.calls != NULL)
-    mcp_call_free (m.calls);
+    {
+      struct mcp_call *c = m.calls;
+      m.calls = c->next;
+      mcp_call_free (c);
+    }
   supervisor_free (m.sup);
   sandbox_backend_free (m.backend);
   loop_free (m.loop);

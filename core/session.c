@@ -1,0 +1,925 @@
+/* The turn runner: prompts, the agent's calls, questions, results, endings
+ * told once, cancellation, an agent that dies.  */
+#include <config.h>
+
+#include "core/session.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/agent.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+
+/* Model-facing answers to calls that did not run (doc/strings-session.md).
+ * Never translated.  */
+#define SESSION_DECLINED                                                       \
+  "[refused: the developer declined to run it; nothing was run]"
+#define SESSION_CANCELLED                                                      \
+  "[refused: the developer pressed esc to stop this turn; nothing was run]"
+#define SESSION_OUTSIDE                                                        \
+  "[refused: the call arrived outside a turn; nothing was run]"
+
+enum session_call_state
+{
+  CALL_WAIT_ASK, /* waiting for its question to be asked */
+  CALL_ASKING,   /* the front end is asking */
+  CALL_RUNNING,  /* its command runs and the call waits for its answer */
+  CALL_DONE      /* answered */
+};
+
+struct session_call
+{
+  struct session *s;
+  struct session_call *next;
+  uint64_t turn; /* the turn the call belongs to */
+  char *id;      /* the agent's id; NULL for the built-in agent */
+  bool is_output;
+  int64_t number;
+  char *line;
+  char *description;
+  double timeout;
+  bool background;
+  struct env_var *env; /* owned names and values */
+  size_t n_env;
+  bool typed;
+  char *label;
+  struct command *cmd; /* while the supervisor holds it */
+  bool cmd_live;       /* started and not cleaned yet */
+  enum session_call_state state;
+};
+
+struct session
+{
+  struct loop *loop;
+  struct supervisor *sup;
+  char *agent_command; /* NULL: the built-in shell agent */
+  char *workspace;
+  char *const *agent_env;
+  struct session_frontend fe;
+  struct agent *agent;
+  struct agent *gone; /* an agent that exited, freed from the loop */
+  bool agent_failed;  /* the last start failed: no turn for endings */
+  struct session_call *calls; /* every call not freed, oldest first */
+  struct session_call *asking;
+  uint64_t turn_no;
+  bool turn;
+  bool cancelling;
+  bool end_turn_seen;
+  char **queue; /* prompts waiting for the running turn */
+  size_t n_queue;
+  struct buf untold; /* endings taken from the supervisor, not told yet */
+  uint64_t kick_timer;
+  uint64_t cancel_timer;
+  bool closing;
+  bool stopping;
+};
+
+static void session_kick_soon (struct session *s);
+static void session_start_turn (struct session *s, char *prompt);
+
+struct session *
+session_new (struct loop *loop, struct supervisor *sup,
+             const struct session_options *opts,
+             const struct session_frontend *fe)
+{
+  struct session *s = xcalloc (1, sizeof *s);
+  s->loop = loop;
+  s->sup = sup;
+  s->agent_command
+      = opts->agent_command != NULL ? xstrdup (opts->agent_command) : NULL;
+  s->workspace = xstrdup (opts->workspace);
+  s->agent_env = opts->agent_env;
+  s->fe = *fe;
+  return s;
+}
+
+/* Free one call.  */
+static void
+session_call_free (struct session_call *c)
+{
+  free (c->id);
+  free (c->line);
+  free (c->description);
+  for (size_t i = 0; i < c->n_env; i++)
+    {
+      free ((char *) c->env[i].name);
+      free ((char *) c->env[i].value);
+    }
+  free (c->env);
+  free (c->label);
+  free (c);
+}
+
+void
+session_free (struct session *s)
+{
+  if (s == NULL)
+    return;
+  loop_cancel_timer (s->loop, s->kick_timer);
+  loop_cancel_timer (s->loop, s->cancel_timer);
+  agent_free (s->agent);
+  agent_free (s->gone);
+  while (s->calls != NULL)
+    {
+      struct session_call *c = s->calls;
+      s->calls = c->next;
+      session_call_free (c);
+    }
+  for (size_t i = 0; i < s->n_queue; i++)
+    free (s->queue[i]);
+  free (s->queue);
+  buf_free (&s->untold);
+  free (s->agent_command);
+  free (s->workspace);
+  free (s);
+}
+
+/* Give the person a notice.  */
+static void
+session_notice (struct session *s, const char *text)
+{
+  if (s->fe.notice != NULL)
+    s->fe.notice (s->fe.data, text);
+}
+
+/* Move endings the supervisor holds into the session's untold text.  */
+static void
+session_gather_endings (struct session *s)
+{
+  size_t len;
+  char *text = supervisor_take_endings (s->sup, &len);
+  if (text == NULL)
+    return;
+  if (s->untold.len > 0)
+    buf_puts (&s->untold, "\n\n");
+  buf_append (&s->untold, text, len);
+  free (text);
+}
+
+/* The endings not told yet, now told; NULL when there is none.  */
+static char *
+session_take_untold (struct session *s)
+{
+  session_gather_endings (s);
+  if (s->untold.len == 0)
+    return NULL;
+  return buf_steal (&s->untold, NULL);
+}
+
+/* Calls of the running turn that have no answer yet.  */
+static size_t
+session_outstanding (const struct session *s)
+{
+  size_t n = 0;
+  for (const struct session_call *c = s->calls; c != NULL; c = c->next)
+    n += c->turn == s->turn_no && c->state != CALL_DONE;
+  return n;
+}
+
+/* The turn is over.  */
+static void
+session_end_turn (struct session *s)
+{
+  if (!s->turn)
+    return;
+  s->turn = false;
+  s->cancelling = false;
+  s->end_turn_seen = false;
+  loop_cancel_timer (s->loop, s->cancel_timer);
+  s->cancel_timer = 0;
+  if (s->fe.turn_ended != NULL)
+    s->fe.turn_ended (s->fe.data);
+  session_kick_soon (s);
+}
+
+/* End the turn when nothing in it is left to wait for.  */
+static void
+session_maybe_end_turn (struct session *s)
+{
+  if (!s->turn || session_outstanding (s) > 0)
+    return;
+  if (s->agent_command == NULL || s->end_turn_seen)
+    session_end_turn (s);
+}
+
+/* Whether a call's answer goes to the agent.  */
+static bool
+session_sends (const struct session *s, const struct session_call *c)
+{
+  return c->id != NULL && s->agent != NULL && s->turn && c->turn == s->turn_no
+         && !s->end_turn_seen;
+}
+
+/* A call has its answer: show it, send it (endings first, between this
+ * step and the next), and see whether the turn is over.  */
+static void
+session_deliver (struct session *s, struct session_call *c, const char *text,
+                 size_t len, bool is_error)
+{
+  c->state = CALL_DONE;
+  if (s->fe.result != NULL)
+    s->fe.result (s->fe.data, c, text, len, is_error);
+  if (session_sends (s, c))
+    {
+      cleanup_free char *endings = session_take_untold (s);
+      if (endings != NULL)
+        agent_send_endings (s->agent, endings, false);
+      agent_send_tool_result (s->agent, c->id, text, len, is_error);
+    }
+  session_maybe_end_turn (s);
+}
+
+/* Answer a call that will not run.  */
+static void
+session_refuse (struct session *s, struct session_call *c, const char *text)
+{
+  if (s->fe.call != NULL)
+    s->fe.call (s->fe.data, c);
+  session_deliver (s, c, text, strlen (text), true);
+}
+
+/* The supervisor answered a call.  */
+static void
+session_on_answered (void *data, struct command *cmd,
+                     const struct command_answer *answer)
+{
+  struct session_call *c = data;
+  const struct command_outcome *o = answer->outcome;
+  c->cmd = cmd;
+  if (c->state != CALL_RUNNING)
+    return;
+  bool is_error = answer->refused
+                  || (o != NULL
+                      && !(o->ending == RESULT_EXITED && o->exit_status == 0));
+  session_deliver (c->s, c, answer->text, answer->text_len, is_error);
+}
+
+/* A command left running ended: the person is told now.  */
+static void
+session_on_ended (void *data, struct command *cmd, const char *line)
+{
+  struct session_call *c = data;
+  struct session *s = c->s;
+  if (!s->stopping && s->fe.ending != NULL)
+    s->fe.ending (s->fe.data, line);
+  session_kick_soon (s);
+}
+
+/* A stop did not finish cleaning up in time.  */
+static void
+session_on_stop_failed (void *data, struct command *cmd)
+{
+  struct session_call *c = data;
+  cleanup_free char *text
+      = xasprintf (_ ("stopping #%" PRIu64 " %s did not finish; it is still "
+                      "running"),
+                   command_number (cmd), command_label (cmd));
+  session_notice (c->s, text);
+}
+
+/* A command's slot is free; the supervisor frees cmd next.  */
+static void
+session_on_cleaned (void *data, struct command *cmd)
+{
+  struct session_call *c = data;
+  c->cmd = NULL;
+  c->cmd_live = false;
+  session_kick_soon (c->s);
+}
+
+/* Start a call's command (or answer bash_output).  */
+static void
+session_run (struct session *s, struct session_call *c)
+{
+  struct cr_error *err = NULL;
+  if (s->fe.call != NULL)
+    s->fe.call (s->fe.data, c);
+  if (c->is_output)
+    {
+      size_t len;
+      cleanup_free char *text = supervisor_output (s->sup, c->number, &len);
+      session_deliver (s, c, text, len, false);
+      return;
+    }
+  struct command_request req = { .line = c->line,
+                                 .description = c->description,
+                                 .timeout_seconds = c->timeout,
+                                 .background = c->background,
+                                 .env = c->env,
+                                 .n_env = c->n_env };
+  struct supervisor_listener listener = { .answered = session_on_answered,
+                                          .ended_on_its_own = session_on_ended,
+                                          .stop_failed
+                                          = session_on_stop_failed,
+                                          .cleaned = session_on_cleaned,
+                                          .data = c };
+  c->state = CALL_RUNNING;
+  c->cmd_live = true;
+  if (supervisor_start (s->sup, &req, &listener, &c->cmd, &err) < 0)
+    {
+      c->cmd_live = false;
+      session_deliver (s, c, err->msg, strlen (err->msg), true);
+      cr_error_free (err);
+    }
+}
+
+/* Put the next waiting question to the front end.  */
+static void
+session_next_ask (struct session *s)
+{
+  if (s->asking != NULL)
+    return;
+  for (struct session_call *c = s->calls; c != NULL; c = c->next)
+    if (c->state == CALL_WAIT_ASK)
+      {
+        c->state = CALL_ASKING;
+        s->asking = c;
+        if (s->fe.ask != NULL)
+          s->fe.ask (s->fe.data, c);
+        else
+          session_cannot_ask (s, c, "this front end cannot ask");
+        return;
+      }
+}
+
+enum session_verdict
+session_verdict (struct session *s, const struct session_call *call,
+                 char **refusal)
+{
+  /* The rules module plugs in here: rules_decide (rules, cmdline_read
+   * (call->line), call->typed, &rule), with RULES_DENY's refusal from
+   * rules_deny_message.  Until then a line the person typed runs and an
+   * agent's call is asked about.  bash_output never asks: it reaches no
+   * file and starts no process.  */
+  *refusal = NULL;
+  if (call->is_output || call->typed)
+    return SESSION_ALLOW;
+  return SESSION_ASK;
+}
+
+/* Decide about a new call: run it, ask about it, or refuse it.  */
+static void
+session_consider (struct session *s, struct session_call *c)
+{
+  cleanup_free char *refusal = NULL;
+  switch (session_verdict (s, c, &refusal))
+    {
+    case SESSION_ALLOW:
+      session_run (s, c);
+      break;
+    case SESSION_DENY:
+      session_refuse (s, c, refusal);
+      break;
+    case SESSION_ASK:
+      c->state = CALL_WAIT_ASK;
+      session_next_ask (s);
+      break;
+    }
+}
+
+void
+session_answer_approval (struct session *s, struct session_call *c,
+                         bool allow)
+{
+  if (c->state != CALL_ASKING)
+    return;
+  s->asking = NULL;
+  if (allow)
+    session_run (s, c);
+  else
+    session_refuse (s, c, SESSION_DECLINED);
+  session_next_ask (s);
+}
+
+void
+session_cannot_ask (struct session *s, struct session_call *c, const char *why)
+{
+  if (c->state != CALL_ASKING)
+    return;
+  s->asking = NULL;
+  cleanup_free char *text = xasprintf (
+      "[refused: the developer could not be asked: %s; nothing was run]", why);
+  session_refuse (s, c, text);
+  session_next_ask (s);
+}
+
+/* A new call of the running turn, appended to the list.  */
+static struct session_call *
+session_call_new (struct session *s, const char *id)
+{
+  struct session_call *c = xcalloc (1, sizeof *c);
+  c->s = s;
+  c->turn = s->turn_no;
+  c->id = id != NULL ? xstrdup (id) : NULL;
+  struct session_call **p = &s->calls;
+  while (*p != NULL)
+    p = &(*p)->next;
+  *p = c;
+  return c;
+}
+
+/* Copy a bash call's env from the agent's message.  */
+static void
+session_call_env (struct session_call *c, const struct agent_msg *m)
+{
+  c->env = xcalloc (m->n_env + 1, sizeof *c->env);
+  for (size_t i = 0; i < m->n_env; i++)
+    {
+      c->env[i].name = xstrdup (m->env[i].name);
+      c->env[i].value = xmemdup (m->env[i].value, m->env[i].value_len + 1);
+      c->env[i].value_len = m->env[i].value_len;
+    }
+  c->n_env = m->n_env;
+}
+
+/* A call from the agent's message.  */
+static struct session_call *
+session_call_from_msg (struct session *s, const struct agent_msg *m)
+{
+  struct session_call *c = session_call_new (s, m->id);
+  if (m->type == AGENT_MSG_BASH_OUTPUT)
+    {
+      c->is_output = true;
+      c->number = m->number;
+      c->label = xasprintf ("BashOutput(#%" PRId64 ")", m->number);
+      return c;
+    }
+  c->line = xstrdup (m->command);
+  c->description = m->description != NULL ? xstrdup (m->description) : NULL;
+  c->timeout = m->timeout;
+  c->background = m->background;
+  session_call_env (c, m);
+  c->label = xasprintf ("Bash(%s)", c->line);
+  return c;
+}
+
+/* A protocol error of the session's own (a message valid in itself, sent
+ * at the wrong moment): tell the agent and the person.  */
+static void
+session_protocol_error (struct session *s, const char *what)
+{
+  agent_send_error (s->agent, what);
+  cleanup_free char *text = xasprintf (
+      _ ("the agent sent a message crucible could not use: %s"), what);
+  session_notice (s, text);
+}
+
+/* Whether a call with this id is unanswered in the running turn.  */
+static bool
+session_id_taken (const struct session *s, const char *id)
+{
+  for (const struct session_call *c = s->calls; c != NULL; c = c->next)
+    if (c->turn == s->turn_no && c->state != CALL_DONE && c->id != NULL
+        && strcmp (c->id, id) == 0)
+      return true;
+  return false;
+}
+
+/* Stop what the running turn still waits for: questions are withdrawn,
+ * foreground commands stopped (their answers still come, and are shown).  */
+static void
+session_abandon_calls (struct session *s, const char *answer)
+{
+  for (struct session_call *c = s->calls; c != NULL; c = c->next)
+    {
+      if (c->turn != s->turn_no || c->state == CALL_DONE)
+        continue;
+      if (c->state == CALL_ASKING)
+        {
+          s->asking = NULL;
+          if (s->fe.withdrawn != NULL)
+            s->fe.withdrawn (s->fe.data, c);
+        }
+      if (c->state == CALL_RUNNING && c->cmd != NULL)
+        supervisor_stop (s->sup, c->cmd);
+      else if (answer != NULL)
+        session_refuse (s, c, answer);
+      else
+        c->state = CALL_DONE;
+    }
+}
+
+/* A tool call from the agent.  */
+static void
+session_on_call (struct session *s, const struct agent_msg *m)
+{
+  const char *kind = m->type == AGENT_MSG_BASH ? "bash" : "bash_output";
+  if (!s->turn || s->end_turn_seen)
+    {
+      cleanup_free char *what = xasprintf ("%s arrived outside a turn", kind);
+      session_protocol_error (s, what);
+      agent_send_tool_result (s->agent, m->id, SESSION_OUTSIDE,
+                              strlen (SESSION_OUTSIDE), true);
+      return;
+    }
+  if (session_id_taken (s, m->id))
+    {
+      cleanup_free char *what = xasprintf (
+          "a call with id \"%.64s\" is already unanswered", m->id);
+      session_protocol_error (s, what);
+      return;
+    }
+  struct session_call *c = session_call_from_msg (s, m);
+  if (s->cancelling)
+    session_refuse (s, c, SESSION_CANCELLED);
+  else
+    session_consider (s, c);
+}
+
+/* The first unanswered call of the running turn, or NULL.  */
+static const struct session_call *
+session_first_outstanding (const struct session *s)
+{
+  for (const struct session_call *c = s->calls; c != NULL; c = c->next)
+    if (c->turn == s->turn_no && c->state != CALL_DONE)
+      return c;
+  return NULL;
+}
+
+/* The agent ended its turn.  Ending it with calls unanswered (other than
+ * while cancelling, when their commands are being stopped) is an error:
+ * they are stopped, and their results are not sent.  */
+static void
+session_on_end_turn (struct session *s)
+{
+  if (!s->turn || s->end_turn_seen)
+    {
+      session_protocol_error (s, "end_turn arrived outside a turn");
+      return;
+    }
+  s->end_turn_seen = true;
+  const struct session_call *c = session_first_outstanding (s);
+  if (c != NULL && !s->cancelling)
+    {
+      cleanup_free char *what
+          = xasprintf ("end_turn arrived while call \"%.64s\" was unanswered; "
+                       "what it started was stopped and its result is not "
+                       "sent",
+                       c->id);
+      session_protocol_error (s, what);
+      session_abandon_calls (s, NULL);
+    }
+  session_maybe_end_turn (s);
+}
+
+/* A message from the agent.  */
+static void
+session_on_message (void *data, struct agent *agent, const struct agent_msg *m)
+{
+  struct session *s = data;
+  switch (m->type)
+    {
+    case AGENT_MSG_TEXT:
+      if (!s->turn || s->end_turn_seen)
+        session_protocol_error (s, "text arrived outside a turn");
+      else if (s->fe.text != NULL)
+        s->fe.text (s->fe.data, m->text);
+      break;
+    case AGENT_MSG_BASH:
+    case AGENT_MSG_BASH_OUTPUT:
+      session_on_call (s, m);
+      break;
+    case AGENT_MSG_END_TURN:
+      session_on_end_turn (s);
+      break;
+    case AGENT_MSG_HELLO:
+      break;
+    }
+}
+
+/* The agent sent something crucible could not use (it was told).  */
+static void
+session_on_protocol_error (void *data, struct agent *agent, const char *what,
+                           const char *call_id)
+{
+  struct session *s = data;
+  cleanup_free char *text = xasprintf (
+      _ ("the agent sent a message crucible could not use: %s"), what);
+  session_notice (s, text);
+  if (call_id == NULL || !s->turn || s->end_turn_seen
+      || session_id_taken (s, call_id))
+    return;
+  cleanup_free char *answer = xasprintf (
+      "[refused: the call was malformed: %s; nothing was run]", what);
+  agent_send_tool_result (agent, call_id, answer, strlen (answer), true);
+}
+
+/* Say how the agent ended, for the person.  */
+static char *
+session_exit_text (int wait_status)
+{
+  if (WIFSIGNALED (wait_status))
+    return xasprintf (_ ("the agent was killed by signal %d; it will be "
+                         "started again for the next prompt"),
+                      WTERMSIG (wait_status));
+  return xasprintf (_ ("the agent exited with status %d; it will be started "
+                       "again for the next prompt"),
+                    WEXITSTATUS (wait_status));
+}
+
+/* The agent process ended.  Its turn ends; commands it left running go
+ * on; the next turn starts it again.  */
+static void
+session_on_exited (void *data, struct agent *agent, int wait_status)
+{
+  struct session *s = data;
+  if (!s->stopping)
+    {
+      cleanup_free char *text = session_exit_text (wait_status);
+      session_notice (s, text);
+    }
+  s->gone = s->agent;
+  s->agent = NULL;
+  if (s->turn)
+    {
+      session_abandon_calls (s, NULL);
+      session_end_turn (s);
+    }
+  session_kick_soon (s);
+}
+
+/* Start the external agent if it is not running.  */
+static bool
+session_ensure_agent (struct session *s)
+{
+  struct cr_error *err = NULL;
+  if (s->agent != NULL)
+    return true;
+  struct agent_listener listener
+      = { .message = session_on_message,
+          .protocol_error = session_on_protocol_error,
+          .exited = session_on_exited,
+          .data = s };
+  s->agent = agent_start (s->loop, s->agent_command, s->workspace,
+                          s->agent_env, &listener, &err);
+  s->agent_failed = s->agent == NULL;
+  if (s->agent != NULL)
+    return true;
+  cleanup_free char *text
+      = xasprintf (_ ("could not start the agent: %s"), err->msg);
+  session_notice (s, text);
+  cr_error_free (err);
+  return false;
+}
+
+/* The built-in shell agent's turn: the prompt line is one bash call, and
+ * the person who typed it is not asked about it.  */
+static void
+session_builtin_turn (struct session *s, const char *prompt)
+{
+  bool background;
+  char *line = agent_shell_line (prompt, &background);
+  if (*line == '\0')
+    {
+      free (line);
+      return;
+    }
+  struct session_call *c = session_call_new (s, NULL);
+  c->line = line;
+  c->background = background;
+  c->typed = true;
+  c->label = xasprintf ("Bash(%s)", line);
+  session_consider (s, c);
+}
+
+/* Send the turn's first message to the external agent.  */
+static void
+session_agent_turn (struct session *s, const char *prompt)
+{
+  if (!session_ensure_agent (s))
+    {
+      s->end_turn_seen = true;
+      return;
+    }
+  cleanup_free char *endings = session_take_untold (s);
+  if (prompt != NULL)
+    agent_send_prompt (s->agent, prompt, endings);
+  else if (endings != NULL)
+    agent_send_endings (s->agent, endings, true);
+}
+
+/* Start a turn, for a prompt (taken over) or, with NULL, for endings.  */
+static void
+session_start_turn (struct session *s, char *prompt)
+{
+  s->turn_no++;
+  s->turn = true;
+  s->cancelling = false;
+  s->end_turn_seen = false;
+  if (s->fe.turn_started != NULL)
+    s->fe.turn_started (s->fe.data,
+                        prompt != NULL ? SESSION_TURN_PROMPT
+                                       : SESSION_TURN_ENDINGS,
+                        prompt);
+  if (s->agent_command == NULL)
+    {
+      /* The built-in agent has no model to tell; the person saw the
+       * line when it happened.  */
+      session_gather_endings (s);
+      buf_free (&s->untold);
+      session_builtin_turn (s, prompt);
+    }
+  else
+    session_agent_turn (s, prompt);
+  free (prompt);
+  session_maybe_end_turn (s);
+}
+
+/* Stop every command and let the agent go (the session is closing).  */
+static void
+session_stop_everything (struct session *s)
+{
+  if (s->stopping)
+    return;
+  s->stopping = true;
+  supervisor_stop_all (s->sup);
+  if (s->agent != NULL)
+    agent_close (s->agent);
+}
+
+/* Free calls that are answered and whose command is cleaned.  */
+static void
+session_sweep_calls (struct session *s)
+{
+  struct session_call **p = &s->calls;
+  while (*p != NULL)
+    {
+      struct session_call *c = *p;
+      if (c->state == CALL_DONE && !c->cmd_live && c != s->asking)
+        {
+          *p = c->next;
+          session_call_free (c);
+        }
+      else
+        p = &c->next;
+    }
+}
+
+/* What to do next when no turn runs: the next queued prompt, closing, or
+ * a turn for endings nobody was told of.  */
+static void
+session_kick (struct loop *loop, void *data)
+{
+  struct session *s = data;
+  s->kick_timer = 0;
+  agent_free (s->gone);
+  s->gone = NULL;
+  session_sweep_calls (s);
+  if (s->turn || s->stopping)
+    return;
+  if (s->n_queue > 0)
+    {
+      char *prompt = s->queue[0];
+      memmove (s->queue, s->queue + 1, --s->n_queue * sizeof *s->queue);
+      session_start_turn (s, prompt);
+      return;
+    }
+  if (s->closing)
+    {
+      session_stop_everything (s);
+      return;
+    }
+  session_gather_endings (s);
+  if (s->agent_command == NULL)
+    buf_free (&s->untold);
+  else if (s->untold.len > 0 && !s->agent_failed)
+    session_start_turn (s, NULL);
+}
+
+/* Look at what to do next from the loop, outside any callback.  */
+static void
+session_kick_soon (struct session *s)
+{
+  if (s->kick_timer == 0)
+    s->kick_timer = loop_add_timer (s->loop, 0, session_kick, s);
+}
+
+bool
+session_prompt (struct session *s, const char *text)
+{
+  if (s->closing)
+    return false;
+  s->agent_failed = false;
+  if (s->turn || s->n_queue > 0)
+    {
+      s->queue = xrealloc (s->queue, (s->n_queue + 1) * sizeof *s->queue);
+      s->queue[s->n_queue++] = xstrdup (text);
+      return true;
+    }
+  session_start_turn (s, xstrdup (text));
+  return true;
+}
+
+/* The agent did not end a cancelled turn in time.  */
+static void
+session_on_cancel_overdue (struct loop *loop, void *data)
+{
+  struct session *s = data;
+  s->cancel_timer = 0;
+  if (s->agent == NULL)
+    return;
+  session_notice (s, _ ("the agent did not end its turn within 5 seconds of "
+                        "being cancelled; it was stopped"));
+  agent_kill (s->agent);
+}
+
+bool
+session_cancel (struct session *s)
+{
+  if (!s->turn || s->cancelling)
+    return false;
+  s->cancelling = true;
+  if (s->agent != NULL && !s->end_turn_seen)
+    {
+      agent_send_cancel (s->agent);
+      s->cancel_timer = loop_add_timer (s->loop, SESSION_CANCEL_MS,
+                                        session_on_cancel_overdue, s);
+    }
+  session_abandon_calls (s, SESSION_CANCELLED);
+  session_maybe_end_turn (s);
+  return true;
+}
+
+bool
+session_detach (struct session *s)
+{
+  bool any = false;
+  for (struct session_call *c = s->calls; c != NULL; c = c->next)
+    if (s->turn && c->turn == s->turn_no && c->state == CALL_RUNNING
+        && c->cmd != NULL)
+      any = supervisor_detach (s->sup, c->cmd) || any;
+  return any;
+}
+
+void
+session_close (struct session *s)
+{
+  s->closing = true;
+  session_kick_soon (s);
+}
+
+bool
+session_done (const struct session *s)
+{
+  return s->stopping && s->agent == NULL && s->gone == NULL
+         && supervisor_slots_held (s->sup) == 0;
+}
+
+bool
+session_stopping (const struct session *s)
+{
+  return s->stopping;
+}
+
+bool
+session_busy (const struct session *s)
+{
+  return s->turn;
+}
+
+bool
+session_call_is_output (const struct session_call *call)
+{
+  return call->is_output;
+}
+
+const char *
+session_call_line (const struct session_call *call)
+{
+  return call->line;
+}
+
+const char *
+session_call_description (const struct session_call *call)
+{
+  return call->description;
+}
+
+bool
+session_call_background (const struct session_call *call)
+{
+  return call->background;
+}
+
+bool
+session_call_typed (const struct session_call *call)
+{
+  return call->typed;
+}
+
+int64_t
+session_call_number (const struct session_call *call)
+{
+  return call->number;
+}
+
+const char *
+session_call_label (const struct session_call *call)
+{
+  return call->label;
+}
