@@ -50,6 +50,8 @@ struct command
   struct sandbox_session *session;
   struct capture *capture;
   uint64_t number;
+  uint64_t serial; /* the journal's number for it, from 1 */
+  char *call_id;
   char *label;
   int out_fd;    /* read end of the output pipe, or -1 once closed */
   int status_fd; /* the scope's status channel, while watched */
@@ -85,9 +87,14 @@ struct supervisor
   struct command *commands;
   size_t slots_held;
   uint64_t next_number;
+  uint64_t next_serial;
   uint64_t stop_ms;
-  /* Ending notes not told yet, in the order they happened.  */
+  struct journal *journal;
+  /* Ending notes not told yet, in the order they happened, and the
+   * journal's numbers of their commands.  */
   struct buf endings;
+  uint64_t *untold;
+  size_t n_untold;
 };
 
 struct supervisor *
@@ -110,6 +117,27 @@ size_t
 supervisor_slots_held (const struct supervisor *sup)
 {
   return sup->slots_held;
+}
+
+void
+supervisor_set_journal (struct supervisor *sup, struct journal *j)
+{
+  sup->journal = j;
+}
+
+/* Record a fact about cmd (NULL: about no command).  A fact that cannot be
+ * written is counted by the journal and does not stop anything.  */
+static void
+supervisor_fact (struct supervisor *sup, enum journal_fact fact,
+                 const struct command *cmd, const struct journal_field *fields,
+                 size_t n)
+{
+  struct cr_error *err = NULL;
+  if (sup->journal == NULL)
+    return;
+  journal_fact (sup->journal, fact, cmd ? cmd->serial : 0,
+                cmd ? cmd->call_id : NULL, fields, n, &err);
+  cr_error_free (err);
 }
 
 void
@@ -169,6 +197,7 @@ command_free (struct command *cmd)
     *p = cmd->next;
   capture_free (cmd->capture);
   cr_error_free (cmd->start_error);
+  free (cmd->call_id);
   free (cmd->label);
   free (cmd->text);
   free (cmd);
@@ -286,6 +315,9 @@ command_tell_ending (struct command *cmd)
     buf_puts (&cmd->sup->endings, "\n\n");
   buf_append (&cmd->sup->endings, note, note_len);
   free (note);
+  cmd->sup->untold = xrealloc (
+      cmd->sup->untold, (cmd->sup->n_untold + 1) * sizeof *cmd->sup->untold);
+  cmd->sup->untold[cmd->sup->n_untold++] = cmd->serial;
   char *line = notes_ending_line (&end);
   if (!end.stopped && cmd->listener.ended_on_its_own != NULL)
     cmd->listener.ended_on_its_own (cmd->listener.data, cmd, line);
@@ -293,10 +325,42 @@ command_tell_ending (struct command *cmd)
 }
 
 /* The command has ended (or could not start): answer or tell.  */
+/* The journal's word for an ending.  */
+static const char *
+command_ending_word (enum result_ending ending)
+{
+  static const char *const words[] = { [RESULT_EXITED] = "exited",
+                                       [RESULT_SIGNALED] = "signaled",
+                                       [RESULT_TIMED_OUT] = "timed_out",
+                                       [RESULT_CEILING] = "output_ceiling",
+                                       [RESULT_RUNNING] = "running" };
+  return words[ending];
+}
+
+/* Record how the command's process ended.  */
+static void
+command_fact_finish (struct command *cmd)
+{
+  struct command_outcome out;
+  command_outcome_fill (cmd, &out);
+  struct journal_field f[] = {
+    JOURNAL_STR ("ending", cmd->start_failed
+                               ? "start_failed"
+                               : command_ending_word (out.ending)),
+    JOURNAL_INT64 ("exit_status", out.exit_status),
+    JOURNAL_INT64 ("signal", out.signal),
+    JOURNAL_BOOLEAN ("still_arriving", out.still_arriving),
+    JOURNAL_INT64 ("bytes", (int64_t) out.bytes),
+    JOURNAL_INT64 ("lines", (int64_t) out.lines),
+  };
+  supervisor_fact (cmd->sup, JOURNAL_FINISH, cmd, f, sizeof f / sizeof *f);
+}
+
 static void
 command_end (struct command *cmd)
 {
   cmd->ended = true;
+  command_fact_finish (cmd);
   command_cancel (cmd, &cmd->deadline_timer);
   command_cancel (cmd, &cmd->grace_timer);
   if (cmd->start_failed)
@@ -348,7 +412,8 @@ command_release (struct command *cmd)
   cmd->status_fd = -1;
   command_close_output (cmd);
   command_cancel (cmd, &cmd->stop_timer);
-  if (sandbox_dispose (cmd->session, &err) < 0)
+  struct sandbox_usage usage = { 0 };
+  if (sandbox_dispose (cmd->session, &usage, &err) < 0)
     {
       /* The scope was confirmed empty before we got here, so dispose only
        * fails on a bug; keep the slot rather than pretend.  */
@@ -356,6 +421,20 @@ command_release (struct command *cmd)
       return;
     }
   cmd->sup->slots_held--;
+  supervisor_fact (cmd->sup, JOURNAL_CLEANUP, cmd, NULL, 0);
+  if (usage.known)
+    {
+      struct journal_usage u
+          = { .cpu_user_ms = usage.cpu_user_ms,
+              .cpu_system_ms = usage.cpu_system_ms,
+              .max_rss_kib = usage.max_rss_kib,
+              .bytes = (int64_t) capture_total_bytes (cmd->capture),
+              .lines = (int64_t) capture_lines (cmd->capture) };
+      struct cr_error *jerr = NULL;
+      if (cmd->sup->journal != NULL)
+        journal_usage (cmd->sup->journal, cmd->serial, cmd->call_id, &u, &jerr);
+      cr_error_free (jerr);
+    }
   if (cmd->listener.cleaned != NULL)
     cmd->listener.cleaned (cmd->listener.data, cmd);
   command_free (cmd);
@@ -412,6 +491,11 @@ command_leave_running (struct command *cmd, enum notes_detach who)
   cmd->left_running = true;
   /* Numbers are for commands left running: #1 is the first of them.  */
   cmd->number = cmd->sup->next_number++;
+  struct journal_field f[]
+      = { JOURNAL_INT64 ("number", (int64_t) cmd->number),
+          JOURNAL_STR ("by",
+                       who == NOTES_DETACH_KEY ? "ctrl_b" : "background") };
+  supervisor_fact (cmd->sup, JOURNAL_BACKGROUND, cmd, f, sizeof f / sizeof *f);
   if (capture_total_bytes (cmd->capture) > 0)
     {
       command_result_input (cmd, NULL, &in);
@@ -711,6 +795,8 @@ command_new (struct supervisor *sup, const struct command_request *req,
   cmd->session = session;
   cmd->out_fd = cmd->status_fd = -1;
   cmd->label = notes_label (req->description, req->line);
+  cmd->serial = ++sup->next_serial;
+  cmd->call_id = req->call_id != NULL ? xstrdup (req->call_id) : NULL;
   struct capture_limits limits
       = capture_limits_for_result (sup->config->output_bytes);
   cmd->capture = capture_new (&limits, -1);
@@ -722,31 +808,40 @@ static int
 supervisor_start_command (struct supervisor *sup,
                           const struct command_request *req,
                           const struct supervisor_listener *listener,
-                          struct command **out, struct cr_error **err)
+                          struct command **out, const char **why,
+                          struct cr_error **err)
 {
   struct sandbox_policy policy;
   struct sandbox_session *session = NULL;
   const char *shell = supervisor_find_shell ();
 
+  *why = "admission";
   if (supervisor_admit (sup, req, err) < 0)
     return -1;
+  *why = "no_shell";
   if (shell == NULL)
     return cr_error_set (err, 0,
                          "this machine has no POSIX shell (looked "
                          "for /bin/sh and /usr/bin/sh)");
+  *why = "policy";
   supervisor_policy (sup, &policy);
   if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     return -1;
 
+  *why = "launch";
   struct command *cmd = command_new (sup, req, listener, session);
   if (supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
       struct cr_error *ignored = NULL;
-      sandbox_dispose (session, &ignored);
+      sandbox_dispose (session, NULL, &ignored);
       cr_error_free (ignored);
       command_free (cmd);
       return -1;
     }
+  struct journal_field f[]
+      = { JOURNAL_STR ("backend", sup->backend->ops->id),
+          JOURNAL_BOOLEAN ("background", req->background) };
+  supervisor_fact (sup, JOURNAL_START, cmd, f, sizeof f / sizeof *f);
   cmd->next = sup->commands;
   sup->commands = cmd;
   sup->slots_held++;
@@ -770,8 +865,15 @@ supervisor_start (struct supervisor *sup, const struct command_request *req,
                   const struct supervisor_listener *listener,
                   struct command **out, struct cr_error **err)
 {
-  if (supervisor_start_command (sup, req, listener, out, err) < 0)
-    return supervisor_refusal (err);
+  const char *why = NULL;
+  if (supervisor_start_command (sup, req, listener, out, &why, err) < 0)
+    {
+      /* The reason's words may carry names from the call: the journal
+       * keeps only where it was refused.  */
+      struct journal_field f[] = { JOURNAL_STR ("stage", why) };
+      supervisor_fact (sup, JOURNAL_REFUSAL, NULL, f, 1);
+      return supervisor_refusal (err);
+    }
   return 0;
 }
 
@@ -781,6 +883,7 @@ command_stop_overdue (struct loop *loop, void *data)
 {
   struct command *cmd = data;
   cmd->stop_timer = 0;
+  supervisor_fact (cmd->sup, JOURNAL_STOP_FAILED, cmd, NULL, 0);
   if (cmd->listener.stop_failed != NULL)
     cmd->listener.stop_failed (cmd->listener.data, cmd);
 }
@@ -793,6 +896,7 @@ supervisor_stop (struct supervisor *sup, struct command *cmd)
   if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
     cmd->stopped = COMMAND_STOPPED_LIST;
   command_cancel (cmd, &cmd->stop_timer);
+  supervisor_fact (sup, JOURNAL_STOP, cmd, NULL, 0);
   cmd->stop_timer
       = loop_add_timer (sup->loop, sup->stop_ms, command_stop_overdue, cmd);
   command_stop_scope (cmd);
@@ -862,6 +966,15 @@ supervisor_take_endings (struct supervisor *sup, size_t *len)
 {
   if (sup->endings.len == 0)
     return NULL;
+  for (size_t i = 0; i < sup->n_untold; i++)
+    {
+      struct cr_error *err = NULL;
+      if (sup->journal != NULL)
+        journal_fact (sup->journal, JOURNAL_ENDING, sup->untold[i], NULL, NULL,
+                      0, &err);
+      cr_error_free (err);
+    }
+  sup->n_untold = 0;
   return buf_steal (&sup->endings, len);
 }
 
@@ -879,6 +992,7 @@ supervisor_free (struct supervisor *sup)
       command_free (cmd);
     }
   buf_free (&sup->endings);
+  free (sup->untold);
   free (sup->workspace);
   free (sup);
 }

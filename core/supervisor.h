@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/env.h"
+#include "core/journal.h"
 #include "core/loop.h"
 #include "core/result.h"
 #include "lib/error.h"
@@ -80,6 +81,7 @@ struct command_request
   const char *description;   /* how the call described itself, or NULL */
   double timeout_seconds;    /* 0: the configured per-command ceiling */
   bool background;           /* the call asked to be left running */
+  const char *call_id;       /* the tool call's id, for the journal, or NULL */
   const struct env_var *env; /* variables the call names */
   size_t n_env;
 };
@@ -147,6 +149,10 @@ const char *supervisor_find_shell (void);
 /* The effective deadline for a request, in milliseconds.  */
 uint64_t supervisor_deadline_ms (const struct config *config,
                                  double timeout_seconds);
+
+/* Record lifecycle facts in j (borrowed; NULL: none).  A fact that cannot
+ * be written never replaces what was being recorded.  */
+void supervisor_set_journal (struct supervisor *sup, struct journal *j);
 
 /* Change the stop budget (tests).  */
 void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);

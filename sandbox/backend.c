@@ -127,9 +127,10 @@ sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err)
 }
 
 int
-sandbox_dispose (struct sandbox_session *s, struct cr_error **err)
+sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
+                 struct cr_error **err)
 {
-  return s->ops->dispose (s, err);
+  return s->ops->dispose (s, usage, err);
 }
 
 void

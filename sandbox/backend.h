@@ -103,6 +103,15 @@ struct sandbox_event
   int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
 };
 
+/* What a command's whole scope used, measured when it is disposed of.  */
+struct sandbox_usage
+{
+  bool known;
+  int64_t cpu_user_ms;
+  int64_t cpu_system_ms;
+  int64_t max_rss_kib; /* the largest of its processes */
+};
+
 struct sandbox_backend;
 struct sandbox_session;
 
@@ -133,8 +142,10 @@ struct sandbox_backend_ops
   /* End the whole scope with signo; returns at once, DONE follows.  */
   int (*stop) (struct sandbox_session *s, int signo, struct cr_error **err);
   /* Release the session; fails (and keeps what it holds) while the scope
-   * has not been confirmed empty.  */
-  int (*dispose) (struct sandbox_session *s, struct cr_error **err);
+   * has not been confirmed empty.  usage, when not NULL, gets what the
+   * scope used.  */
+  int (*dispose) (struct sandbox_session *s, struct sandbox_usage *usage,
+                  struct cr_error **err);
   /* Give up on a session whose scope never confirmed it was empty, because
    * crucible is leaving: close the channel (the keeper ends the scope when
    * it sees that) and free what the host holds.  */
@@ -175,7 +186,8 @@ int sandbox_status_fd (const struct sandbox_session *s);
 int sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
                         struct cr_error **err);
 int sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err);
-int sandbox_dispose (struct sandbox_session *s, struct cr_error **err);
+int sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
+                     struct cr_error **err);
 void sandbox_abandon (struct sandbox_session *s);
 void sandbox_backend_free (struct sandbox_backend *b);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -369,13 +370,23 @@ compat_status_fd (const struct sandbox_session *base)
   return ((const struct compat_session *) base)->channel;
 }
 
-/* Reap the keeper once it has said DONE; it exits right after.  */
+/* Reap the keeper once it has said DONE and its channel is closed; it
+ * exits right after.  Its resource usage covers every process of the scope,
+ * since it reaped them all.  */
 static void
-compat_reap_keeper (struct compat_session *s)
+compat_reap_keeper (struct compat_session *s, struct sandbox_usage *usage)
 {
   int status;
-  if (s->keeper > 0 && waitpid (s->keeper, &status, 0) == s->keeper)
-    s->keeper = -1;
+  struct rusage ru;
+  if (s->keeper <= 0 || wait4 (s->keeper, &status, 0, &ru) != s->keeper)
+    return;
+  s->keeper = -1;
+  if (usage == NULL)
+    return;
+  usage->known = true;
+  usage->cpu_user_ms = ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
+  usage->cpu_system_ms = ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+  usage->max_rss_kib = ru.ru_maxrss;
 }
 
 /* Read the next message from the keeper.  */
@@ -447,7 +458,8 @@ compat_stop (struct sandbox_session *base, int signo, struct cr_error **err)
 
 /* Release the session once the scope is confirmed empty.  */
 static int
-compat_dispose (struct sandbox_session *base, struct cr_error **err)
+compat_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
+                struct cr_error **err)
 {
   struct compat_session *s = (struct compat_session *) base;
 
@@ -457,7 +469,7 @@ compat_dispose (struct sandbox_session *base, struct cr_error **err)
   /* Closing the channel lets the keeper, which has confirmed, exit.  */
   if (s->channel >= 0)
     close (s->channel);
-  compat_reap_keeper (s);
+  compat_reap_keeper (s, usage);
   free (s);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "sandbox/compat.h"
+#include "tui/front.h"
 
 /* The longest message accepted on one line; a longer one is a parse error
  * and is skipped to its end.  */
@@ -77,6 +78,7 @@ struct mcp
   int host_signal;
   uint64_t next_ask;
   struct mcp_call *calls;
+  struct journal *journal;
   bool cleanup_expired;
 };
 
@@ -279,8 +281,11 @@ static void
 mcp_call_decide (struct mcp_call *call)
 {
   struct mcp *m = call->mcp;
+  const char *refusal = front_refusal (m->config);
   /* Every call comes from a model: it runs unasked only in fullAccess.  */
-  if (strcmp (m->config->permissions_mode, "fullAccess") == 0)
+  if (refusal != NULL)
+    mcp_call_refuse (call, refusal);
+  else if (strcmp (m->config->permissions_mode, "fullAccess") == 0)
     mcp_call_run (call);
   else if (m->can_elicit)
     mcp_call_ask (call);
@@ -685,6 +690,8 @@ mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
     return -1;
   m->backend = compat_backend_new ();
   m->sup = supervisor_new (m->loop, m->backend, m->config, workspace, environ);
+  m->journal = front_journal ();
+  supervisor_set_journal (m->sup, m->journal);
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (m->loop, signals[i], mcp_on_signal, m, err) < 0)
       return -1;
@@ -696,7 +703,7 @@ cmd_mcp (int argc, char **argv)
 {
   struct mcp m = { 0 };
   struct cr_error *err = NULL;
-  cleanup_free char *workspace = getcwd (NULL, 0);
+  cleanup_free char *workspace = NULL;
   int status = 0;
 
   if (argc > 1)
@@ -706,18 +713,10 @@ cmd_mcp (int argc, char **argv)
                           "and output, in the current directory.\n"));
       return strcmp (argv[1], "--help") == 0 ? 0 : 2;
     }
-  if (workspace == NULL)
-    cr_error_set (&err, errno, _ ("finding the current directory"));
-  else if (config_load (&m.config, NULL, workspace, &err) == 0)
-    {
-      if (m.config->sandbox_enabled)
-        cr_error_set (&err, 0,
-                      _ ("confinement is enabled (sandbox.enabled), "
-                         "but no enforcing sandbox backend is "
-                         "available in this build of crucible"));
-      else if (mcp_setup (&m, workspace, &err) == 0)
-        mcp_serve (&m, &err);
-    }
+  workspace = front_workspace (&err);
+  if (workspace != NULL && config_load (&m.config, NULL, workspace, &err) == 0
+      && mcp_setup (&m, workspace, &err) == 0)
+    mcp_serve (&m, &err);
   if (err != NULL)
     {
       fprintf (stderr, "crucible: %s\n", err->msg);
@@ -731,6 +730,7 @@ cmd_mcp (int argc, char **argv)
       mcp_call_free (c);
     }
   supervisor_free (m.sup);
+  journal_close (m.journal);
   sandbox_backend_free (m.backend);
   loop_free (m.loop);
   config_free (m.config);

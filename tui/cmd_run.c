@@ -18,7 +18,9 @@
 #include "core/supervisor.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
+#include "lib/xalloc.h"
 #include "sandbox/compat.h"
+#include "tui/front.h"
 #include "tui/options.h"
 
 /* How long crucible waits, after the result, for the scope to be confirmed
@@ -148,39 +150,16 @@ run_usage (FILE *out)
          out);
 }
 
-/* The workspace: the current directory, which the command must be able to
- * enter and read.  */
-static char *
-run_workspace (struct cr_error **err)
-{
-  char *cwd = getcwd (NULL, 0);
-  if (cwd == NULL)
-    {
-      cr_error_set (err, errno, _ ("finding the current directory"));
-      return NULL;
-    }
-  if (access (cwd, R_OK | X_OK) < 0)
-    {
-      cr_error_set (err, errno, _ ("the current directory %s cannot be read"),
-                    cwd);
-      free (cwd);
-      return NULL;
-    }
-  return cwd;
-}
-
-/* Refuse a configuration that asks for confinement: this build has no
- * enforcing backend, and enabled never falls back to unconfined.  */
+/* Refuse a configuration under which no command may run.  */
 static int
 run_check_backend (const struct config *cfg, struct run_state *st)
 {
-  static const char refusal[]
-      = "[refused: confinement is enabled (sandbox.enabled), but no enforcing "
-        "sandbox backend is available in this build of crucible; commands are "
-        "never run unconfined while it is enabled; nothing was run]";
-  if (!cfg->sandbox_enabled)
+  const char *why = front_refusal (cfg);
+  if (why == NULL)
     return 0;
-  run_print_result (st, refusal, sizeof refusal - 1);
+  char *text = xasprintf ("[refused: %s; nothing was run]", why);
+  run_print_result (st, text, strlen (text));
+  free (text);
   return -1;
 }
 
@@ -223,6 +202,8 @@ run_command (const struct run_options *opts, const struct config *cfg,
     return run_fail (err);
   struct sandbox_backend *backend = compat_backend_new ();
   st.sup = supervisor_new (st.loop, backend, cfg, workspace, environ);
+  struct journal *journal = front_journal ();
+  supervisor_set_journal (st.sup, journal);
   const int signals[] = { SIGINT, SIGTERM, SIGHUP };
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (st.loop, signals[i], run_on_signal, &st, &err) < 0)
@@ -253,6 +234,7 @@ out:
   if (err != NULL)
     st.exit_status = run_fail (err);
   supervisor_free (st.sup);
+  journal_close (journal);
   sandbox_backend_free (backend);
   loop_free (st.loop);
   if (st.host_signal != 0)
@@ -282,7 +264,7 @@ cmd_run (int argc, char **argv)
       run_options_clear (&opts);
       return 0;
     }
-  workspace = run_workspace (&err);
+  workspace = front_workspace (&err);
   if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
     {
       run_options_clear (&opts);

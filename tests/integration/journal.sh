@@ -1,0 +1,26 @@
+#!/bin/bash
+# Lifecycle facts: written as JSON lines under $XDG_STATE_HOME/crucible (or
+# ~/.local/state/crucible), carrying no command line and no environment.
+. "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
+plan 6
+new_workspace
+
+crun run --env API_TOKEN=sekrit-env -- 'echo sekrit-line; exit 3'
+files=("$HOME"/.local/state/crucible/*.jsonl)
+ok "$([ -f "${files[0]}" ] && [ "$(stat -c %a "${files[0]}")" = 600 ] && [ "$(stat -c %a "$HOME/.local/state/crucible")" = 700 ] && echo 0 || echo 1)" \
+  "one file for the session, 0600 in a 0700 directory"
+facts=$(sed 's/.*"fact":"\([a-z_]*\)".*/\1/' "${files[0]}" | tr '\n' ' ')
+is "$facts" "start finish cleanup usage " "start, finish, cleanup and usage, in that order"
+like "$(grep '"fact":"finish"' "${files[0]}")" '"ending":"exited","exit_status":3,"signal":0,"still_arriving":false,"bytes":12,"lines":1}$' \
+  "finish says how it ended and how much it printed"
+ok "$(grep -q sekrit "${files[0]}" && echo 1 || echo 0)" "no command line or environment value is written"
+
+export XDG_STATE_HOME="$TEST_TMP/state"
+crun run -- 'true'
+ok "$(ls "$XDG_STATE_HOME"/crucible/*.jsonl >/dev/null 2>&1 && echo 0 || echo 1)" "XDG_STATE_HOME is honoured"
+
+# A journal that cannot be written is said once and the command still runs.
+export XDG_STATE_HOME="$TEST_TMP/file"
+: >"$XDG_STATE_HOME"
+crun run -- 'echo ran'
+like "$out|$err" '^ran\|crucible: this session.s lifecycle facts are not recorded: ' "an unwritable journal is said, and the command runs"
