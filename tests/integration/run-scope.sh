@@ -3,7 +3,7 @@
 # crucible, when crucible exits, and when it dies; nothing is left behind,
 # including a descendant that left the process group.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 14
+plan 15
 new_workspace
 
 # Start crucible run in the background; its pid is in $cpid.
@@ -49,7 +49,7 @@ for sig in INT TERM; do
   ok $(( status == want && gone == 0 ? 0 : 1 )) "SIG$sig to crucible stops the scope and exits $want (got $status)"
 done
 
-for sig in KILL SEGV; do
+for sig in KILL SEGV ABRT; do
   rm -f s.pid
   crun_bg -- 'setsid sh -c "echo \$\$ >s.pid; exec sleep 30" </dev/null >/dev/null 2>&1 & sleep 30'
   victim=$(pidfile_wait s.pid)
