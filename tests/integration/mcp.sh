@@ -110,12 +110,12 @@ is "$(recv)" "$(text_result 7 again)" "and told only once"
 call 8 bash '{"command":"sleep 5","background":true,"timeout":3}'
 is "$(recv)" "$(text_result 8 '[refused: timeout and background were both sent, and a command left running has no deadline; send one or the other; nothing was run]' true)" \
   "timeout with background is refused"
-for i in 1 2 3 4; do call "1$i" bash '{"command":"sleep 30","background":true}'; recv >/dev/null; done
+for i in 1 2 3 4; do call "1$i" bash '{"command":"sleep 30.25","background":true}'; recv >/dev/null; done
 call 15 bash '{"command":"echo fifth"}'
-is "$(recv)" "$(text_result 15 '[refused: 4 commands are already running: #2 Bash(sleep 30), #3 Bash(sleep 30), #4 Bash(sleep 30), #5 Bash(sleep 30); that is the most allowed at once (sandbox.limits.concurrency); nothing was run]' true)" \
+is "$(recv)" "$(text_result 15 '[refused: 4 commands are already running: #2 Bash(sleep 30.25), #3 Bash(sleep 30.25), #4 Bash(sleep 30.25), #5 Bash(sleep 30.25); that is the most allowed at once (sandbox.limits.concurrency); nothing was run]' true)" \
   "a fifth command is refused, naming the four in the way"
 stop_mcp
-ok "$(pgrep -f '^sleep 30$' >/dev/null && echo 1 || echo 0)" "closing the input ends every command"
+ok "$(pgrep -f '^sleep 30.25$' >/dev/null && echo 1 || echo 0)" "closing the input ends every command"
 
 # --- crucible mcp dying still ends its commands ----------------------------
 start_mcp

@@ -124,7 +124,7 @@ agent_clean "every malformed message is answered with an error naming what was w
 is "$rc" "0" "and the session ends normally"
 like "$out" '! the agent sent a message crucible could not use: not JSON \(lexical error: invalid string in json text.\)' \
   "the person is told too"
-is "$(count '! the agent sent a message crucible could not use:' "$out")" "14" "once for each"
+is "$(count '! the agent sent a message crucible could not use:' "$out")" "13" "once for each"
 like "$out" $'● Bash\\(echo still here\\)\n    still here' "a good call after bad ones runs"
 
 # An over-long message, then a good one.
