@@ -37,12 +37,12 @@ struct agent
   struct loop *loop;
   struct agent_listener listener;
   pid_t pid;
-  int in_fd;  /* the agent's standard input (we write), or -1 */
-  int out_fd; /* the agent's standard output (we read), or -1 */
+  int in_fd;          /* the agent's standard input (we write), or -1 */
+  int out_fd;         /* the agent's standard output (we read), or -1 */
   struct buf pending; /* bytes not yet written to in_fd */
   size_t pending_off;
-  struct buf line;    /* the message being read */
-  bool discarding;    /* skipping the rest of an over-long line */
+  struct buf line; /* the message being read */
+  bool discarding; /* skipping the rest of an over-long line */
   bool hello_seen;
   bool reaped;
   bool killed;
@@ -260,10 +260,16 @@ agent_get (yajl_val v, const char *key)
   return NULL;
 }
 
+/* "an" before end_turn, "a" before the others.  */
+static const char *
+agent_article (enum agent_msg_type type)
+{
+  return type == AGENT_MSG_END_TURN ? "an" : "a";
+}
+
 /* Refuse a field the message type does not have.  */
 static int
-agent_check_fields (yajl_val v, enum agent_msg_type type,
-                    struct cr_error **err)
+agent_check_fields (yajl_val v, enum agent_msg_type type, struct cr_error **err)
 {
   for (size_t i = 0; i < v->u.object.len; i++)
     {
@@ -272,8 +278,8 @@ agent_check_fields (yajl_val v, enum agent_msg_type type,
       for (size_t j = 0; agent_fields[type][j] != NULL; j++)
         known = known || strcmp (agent_fields[type][j], key) == 0;
       if (!known)
-        return cr_error_set (err, 0, "unknown field \"%s\" in a %s message",
-                             key, agent_msg_names[type]);
+        return cr_error_set (err, 0, "unknown field \"%s\" in %s %s message",
+                             key, agent_article (type), agent_msg_names[type]);
     }
   return 0;
 }
@@ -288,8 +294,8 @@ agent_get_string (yajl_val v, const char *key, bool required, char **out,
   if (f == NULL && !required)
     return 0;
   if (f == NULL || !YAJL_IS_STRING (f) || (required && *f->u.string == '\0'))
-    return cr_error_set (err, 0, "a %s message needs \"%s\" as a%s string",
-                         agent_msg_names[type], key,
+    return cr_error_set (err, 0, "%s %s message needs \"%s\" as a%s string",
+                         agent_article (type), agent_msg_names[type], key,
                          required ? " non-empty" : "");
   *out = xstrdup (f->u.string);
   return 0;
@@ -350,8 +356,8 @@ agent_get_integer (yajl_val v, const char *key, int64_t *out,
 {
   yajl_val f = agent_get (v, key);
   if (f == NULL || !YAJL_IS_INTEGER (f))
-    return cr_error_set (err, 0, "a %s message needs \"%s\" as an integer",
-                         agent_msg_names[type], key);
+    return cr_error_set (err, 0, "%s %s message needs \"%s\" as an integer",
+                         agent_article (type), agent_msg_names[type], key);
   *out = YAJL_GET_INTEGER (f);
   return 0;
 }
@@ -365,8 +371,7 @@ agent_parse_fields (yajl_val v, struct agent_msg *msg, struct cr_error **err)
   switch (msg->type)
     {
     case AGENT_MSG_HELLO:
-      if (agent_get_integer (v, "protocol", &msg->protocol, msg->type, err)
-          < 0)
+      if (agent_get_integer (v, "protocol", &msg->protocol, msg->type, err) < 0)
         return -1;
       return agent_get_string (v, "name", false, &msg->name, msg->type, err);
     case AGENT_MSG_TEXT:
@@ -388,8 +393,7 @@ agent_parse_type (yajl_val v, enum agent_msg_type *type, struct cr_error **err)
   yajl_val t = agent_get (v, "type");
   if (t == NULL || !YAJL_IS_STRING (t))
     return cr_error_set (err, 0, "a message needs \"type\" as a string");
-  for (size_t i = 0; i < sizeof agent_msg_names / sizeof *agent_msg_names;
-       i++)
+  for (size_t i = 0; i < sizeof agent_msg_names / sizeof *agent_msg_names; i++)
     if (strcmp (t->u.string, agent_msg_names[i]) == 0)
       {
         *type = (enum agent_msg_type) i;
@@ -601,9 +605,9 @@ agent_on_reap_timer (struct loop *loop, void *data)
       return;
     }
   bool leaving = a->out_fd < 0 || a->killed;
-  a->reap_timer
-      = loop_add_timer (loop, leaving ? AGENT_REAP_POLL_MS : AGENT_ALIVE_POLL_MS,
-                        agent_on_reap_timer, a);
+  a->reap_timer = loop_add_timer (
+      loop, leaving ? AGENT_REAP_POLL_MS : AGENT_ALIVE_POLL_MS,
+      agent_on_reap_timer, a);
 }
 
 /* Check for the agent's exit soon.  */

@@ -44,14 +44,14 @@ enum agent_msg_type
 struct agent_msg
 {
   enum agent_msg_type type;
-  int64_t protocol;   /* hello */
-  char *name;         /* hello: the agent's name, or NULL */
-  char *text;         /* text */
-  char *id;           /* bash, bash_output: the call's id */
-  char *command;      /* bash */
-  char *description;  /* bash, or NULL */
-  double timeout;     /* bash: seconds, 0 when not sent */
-  bool background;    /* bash */
+  int64_t protocol;    /* hello */
+  char *name;          /* hello: the agent's name, or NULL */
+  char *text;          /* text */
+  char *id;            /* bash, bash_output: the call's id */
+  char *command;       /* bash */
+  char *description;   /* bash, or NULL */
+  double timeout;      /* bash: seconds, 0 when not sent */
+  bool background;     /* bash */
   struct env_var *env; /* bash: names and values owned by the message */
   size_t n_env;
   int64_t number; /* bash_output */

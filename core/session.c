@@ -62,8 +62,8 @@ struct session
   char *const *agent_env;
   struct session_frontend fe;
   struct agent *agent;
-  struct agent *gone; /* an agent that exited, freed from the loop */
-  bool agent_failed;  /* the last start failed: no turn for endings */
+  struct agent *gone;         /* an agent that exited, freed from the loop */
+  bool agent_failed;          /* the last start failed: no turn for endings */
   struct session_call *calls; /* every call not freed, oldest first */
   struct session_call *asking;
   uint64_t turn_no;
@@ -253,9 +253,9 @@ session_on_answered (void *data, struct command *cmd,
   c->cmd = cmd;
   if (c->state != CALL_RUNNING)
     return;
-  bool is_error = answer->refused
-                  || (o != NULL
-                      && !(o->ending == RESULT_EXITED && o->exit_status == 0));
+  bool is_error
+      = answer->refused
+        || (o != NULL && !(o->ending == RESULT_EXITED && o->exit_status == 0));
   session_deliver (c->s, c, answer->text, answer->text_len, is_error);
 }
 
@@ -314,8 +314,7 @@ session_run (struct session *s, struct session_call *c)
                                  .n_env = c->n_env };
   struct supervisor_listener listener = { .answered = session_on_answered,
                                           .ended_on_its_own = session_on_ended,
-                                          .stop_failed
-                                          = session_on_stop_failed,
+                                          .stop_failed = session_on_stop_failed,
                                           .cleaned = session_on_cleaned,
                                           .data = c };
   c->state = CALL_RUNNING;
@@ -383,8 +382,7 @@ session_consider (struct session *s, struct session_call *c)
 }
 
 void
-session_answer_approval (struct session *s, struct session_call *c,
-                         bool allow)
+session_answer_approval (struct session *s, struct session_call *c, bool allow)
 {
   if (c->state != CALL_ASKING)
     return;
@@ -519,8 +517,8 @@ session_on_call (struct session *s, const struct agent_msg *m)
     }
   if (session_id_taken (s, m->id))
     {
-      cleanup_free char *what = xasprintf (
-          "a call with id \"%.64s\" is already unanswered", m->id);
+      cleanup_free char *what
+          = xasprintf ("a call with id \"%.64s\" is already unanswered", m->id);
       session_protocol_error (s, what);
       return;
     }
@@ -655,8 +653,8 @@ session_ensure_agent (struct session *s)
           .protocol_error = session_on_protocol_error,
           .exited = session_on_exited,
           .data = s };
-  s->agent = agent_start (s->loop, s->agent_command, s->workspace,
-                          s->agent_env, &listener, &err);
+  s->agent = agent_start (s->loop, s->agent_command, s->workspace, s->agent_env,
+                          &listener, &err);
   s->agent_failed = s->agent == NULL;
   if (s->agent != NULL)
     return true;
@@ -712,10 +710,9 @@ session_start_turn (struct session *s, char *prompt)
   s->cancelling = false;
   s->end_turn_seen = false;
   if (s->fe.turn_started != NULL)
-    s->fe.turn_started (s->fe.data,
-                        prompt != NULL ? SESSION_TURN_PROMPT
-                                       : SESSION_TURN_ENDINGS,
-                        prompt);
+    s->fe.turn_started (
+        s->fe.data, prompt != NULL ? SESSION_TURN_PROMPT : SESSION_TURN_ENDINGS,
+        prompt);
   if (s->agent_command == NULL)
     {
       /* The built-in agent has no model to tell; the person saw the

@@ -59,8 +59,8 @@ struct session_frontend
   /* A call runs now (allowed, or never asked about).  */
   void (*call) (void *data, const struct session_call *call);
   /* A call has its answer (also a refusal, a denial, a cancelled call).  */
-  void (*result) (void *data, const struct session_call *call,
-                  const char *text, size_t len, bool is_error);
+  void (*result) (void *data, const struct session_call *call, const char *text,
+                  size_t len, bool is_error);
   session_ask_fn ask;
   /* A question asked is no longer wanted (the turn was cancelled or the
    * agent died); do not answer it.  */

@@ -531,7 +531,7 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
         else if (mcp_get (msg, "error") != NULL)
           mcp_call_refuse (c, "asking the person failed");
         else
-          mcp_call_refuse (c, "the person did not allow this command");
+          mcp_call_refuse (c, "the developer declined to run it");
         return;
       }
 }

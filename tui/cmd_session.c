@@ -28,11 +28,11 @@
 extern char **environ;
 
 /* The longest prompt line kept; the rest of a longer line is dropped.  */
-#define SESSION_MAX_PROMPT (1024 * 1024)
+#define SESSION_MAX_PROMPT ((size_t) 1 << 20)
 
 /* Why a call cannot be asked about here: model-facing, never translated.  */
 #define SESSION_NO_TERMINAL                                                    \
-  "crucible session reads its prompts from a pipe, not a terminal, and was "  \
+  "crucible session reads its prompts from a pipe, not a terminal, and was "   \
   "not started with --yes"
 
 struct session_options_cli
@@ -80,8 +80,7 @@ line_turn_started (void *data, enum session_turn_reason reason,
   if (reason == SESSION_TURN_PROMPT)
     printf ("› %s\n", prompt);
   else
-    printf ("› %s\n",
-            _ ("(a command left running ended; the agent is told)"));
+    printf ("› %s\n", _ ("(a command left running ended; the agent is told)"));
 }
 
 /* The agent's text.  */
@@ -296,8 +295,7 @@ line_watch (struct line_fe *fe, struct cr_error **err)
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (fe->loop, signals[i], line_on_signal, fe, err) < 0)
       return -1;
-  if (loop_add_fd (fe->loop, STDIN_FILENO, POLLIN, line_on_input, fe, err)
-      < 0)
+  if (loop_add_fd (fe->loop, STDIN_FILENO, POLLIN, line_on_input, fe, err) < 0)
     return -1;
   fe->in_open = true;
   return 0;
@@ -332,11 +330,15 @@ session_cli_run (const struct session_options_cli *opts,
           = opts->agent != NULL ? opts->agent : cfg->agent_command,
           .workspace = workspace,
           .agent_env = environ };
-  struct session_frontend sfe
-      = { .turn_started = line_turn_started, .text = line_text,
-          .call = line_call, .result = line_result, .ask = line_ask,
-          .withdrawn = line_withdrawn, .ending = line_ending,
-          .notice = line_notice, .data = &fe };
+  struct session_frontend sfe = { .turn_started = line_turn_started,
+                                  .text = line_text,
+                                  .call = line_call,
+                                  .result = line_result,
+                                  .ask = line_ask,
+                                  .withdrawn = line_withdrawn,
+                                  .ending = line_ending,
+                                  .notice = line_notice,
+                                  .data = &fe };
   fe.session = session_new (fe.loop, sup, &so, &sfe);
   if (line_watch (&fe, &err) < 0 || line_drive (&fe, &err) < 0)
     status = session_cli_fail (err);

@@ -10,6 +10,7 @@
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
+#include "tui/cmd_session.h"
 
 #define MAIN_EXIT_USAGE 2
 
@@ -25,6 +26,8 @@ static const struct cmd_entry main_commands[] = {
     N_ ("serve bash and bash_output over the Model Context Protocol") },
   { "run", cmd_run,
     N_ ("run one command as one bash call and print its result") },
+  { "session", cmd_session,
+    N_ ("a session reading prompts from standard input, one per line") },
 };
 
 /* Print the top-level usage.  */

@@ -80,7 +80,7 @@ call 2 bash '{"command":"npm run dev","background":true}'
 like "$(recv)" 'Allow this command to run\?\\n\\nnpm run dev\\n\\nThe command will still be running after the turn ends\."' \
   "asking about a background call says it will still be running after the turn"
 send '{"jsonrpc":"2.0","id":"crucible-ask-2","result":{"action":"decline"}}'
-is "$(recv)" "$(text_result 2 '[refused: the person did not allow this command; nothing was run]' true)" "declined, it is refused"
+is "$(recv)" "$(text_result 2 '[refused: the developer declined to run it; nothing was run]' true)" "declined, it is refused"
 stop_mcp
 
 # --- fullAccess: commands left running, endings, bash_output ---------------

@@ -188,4 +188,30 @@ EOF2
 session one --yes
 agent_clean "an id already unanswered is refused"
 
+# On a terminal the next line answers the question.
+agent_script <<EOF2
+expect "type":"hello"
+$HELLO
+expect "type":"prompt"
+send {"type":"bash","id":"a","command":"echo allowed"}
+expect {"type":"tool_result","id":"a","text":"allowed","is_error":false}
+send {"type":"bash","id":"b","command":"echo declined"}
+expect {"type":"tool_result","id":"b","text":"[refused: the developer declined to run it; nothing was run]","is_error":true}
+send {"type":"end_turn"}
+EOF2
+if command -v script >/dev/null 2>&1; then
+  rm -f "$LOG" "$LOG.lives"
+  out=$( (echo go; sleep 0.5; echo y; sleep 0.5; echo n; sleep 0.5) |
+    SCRIPTED_AGENT_LOG="$LOG" timeout 30 script -qec \
+      "'$CRUCIBLE' session --agent '$AGENT $SCRIPT'" /dev/null | tr -d '\r')
+  agent_clean "on a terminal: y allows, anything else declines"
+  like "$out" '\? allow Bash\(echo declined\)
+  allow it\? \[y/N\] n
+● Bash\(echo declined\)
+    \[refused: the developer declined to run it; nothing was run\]' "the question and the refusal"
+else
+  skip "on a terminal: y allows, anything else declines" "script(1) is not installed"
+  skip "the question and the refusal" "script(1) is not installed"
+fi
+
 is "$(no_process "sleep 30.$$" && echo none)" "none" "no command is left after the sessions"

@@ -4,7 +4,7 @@
 # running; EOF ends the session, stopping every command.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/session-lib.sh"
-plan 11
+plan 15
 new_workspace
 MARK="sleep 30.$$"
 
@@ -55,3 +55,16 @@ like "$rc|$err" '^125\|crucible: session: finding the directory /no/such/dir: No
 mkdir -p "$WS/sub"
 shell_session "$WS/sub" < <(echo pwd)
 is "$(echo "$out" | sed -n 3p)" "    $WS/sub" "commands run in DIR"
+
+shell_session --agent </dev/null
+is "$rc|$(echo "$err" | head -n 1)" "125|crucible: session: --agent needs a value" "--agent without its value"
+shell_session --agent= </dev/null
+is "$rc|$(echo "$err" | head -n 1)" "125|crucible: session: --agent needs a command" "--agent with an empty command"
+shell_session "$WS" "$WS" </dev/null
+is "$rc|$(echo "$err" | head -n 1)" "125|crucible: session: one directory at most, not also '$WS'" "two directories"
+mkdir -p "$HOME/.crucible"
+printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
+shell_session < <(echo true)
+is "$rc|$out|$err" "125||crucible: session: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; nothing is run unconfined while it is enabled" \
+  "confinement enabled with no enforcing backend runs nothing"
+rm -f "$HOME/.crucible/config.json"
