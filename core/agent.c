@@ -20,6 +20,7 @@
 #include "core/result.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
+#include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 
@@ -66,48 +67,15 @@ static const char *const agent_fields[][8] = {
   { "type", NULL },
 };
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  */
-static size_t
-agent_utf8_len (const unsigned char *s, size_t n)
-{
-  if (s[0] < 0x80)
-    return 1;
-  size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                              : 0;
-  if (len == 0 || len > n)
-    return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-  /* Overlong three- and four-byte forms, surrogates, past U+10FFFF.  */
-  if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)
-      || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-    return 0;
-  return len;
-}
-
 void
 agent_json_string (struct buf *out, const char *s, size_t len)
 {
-  const unsigned char *u = (const unsigned char *) s;
-  size_t run = 0, i = 0;
+  struct buf clean = BUF_INIT;
+  utf8_sanitize (&clean, s, len);
   buf_putc (out, '"');
-  while (i < len)
-    {
-      size_t n = agent_utf8_len (u + i, len - i);
-      if (n > 0)
-        {
-          i += n;
-          continue;
-        }
-      result_json_escape (out, s + run, i - run);
-      buf_puts (out, "\xef\xbf\xbd");
-      run = ++i;
-    }
-  result_json_escape (out, s + run, len - run);
+  result_json_escape (out, clean.data != NULL ? clean.data : "", clean.len);
   buf_putc (out, '"');
+  buf_free (&clean);
 }
 
 /* Append "KEY": and a JSON string.  */

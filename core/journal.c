@@ -17,6 +17,7 @@
 
 #include "core/result.h"
 #include "lib/buf.h"
+#include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
@@ -438,41 +439,6 @@ journal_check_fields (const struct journal_field *fields, size_t n,
   return 0;
 }
 
-/* Length of the valid UTF-8 character at s (len bytes available), or 0
- * when the bytes there are not one (RFC 3629: no overlongs, surrogates or
- * code points past U+10FFFF).  */
-static size_t
-journal_utf8_len (const unsigned char *s, size_t len)
-{
-  unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-  size_t n;
-
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2;
-  else if (c >= 0xe0 && c <= 0xef)
-    {
-      n = 3;
-      lo = c == 0xe0 ? 0xa0 : 0x80;
-      hi = c == 0xed ? 0x9f : 0xbf;
-    }
-  else if (c >= 0xf0 && c <= 0xf4)
-    {
-      n = 4;
-      lo = c == 0xf0 ? 0x90 : 0x80;
-      hi = c == 0xf4 ? 0x8f : 0xbf;
-    }
-  else
-    return 0;
-  if (len < n || s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t k = 2; k < n; k++)
-    if (s[k] < 0x80 || s[k] > 0xbf)
-      return 0;
-  return n;
-}
-
 /* Copy s into out as valid UTF-8, each invalid byte becoming U+FFFD.  Only
  * a prefix is read: past JOURNAL_MAX_STRING source bytes every character
  * costs at least one encoded byte, so nothing there survives the cut (the
@@ -485,10 +451,10 @@ journal_clean (struct buf *out, const char *s)
 
   for (size_t i = 0; i < len;)
     {
-      size_t k = journal_utf8_len (u + i, len - i);
+      size_t k = utf8_char_len (u + i, len - i);
       if (k == 0)
         {
-          buf_puts (out, "\xef\xbf\xbd");
+          buf_puts (out, UTF8_REPLACEMENT);
           i++;
           continue;
         }

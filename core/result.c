@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 
 /* Texts the spec quotes.  */
@@ -37,68 +38,11 @@
 #define RESULT_UNREAD_NOTE                                                     \
   "[output is incomplete: it had not been read to the end when the command "   \
   "was reported]"
-#define RESULT_REPLACEMENT "\xef\xbf\xbd"
-
-/* Lead bytes of valid multibyte UTF-8 and the range allowed for the byte
- * after each (RFC 3629): the narrowed ranges exclude overlong forms,
- * surrogates (ED A0..BF) and code points above U+10FFFF.  */
-static const struct result_utf8_lead
-{
-  unsigned char lead_min, lead_max, len, next_min, next_max;
-} result_utf8_leads[] = {
-  { 0xc2, 0xdf, 2, 0x80, 0xbf }, { 0xe0, 0xe0, 3, 0xa0, 0xbf },
-  { 0xe1, 0xec, 3, 0x80, 0xbf }, { 0xed, 0xed, 3, 0x80, 0x9f },
-  { 0xee, 0xef, 3, 0x80, 0xbf }, { 0xf0, 0xf0, 4, 0x90, 0xbf },
-  { 0xf1, 0xf3, 4, 0x80, 0xbf }, { 0xf4, 0xf4, 4, 0x80, 0x8f },
-};
 
 /* JSON's two-byte escapes for control bytes; 0 means \u00XX.  */
 static const char result_json_short[0x20] = {
   ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
 };
-
-/* Length of the valid UTF-8 character at s, or 0 when it is not one.  */
-static size_t
-result_utf8_char (const unsigned char *s, size_t len)
-{
-  if (s[0] < 0x80)
-    return 1;
-  for (size_t i = 0; i < sizeof result_utf8_leads / sizeof *result_utf8_leads;
-       i++)
-    {
-      const struct result_utf8_lead *l = &result_utf8_leads[i];
-      if (s[0] < l->lead_min || s[0] > l->lead_max)
-        continue;
-      if (len < l->len || s[1] < l->next_min || s[1] > l->next_max)
-        return 0;
-      for (size_t k = 2; k < l->len; k++)
-        if ((s[k] & 0xc0) != 0x80)
-          return 0;
-      return l->len;
-    }
-  return 0;
-}
-
-/* Append s with every byte outside a valid UTF-8 character made U+FFFD.  */
-static void
-result_sanitize (struct buf *out, const char *s, size_t len)
-{
-  const unsigned char *u = (const unsigned char *) s;
-  size_t run = 0, i = 0;
-  while (i < len)
-    {
-      size_t n = result_utf8_char (u + i, len - i);
-      if (n > 0)
-        {
-          i += n;
-          continue;
-        }
-      buf_append (out, s + run, i - run);
-      buf_append (out, RESULT_REPLACEMENT, 3);
-      run = ++i;
-    }
-  buf_append (out, s + run, len - run);
-}
 
 /* Encoded bytes of one byte of valid UTF-8 inside a JSON string.  */
 static size_t
@@ -351,14 +295,14 @@ result_sanitize_output (const struct result_input *in, struct buf *h,
 {
   if (in->omitted_bytes > 0)
     {
-      result_sanitize (h, in->head, in->head_len);
-      result_sanitize (t, in->tail, in->tail_len);
+      utf8_sanitize (h, in->head, in->head_len);
+      utf8_sanitize (t, in->tail, in->tail_len);
       return;
     }
   struct buf raw = BUF_INIT;
   buf_append (&raw, in->head, in->head_len);
   buf_append (&raw, in->tail, in->tail_len);
-  result_sanitize (h, raw.data, raw.len);
+  utf8_sanitize (h, raw.data, raw.len);
   buf_free (&raw);
 }
 
