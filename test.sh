@@ -47,6 +47,46 @@ count_results() {
   done < <(find "$dir/tests" -name '*.trs' | sort)
 }
 
+# Count the TAP lines of a script run outside make (ok, not ok, # SKIP).
+count_tap() {
+  local label=$1 log=$2 line
+  while IFS= read -r line; do
+    case "$line" in
+      "not ok "*) failed=$((failed + 1)); failures+=("$label: ${line#not ok }") ;;
+      "ok "*"# SKIP"*) skipped=$((skipped + 1)); skips+=("$label: ${line#ok }") ;;
+      "ok "*) passed=$((passed + 1)) ;;
+      "Bail out!"*) failed=$((failed + 1)); failures+=("$label: $line") ;;
+    esac
+  done <"$log"
+}
+
+# Run the sandbox's tests again as an unprivileged user, against the
+# binaries the plain build installed: the boundary must hold for both.
+run_unprivileged() {
+  local user=crucibletest dir=$work/unprivileged t log
+  if [ "$(id -u)" -ne 0 ]; then
+    skipped=$((skipped + 1))
+    skips+=("unprivileged: not root, so no unprivileged user can be taken")
+    return
+  fi
+  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+  mkdir -p "$dir"
+  chown "$user" "$dir"
+  for t in $UNPRIVILEGED_TESTS; do
+    log=$dir/$(basename "$t").log
+    runuser -u "$user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+      HOME="$(getent passwd "$user" | cut -d: -f6)" TMPDIR=/tmp \
+      CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
+      CRUCIBLE_HELPER_DIR="$work/plain/tests/helpers" \
+      CRUCIBLE_TEST_REQUIRE="${CRUCIBLE_TEST_REQUIRE:-}" \
+      bash "$top/$t" >"$log" 2>&1 </dev/null
+    count_tap "unprivileged: $t" "$log"
+  done
+}
+
+# The tests that run again as an unprivileged user.
+UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh tests/integration/broker.sh"
+
 # Configure and build in a directory; the log is kept.
 build_in() {
   local dir=$1; shift
@@ -60,6 +100,10 @@ stage_result "plain build" $? "$work/plain.build.log"
 echo "== plain build: make check"
 (cd "$work/plain" && make -j"$(nproc)" check) >"$work/plain.check.log" 2>&1
 count_results "$work/plain" plain
+
+echo "== sandbox tests as an unprivileged user"
+chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null
+run_unprivileged
 
 echo "== ASan+UBSan build: make check"
 build_in "$work/asan" --enable-werror --enable-sanitizers \

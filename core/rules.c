@@ -327,14 +327,14 @@ rules_deny_message (const struct rules *r, const struct cmdline *cl)
 
   if (n == 0)
     return NULL;
-  buf_puts (&b, "Not run: the deny rules refuse it (");
+  buf_puts (&b, "the deny rules refuse it (");
   for (size_t i = 0; i < n; i++)
     {
       char *text = cmdline_command_full_text (&cl->cmds[d[i].command]);
       buf_printf (&b, "%s`%s` matches %s", i ? "; " : "", text, d[i].rule);
       free (text);
     }
-  buf_puts (&b, ").");
+  buf_puts (&b, ")");
   free (d);
   return buf_steal (&b, NULL);
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "core/agent.h"
+#include "core/permit.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
@@ -60,6 +61,7 @@ struct session
   char *agent_command; /* NULL: the built-in shell agent */
   char *workspace;
   char *const *agent_env;
+  const struct rules *rules;
   struct session_frontend fe;
   struct agent *agent;
   struct agent *gone;         /* an agent that exited, freed from the loop */
@@ -94,6 +96,7 @@ session_new (struct loop *loop, struct supervisor *sup,
       = opts->agent_command != NULL ? xstrdup (opts->agent_command) : NULL;
   s->workspace = xstrdup (opts->workspace);
   s->agent_env = opts->agent_env;
+  s->rules = opts->rules;
   s->fe = *fe;
   return s;
 }
@@ -350,15 +353,19 @@ enum session_verdict
 session_verdict (struct session *s, const struct session_call *call,
                  char **refusal)
 {
-  /* The rules module plugs in here: rules_decide (rules, cmdline_read
-   * (call->line), call->typed, &rule), with RULES_DENY's refusal from
-   * rules_deny_message.  Until then a line the person typed runs and an
-   * agent's call is asked about.  bash_output never asks: it reaches no
-   * file and starts no process.  */
+  struct permit p;
+  static const enum session_verdict verdicts[]
+      = { [PERMIT_RUN] = SESSION_ALLOW,
+          [PERMIT_ASK] = SESSION_ASK,
+          [PERMIT_REFUSE] = SESSION_DENY };
+
+  /* bash_output never asks: it reaches no file and starts no process.  */
   *refusal = NULL;
-  if (call->is_output || call->typed)
+  if (call->is_output)
     return SESSION_ALLOW;
-  return SESSION_ASK;
+  permit_decide (s->rules, call->line, call->typed, call->background, &p);
+  *refusal = p.refusal;
+  return verdicts[p.verdict];
 }
 
 /* Decide about a new call: run it, ask about it, or refuse it.  */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/loop.h"
+#include "core/rules.h"
 #include "core/supervisor.h"
 
 /* How long an agent has to end a cancelled turn before it is stopped.  */
@@ -80,6 +81,7 @@ struct session_options
   const char *agent_command; /* NULL: the built-in shell agent */
   const char *workspace;     /* where the agent starts */
   char *const *agent_env;    /* the agent's environment (it is trusted) */
+  const struct rules *rules; /* the permission rules (borrowed) */
 };
 
 /* Make a session.  It borrows loop and sup (and the strings of opts until

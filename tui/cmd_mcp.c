@@ -19,6 +19,7 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/permit.h"
 #include "core/result.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
@@ -79,6 +80,7 @@ struct mcp
   uint64_t next_ask;
   struct mcp_call *calls;
   struct journal *journal;
+  struct rules *rules;
   bool cleanup_expired;
 };
 
@@ -282,11 +284,23 @@ mcp_call_decide (struct mcp_call *call)
 {
   struct mcp *m = call->mcp;
   const char *refusal = front_refusal (m->config);
-  /* Every call comes from a model: it runs unasked only in fullAccess.  */
+  struct permit p;
+
   if (refusal != NULL)
-    mcp_call_refuse (call, refusal);
-  else if (strcmp (m->config->permissions_mode, "fullAccess") == 0)
+    {
+      mcp_call_refuse (call, refusal);
+      return;
+    }
+  /* Every call comes from a model: the rules decide, and the person is
+   * asked about the rest.  */
+  permit_decide (m->rules, call->line, false, call->req.background, &p);
+  if (p.verdict == PERMIT_RUN)
     mcp_call_run (call);
+  else if (p.verdict == PERMIT_REFUSE)
+    {
+      mcp_send_tool_text (m, call->id, p.refusal, strlen (p.refusal), true);
+      mcp_call_free (call);
+    }
   else if (m->can_elicit)
     mcp_call_ask (call);
   else
@@ -294,7 +308,8 @@ mcp_call_decide (struct mcp_call *call)
                      "this command needs approval, and this MCP client "
                      "cannot be asked (it did not declare the elicitation "
                      "capability); allow it in ~/.crucible/config.json "
-                     "(permissions.mode fullAccess)");
+                     "(permissions.allow, or permissions.mode fullAccess)");
+  permit_clear (&p);
 }
 
 /* --- requests ------------------------------------------------------------ */
@@ -690,6 +705,9 @@ mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
     return -1;
   m->backend = compat_backend_new ();
   m->sup = supervisor_new (m->loop, m->backend, m->config, workspace, environ);
+  m->rules = permit_rules (m->config, err);
+  if (m->rules == NULL)
+    return -1;
   m->journal = front_journal ();
   supervisor_set_journal (m->sup, m->journal);
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
@@ -731,6 +749,7 @@ cmd_mcp (int argc, char **argv)
     }
   supervisor_free (m.sup);
   journal_close (m.journal);
+  rules_free (m.rules);
   sandbox_backend_free (m.backend);
   loop_free (m.loop);
   config_free (m.config);

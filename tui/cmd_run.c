@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/permit.h"
 #include "core/supervisor.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
@@ -150,17 +151,27 @@ run_usage (FILE *out)
          out);
 }
 
-/* Refuse a configuration under which no command may run.  */
+/* Refuse what may not run: any command under a configuration that wants
+ * confinement this build cannot give, and a line the deny rules match (the
+ * person typed it, so nothing else is asked).  */
 static int
-run_check_backend (const struct config *cfg, struct run_state *st)
+run_check (const struct config *cfg, const struct rules *rules,
+           const char *line, struct run_state *st)
 {
   const char *why = front_refusal (cfg);
-  if (why == NULL)
-    return 0;
-  char *text = xasprintf ("[refused: %s; nothing was run]", why);
-  run_print_result (st, text, strlen (text));
-  free (text);
-  return -1;
+  struct permit p;
+  if (why != NULL)
+    {
+      char *text = xasprintf ("[refused: %s; nothing was run]", why);
+      run_print_result (st, text, strlen (text));
+      free (text);
+      return -1;
+    }
+  permit_decide (rules, line, true, false, &p);
+  if (p.verdict == PERMIT_REFUSE)
+    run_print_result (st, p.refusal, strlen (p.refusal));
+  permit_clear (&p);
+  return p.verdict == PERMIT_REFUSE ? -1 : 0;
 }
 
 /* Drive the loop until the command is reported and its scope cleaned.
@@ -189,13 +200,13 @@ run_drive (struct run_state *st, uint64_t deadline_ms, struct cr_error **err)
 /* Run one command once options and configuration are in hand.  */
 static int
 run_command (const struct run_options *opts, const struct config *cfg,
-             const char *workspace)
+             const struct rules *rules, const char *workspace)
 {
   struct run_state st = { .exit_status = RUN_EXIT_REFUSED };
   struct cr_error *err = NULL;
   struct command *cmd = NULL;
 
-  if (run_check_backend (cfg, &st) < 0)
+  if (run_check (cfg, rules, opts->command, &st) < 0)
     return RUN_EXIT_REFUSED;
   st.loop = loop_new (&err);
   if (st.loop == NULL)
@@ -270,7 +281,15 @@ cmd_run (int argc, char **argv)
       run_options_clear (&opts);
       return run_fail (err);
     }
-  int status = run_command (&opts, cfg, workspace);
+  struct rules *rules = permit_rules (cfg, &err);
+  if (rules == NULL)
+    {
+      config_free (cfg);
+      run_options_clear (&opts);
+      return run_fail (err);
+    }
+  int status = run_command (&opts, cfg, rules, workspace);
+  rules_free (rules);
   config_free (cfg);
   run_options_clear (&opts);
   return status;

@@ -18,12 +18,14 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/permit.h"
 #include "core/session.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "sandbox/compat.h"
+#include "tui/front.h"
 
 extern char **environ;
 
@@ -313,7 +315,8 @@ session_cli_fail (struct cr_error *err)
 /* Run the session once everything is in hand.  */
 static int
 session_cli_run (const struct session_options_cli *opts,
-                 const struct config *cfg, const char *workspace)
+                 const struct config *cfg, const struct rules *rules,
+                 const char *workspace)
 {
   struct line_fe fe = { .yes = opts->yes, .tty = isatty (STDIN_FILENO) };
   struct cr_error *err = NULL;
@@ -325,11 +328,14 @@ session_cli_run (const struct session_options_cli *opts,
   struct sandbox_backend *backend = compat_backend_new ();
   struct supervisor *sup
       = supervisor_new (fe.loop, backend, cfg, workspace, environ);
+  struct journal *journal = front_journal ();
+  supervisor_set_journal (sup, journal);
   struct session_options so
       = { .agent_command
           = opts->agent != NULL ? opts->agent : cfg->agent_command,
           .workspace = workspace,
-          .agent_env = environ };
+          .agent_env = environ,
+          .rules = rules };
   struct session_frontend sfe = { .turn_started = line_turn_started,
                                   .text = line_text,
                                   .call = line_call,
@@ -350,6 +356,7 @@ session_cli_run (const struct session_options_cli *opts,
     }
   fflush (stdout);
   supervisor_free (sup);
+  journal_close (journal);
   session_free (fe.session);
   sandbox_backend_free (backend);
   loop_free (fe.loop);
@@ -452,17 +459,18 @@ cmd_session (int argc, char **argv)
   workspace = session_cli_workspace (opts.dir, &err);
   if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
     return session_cli_fail (err);
-  if (cfg->sandbox_enabled)
+  struct rules *rules = NULL;
+  if (front_refusal (cfg) != NULL)
+    cr_error_set (&err, 0, "%s", front_refusal (cfg));
+  else
+    rules = permit_rules (cfg, &err);
+  if (rules == NULL)
     {
-      cr_error_set (&err, 0,
-                    _ ("confinement is enabled (sandbox.enabled), but no "
-                       "enforcing sandbox backend is available in this build "
-                       "of crucible; nothing is run unconfined while it is "
-                       "enabled"));
       config_free (cfg);
       return session_cli_fail (err);
     }
-  int status = session_cli_run (&opts, cfg, workspace);
+  int status = session_cli_run (&opts, cfg, rules, workspace);
+  rules_free (rules);
   config_free (cfg);
   return status;
 }

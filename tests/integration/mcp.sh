@@ -3,7 +3,7 @@
 # approval, endings told once, and the end of every command with the input.
 # The client is this script: one line out, one line in, compared exactly.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 28
+plan 32
 new_workspace
 
 # start_mcp: a fresh server with the current HOME; its pid is $mcp_pid.
@@ -50,7 +50,7 @@ reply=$(recv)
 like "$reply" '"name":"bash","description":"Run a shell command.*"name":"bash_output"' "tools/list has bash and bash_output"
 like "$reply" '"required":\["command"\]' "bash's schema requires command"
 call 3 bash '{"command":"touch ran"}'
-is "$(recv)" "$(text_result 3 '[refused: this command needs approval, and this MCP client cannot be asked (it did not declare the elicitation capability); allow it in ~/.crucible/config.json (permissions.mode fullAccess); nothing was run]' true)" \
+is "$(recv)" "$(text_result 3 '[refused: this command needs approval, and this MCP client cannot be asked (it did not declare the elicitation capability); allow it in ~/.crucible/config.json (permissions.allow, or permissions.mode fullAccess); nothing was run]' true)" \
   "a call that cannot be asked about is refused"
 ok "$([ ! -e ran ] && echo 0 || echo 1)" "and nothing ran"
 send 'not json'
@@ -81,6 +81,24 @@ like "$(recv)" 'Allow this command to run\?\\n\\nnpm run dev\\n\\nThe command wi
   "asking about a background call says it will still be running after the turn"
 send '{"jsonrpc":"2.0","id":"crucible-ask-2","result":{"action":"decline"}}'
 is "$(recv)" "$(text_result 2 '[refused: the developer declined to run it; nothing was run]' true)" "declined, it is refused"
+stop_mcp
+
+# --- the rules: allow runs unasked, deny refuses, sleeping first refuses ---
+mkdir -p "$HOME/.crucible"
+printf '{"permissions":{"allow":["Bash(echo *)"],"deny":["Bash(rm *)"]}}' >"$HOME/.crucible/config.json"
+start_mcp
+initialize
+call 1 bash '{"command":"echo by rule"}'
+is "$(recv)" "$(text_result 1 'by rule')" "an allow rule runs a call unasked"
+call 2 bash '{"command":"echo x && rm -rf ."}'
+is "$(recv)" "$(text_result 2 '[refused: the deny rules refuse it (`rm -rf .` matches Bash(rm *)); nothing was run]' true)" \
+  "a deny rule refuses a call, naming the command and the rule"
+call 3 bash '{"command":"sleep 15 && echo checks"}'
+is "$(recv)" "$(text_result 3 '[refused: the command begins by sleeping to wait for a later one, which is a wait written as a command; send the same line with background: true, which costs the turn nothing and comes back with what it printed; nothing was run]' true)" \
+  "a call that sleeps to wait for a later command is refused, naming background: true"
+call 4 bash '{"command":"sleep 0.1"}'
+is "$(recv)" "$(text_result 4 '[refused: this command needs approval, and this MCP client cannot be asked (it did not declare the elicitation capability); allow it in ~/.crucible/config.json (permissions.allow, or permissions.mode fullAccess); nothing was run]' true)" \
+  "a bare sleep is not refused as a wait (it is asked about like any other)"
 stop_mcp
 
 # --- fullAccess: commands left running, endings, bash_output ---------------

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input to crucible run gets a clear message, exit 125, and runs nothing.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 13
+plan 16
 new_workspace
 usage='Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND
 Run COMMAND through sh -c in the current directory, as one bash call,
@@ -47,3 +47,15 @@ is "$rc|$out|$([ -e ran ] && echo ran)" "125|[refused: confinement is enabled (s
 out=$("$CRUCIBLE" run -- 'echo hi' 2>&1 >/dev/full) && rc=0 || rc=$?
 is "$rc|$out" "125|crucible: writing the result to standard output: No space left on device" \
   "a result that cannot be written is named"
+
+# Deny rules hold in crucible run, also from the project's file, which may
+# add them; the person typed the line, so nothing else stops it.
+rm -f "$HOME/.crucible/config.json"
+mkdir -p .crucible keep
+printf '{"permissions":{"deny":["Bash(rm *)"]}}' >.crucible/config.json
+crun run -- 'rm -rf keep'
+is "$rc|$out" "125|[refused: the deny rules refuse it (\`rm -rf keep\` matches Bash(rm *)); nothing was run]" \
+  "a project deny rule refuses the line in crucible run"
+ok "$([ -d keep ] && echo 0 || echo 1)" "and nothing ran"
+crun run -- 'sleep 0.1; echo slept'
+is "$rc|$out" "0|slept" "a line the person typed that sleeps first still runs"

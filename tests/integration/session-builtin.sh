@@ -65,6 +65,6 @@ is "$rc|$(echo "$err" | head -n 1)" "125|crucible: session: one directory at mos
 mkdir -p "$HOME/.crucible"
 printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
 shell_session < <(echo true)
-is "$rc|$out|$err" "125||crucible: session: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; nothing is run unconfined while it is enabled" \
+is "$rc|$out|$err" "125||crucible: session: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; commands are never run unconfined while it is enabled" \
   "confinement enabled with no enforcing backend runs nothing"
 rm -f "$HOME/.crucible/config.json"

@@ -18,7 +18,7 @@ $HELLO
 expect "type":"prompt"
 $BG
 expect left running as #1
-send {"type":"bash","id":"fg","command":"sleep 1.5; echo done"}
+send {"type":"bash","id":"fg","command":"sleep 1.5 | cat; echo done"}
 expect {"type":"endings","text":"$NOTE","starts_turn":false}
 expect {"type":"tool_result","id":"fg","text":"done","is_error":false}
 send {"type":"end_turn"}
@@ -28,7 +28,7 @@ session input --yes
 agent_clean "between steps: an endings message right before the next result"
 is "$(grep -c 'ended on its own' "$LOG")" "1" "told once"
 is "$(count "$LINE" "$out")" "1" "the person's line, once"
-like "$out" "● Bash\\(sleep 1.5; echo done\\)
+like "$out" "● Bash\\(sleep 1.5 | cat; echo done\\)
 $LINE
     done" "written the moment it happens, before the result it waited behind"
 
