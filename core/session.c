@@ -394,6 +394,7 @@ session_answer_approval (struct session *s, struct session_call *c, bool allow)
   if (c->state != CALL_ASKING)
     return;
   s->asking = NULL;
+  supervisor_note_approval (s->sup, c->id, allow);
   if (allow)
     session_run (s, c);
   else

@@ -141,6 +141,17 @@ supervisor_fact (struct supervisor *sup, enum journal_fact fact,
 }
 
 void
+supervisor_note_approval (struct supervisor *sup, const char *call_id,
+                          bool allowed)
+{
+  struct journal_field f[] = { JOURNAL_BOOLEAN ("allowed", allowed) };
+  struct cr_error *err = NULL;
+  if (sup->journal != NULL)
+    journal_fact (sup->journal, JOURNAL_APPROVAL, 0, call_id, f, 1, &err);
+  cr_error_free (err);
+}
+
+void
 supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms)
 {
   sup->stop_ms = ms;

@@ -539,9 +539,11 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
         yajl_val result = mcp_get (msg, "result");
         yajl_val action = mcp_get (result, "action");
         yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
-        if (YAJL_IS_STRING (action)
-            && strcmp ((action)->u.string, "accept") == 0
-            && YAJL_IS_TRUE (allow))
+        bool allowed = YAJL_IS_STRING (action)
+                       && strcmp ((action)->u.string, "accept") == 0
+                       && YAJL_IS_TRUE (allow);
+        supervisor_note_approval (m->sup, c->id, allowed);
+        if (allowed)
           mcp_call_run (c);
         else if (mcp_get (msg, "error") != NULL)
           mcp_call_refuse (c, "asking the person failed");

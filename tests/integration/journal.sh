@@ -2,7 +2,7 @@
 # Lifecycle facts: written as JSON lines under $XDG_STATE_HOME/crucible (or
 # ~/.local/state/crucible), carrying no command line and no environment.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 6
+plan 7
 new_workspace
 
 crun run --env API_TOKEN=sekrit-env -- 'echo sekrit-line; exit 3'
@@ -24,3 +24,13 @@ export XDG_STATE_HOME="$TEST_TMP/file"
 : >"$XDG_STATE_HOME"
 crun run -- 'echo ran'
 like "$out|$err" '^ran\|crucible: this session.s lifecycle facts are not recorded: ' "an unwritable journal is said, and the command runs"
+
+# The person's answer is a fact too (through crucible session, which asks
+# about an agent's call and, with --yes, allows it).
+unset XDG_STATE_HOME
+rm -rf "$HOME/.local/state/crucible"
+printf '%s\n' '== life 1 ==' 'expect "type":"hello"' 'send {"type":"hello","protocol":1,"name":"scripted"}' \
+  'expect "type":"prompt"' 'send {"type":"bash","id":"c1","command":"true"}' 'expect "type":"tool_result"' \
+  'send {"type":"end_turn"}' >"$TEST_TMP/approve.script"
+echo go | "$CRUCIBLE" session --yes --agent "$CRUCIBLE_SRCDIR/tests/agents/scripted-agent $TEST_TMP/approve.script" >/dev/null 2>&1
+like "$(cat "$HOME"/.local/state/crucible/*.jsonl)" '"fact":"approval","call":"c1","allowed":true' "an approval is recorded with its call"
