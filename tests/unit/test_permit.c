@@ -111,11 +111,12 @@ test_rules_from_config (void **state)
   assert_non_null (r);
   rules_free (r);
   char *bad[] = { "Read(x)", NULL };
+  struct config_list saved = cfg->deny;
   cfg->deny = (struct config_list){ bad, 1 };
   assert_null (permit_rules (cfg, &err));
   assert_non_null (err);
   cr_error_free (err);
-  cfg->deny = (struct config_list){ NULL, 0 };
+  cfg->deny = saved;
   config_free (cfg);
 }
 
