@@ -85,7 +85,11 @@ run_unprivileged() {
 }
 
 # The tests that run again as an unprivileged user.
-UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh tests/integration/broker.sh"
+UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh
+tests/integration/broker.sh tests/integration/sandbox-inspect.sh
+tests/security/filesystem.sh tests/security/process.sh
+tests/security/network.sh tests/security/privilege.sh
+tests/security/limits.sh"
 
 # Configure and build in a directory; the log is kept.
 build_in() {

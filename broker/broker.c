@@ -23,8 +23,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -34,9 +38,18 @@
 
 #include "broker/status.h"
 
+#ifndef SECBIT_NOROOT
+#include <linux/securebits.h>
+#endif
+
 #define BROKER_NAME "crucible-sandbox-broker"
 #define BROKER_USAGE                                                           \
-  "usage: " BROKER_NAME " --status-fd N [--cwd DIR] -- PROGRAM [ARG...]\n"
+  "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
+  "         [--cwd DIR]\n"                                                     \
+  "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
+  "          [--protect NAME]... [--hide DIR]...]\n"                           \
+  "         [--cpu-seconds N] [--open-files N] [--processes N]\n"              \
+  "         -- PROGRAM [ARG...]\n"
 
 /* The broker's own exit statuses.  125 follows env(1) and chroot(1): the
  * command never ran because the broker itself could not start it.  */
@@ -49,16 +62,40 @@
 #define BROKER_KILL_MS 5000  /* SIGKILL rounds, before giving up */
 #define BROKER_TICK_MS 10
 
+#define BROKER_MAX_PROTECT 8        /* --protect names */
+#define BROKER_MAX_HIDE 8           /* --hide paths */
+#define BROKER_MAX_ENV_BYTES 262144 /* the --env-fd block, NULs included */
+#define BROKER_MAX_ENV_VARS 1024
+
+/* The limits the command line may set: none by default.  */
+struct broker_limits
+{
+  unsigned long cpu_seconds; /* RLIMIT_CPU, 0 for unset */
+  unsigned long open_files;  /* RLIMIT_NOFILE */
+  unsigned long processes;   /* RLIMIT_NPROC */
+};
+
 struct broker_options
 {
   int status_fd;   /* the keeper's end of the status channel */
+  int env_fd;      /* the workload's environment, or -1 for the broker's */
+  int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
   const char *cwd; /* absolute, or NULL to stay where started */
-  char **argv;     /* PROGRAM (absolute) and its arguments, NULL-terminated */
+  bool confine;    /* own mount namespace, projection, capabilities dropped */
+  const char *lower, *upper, *work, *root; /* the overlay, all or none */
+  const char *protect[BROKER_MAX_PROTECT]; /* names under root, read-only */
+  int n_protect;
+  const char *hide[BROKER_MAX_HIDE]; /* covered with an empty tmpfs */
+  int n_hide;
+  struct broker_limits limits;
+  char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
 };
 
 struct broker
 {
   struct broker_options opt;
+  char *env_block;      /* what --env-fd held; envp points into it */
+  char **envp;          /* the workload's environment, or NULL for environ */
   int signal_fd;        /* SIGCHLD and the stop signals */
   pid_t workload;       /* also its process group id */
   bool workload_reaped; /* its status has been collected (and reported) */
@@ -126,20 +163,111 @@ broker_take_value (int argc, char **argv, int *i, const char **slot)
   return 0;
 }
 
+/* Read a positive decimal number no larger than max.  */
+static int
+broker_parse_count (const char *name, const char *text, unsigned long max,
+                    unsigned long *out)
+{
+  unsigned long value = 0;
+
+  if (text == NULL)
+    return 0;
+  if (*text == '\0' || *text == '0')
+    return broker_usage_error ("%s: '%s' is not a number from 1 to %lu", name,
+                               text, max);
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (*p < '0' || *p > '9' || value > max / 10
+          || value * 10 + (unsigned long) (*p - '0') > max)
+        return broker_usage_error ("%s: '%s' is not a number from 1 to %lu",
+                                   name, text, max);
+      value = value * 10 + (unsigned long) (*p - '0');
+    }
+  *out = value;
+  return 0;
+}
+
+/* An absolute path an overlay option may carry: its option string uses
+ * ',' and ':' as separators and '\' as an escape, so none may appear.  */
+static int
+broker_check_layer (const char *name, const char *path)
+{
+  if (path[0] != '/')
+    return broker_usage_error ("%s must be an absolute path, not '%s'", name,
+                               path);
+  if (strpbrk (path, ",:\\") != NULL)
+    return broker_usage_error ("%s: '%s' holds ',', ':' or '\\'", name, path);
+  return 0;
+}
+
+/* Check the confinement options: the overlay is all four paths or none,
+ * and each protected name is one plain component of the root.  */
+static int
+broker_check_confine (struct broker_options *opt)
+{
+  const char *layer[4] = { opt->lower, opt->upper, opt->work, opt->root };
+  const char *names[4] = { "--lower", "--upper", "--work", "--root" };
+  int given = 0;
+
+  for (int i = 0; i < 4; i++)
+    given += layer[i] != NULL;
+  if (!opt->confine && (given > 0 || opt->n_protect > 0 || opt->n_hide > 0))
+    return broker_usage_error ("--lower, --upper, --work, --root, --protect "
+                               "and --hide need --confine");
+  if (given != 0 && given != 4)
+    return broker_usage_error (
+        "--lower, --upper, --work and --root go together");
+  for (int i = 0; i < given; i++)
+    if (broker_check_layer (names[i], layer[i]) < 0)
+      return -1;
+  if (opt->n_protect > 0 && opt->root == NULL)
+    return broker_usage_error ("--protect needs the overlay (--root)");
+  for (int i = 0; i < opt->n_protect; i++)
+    if (strcmp (opt->protect[i], ".") == 0
+        || strcmp (opt->protect[i], "..") == 0
+        || strchr (opt->protect[i], '/') != NULL)
+      return broker_usage_error ("--protect: '%s' is not a plain name",
+                                 opt->protect[i]);
+  for (int i = 0; i < opt->n_hide; i++)
+    if (opt->hide[i][0] != '/')
+      return broker_usage_error ("--hide must be an absolute path, not '%s'",
+                                 opt->hide[i]);
+  return 0;
+}
+
+/* The text values of the options, before they are checked.  */
+struct broker_args
+{
+  const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs;
+};
+
 /* Check the parsed values themselves.  */
 static int
-broker_check_values (const char *fd_text, struct broker_options *opt)
+broker_check_values (const struct broker_args *a, struct broker_options *opt)
 {
-  if (fd_text == NULL)
+  if (a->status_fd == NULL)
     return broker_usage_error ("--status-fd is required");
-  if (broker_parse_fd (fd_text, &opt->status_fd) < 0)
+  if (broker_parse_fd (a->status_fd, &opt->status_fd) < 0)
     return broker_usage_error ("--status-fd: '%s' is not a descriptor number",
-                               fd_text);
+                               a->status_fd);
   /* 0, 1 and 2 are the workload's streams: a channel there would be
    * inherited as its stdin or stdout.  */
   if (opt->status_fd < 3)
     return broker_usage_error ("--status-fd must be 3 or above, not %d",
                                opt->status_fd);
+  if (a->env_fd != NULL
+      && (broker_parse_fd (a->env_fd, &opt->env_fd) < 0 || opt->env_fd < 3
+          || opt->env_fd == opt->status_fd))
+    return broker_usage_error ("--env-fd: '%s' is not a descriptor number of "
+                               "3 or above, apart from --status-fd",
+                               a->env_fd);
+  if (a->output_fd != NULL
+      && (broker_parse_fd (a->output_fd, &opt->output_fd) < 0
+          || opt->output_fd < 3 || opt->output_fd == opt->status_fd
+          || opt->output_fd == opt->env_fd))
+    return broker_usage_error ("--output-fd: '%s' is not a descriptor number "
+                               "of 3 or above, apart from the others",
+                               a->output_fd);
   /* No search path: inside a sandbox, PATH could find a binary the
    * workspace planted.  The host resolves the program.  */
   if (opt->argv[0][0] != '/')
@@ -148,38 +276,94 @@ broker_check_values (const char *fd_text, struct broker_options *opt)
   if (opt->cwd != NULL && opt->cwd[0] != '/')
     return broker_usage_error ("--cwd must be an absolute path, not '%s'",
                                opt->cwd);
+  if (broker_parse_count ("--cpu-seconds", a->cpu, 1000000000UL,
+                          &opt->limits.cpu_seconds)
+          < 0
+      || broker_parse_count ("--open-files", a->files, 1048576UL,
+                             &opt->limits.open_files)
+             < 0
+      || broker_parse_count ("--processes", a->procs, 4194304UL,
+                             &opt->limits.processes)
+             < 0)
+    return -1;
+  return broker_check_confine (opt);
+}
+
+/* Take one more value of a repeatable option into list.  */
+static int
+broker_take_repeat (int argc, char **argv, int *i, const char **list, int *n,
+                    int max)
+{
+  const char *value = NULL;
+
+  if (*n >= max)
+    return broker_usage_error ("%s given more than %d times", argv[*i], max);
+  if (broker_take_value (argc, argv, i, &value) < 0)
+    return -1;
+  list[(*n)++] = value;
   return 0;
+}
+
+/* Parse one option at argv[*i].  */
+static int
+broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
+                     struct broker_options *opt)
+{
+  const struct
+  {
+    const char *name;
+    const char **slot;
+  } single[] = {
+    { "--status-fd", &a->status_fd }, { "--env-fd", &a->env_fd },
+    { "--output-fd", &a->output_fd }, { "--cwd", &opt->cwd },
+    { "--lower", &opt->lower },       { "--upper", &opt->upper },
+    { "--work", &opt->work },         { "--root", &opt->root },
+    { "--cpu-seconds", &a->cpu },     { "--open-files", &a->files },
+    { "--processes", &a->procs },
+  };
+  const char *arg = argv[*i];
+
+  for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
+    if (strcmp (arg, single[k].name) == 0)
+      return broker_take_value (argc, argv, i, single[k].slot);
+  if (strcmp (arg, "--protect") == 0)
+    return broker_take_repeat (argc, argv, i, opt->protect, &opt->n_protect,
+                               BROKER_MAX_PROTECT);
+  if (strcmp (arg, "--hide") == 0)
+    return broker_take_repeat (argc, argv, i, opt->hide, &opt->n_hide,
+                               BROKER_MAX_HIDE);
+  if (strcmp (arg, "--confine") == 0)
+    {
+      if (opt->confine)
+        return broker_usage_error ("--confine given twice");
+      opt->confine = true;
+      return 0;
+    }
+  if (arg[0] != '-')
+    return broker_usage_error ("unexpected '%s': the program goes after '--'",
+                               arg);
+  return broker_usage_error ("unknown option '%s'", arg);
 }
 
 /* Parse the command line strictly; nothing but the documented form.  */
 static int
 broker_parse_args (int argc, char **argv, struct broker_options *opt)
 {
-  const char *fd_text = NULL;
+  struct broker_args a = { 0 };
   int i;
 
-  opt->cwd = NULL;
+  memset (opt, 0, sizeof *opt);
+  opt->env_fd = -1;
+  opt->output_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
-    {
-      int rc;
-      if (strcmp (argv[i], "--status-fd") == 0)
-        rc = broker_take_value (argc, argv, &i, &fd_text);
-      else if (strcmp (argv[i], "--cwd") == 0)
-        rc = broker_take_value (argc, argv, &i, &opt->cwd);
-      else if (argv[i][0] != '-')
-        rc = broker_usage_error ("unexpected '%s': the program goes after '--'",
-                                 argv[i]);
-      else
-        rc = broker_usage_error ("unknown option '%s'", argv[i]);
-      if (rc < 0)
-        return -1;
-    }
+    if (broker_parse_option (argc, argv, &i, &a, opt) < 0)
+      return -1;
   if (i >= argc)
     return broker_usage_error ("missing '--' before the program");
   if (i + 1 >= argc)
     return broker_usage_error ("no program after '--'");
   opt->argv = argv + i + 1;
-  return broker_check_values (fd_text, opt);
+  return broker_check_values (&a, opt);
 }
 
 /* Check the descriptors the host must have given: the workload's three
@@ -206,6 +390,12 @@ broker_check_fds (const struct broker_options *opt)
     return broker_usage_error ("--status-fd %d is not a Unix SOCK_SEQPACKET "
                                "socket",
                                opt->status_fd);
+  if (opt->env_fd >= 0 && fcntl (opt->env_fd, F_GETFD) < 0)
+    return broker_usage_error ("--env-fd %d: %s", opt->env_fd,
+                               strerror (errno));
+  if (opt->output_fd >= 0 && fcntl (opt->output_fd, F_GETFD) < 0)
+    return broker_usage_error ("--output-fd %d: %s", opt->output_fd,
+                               strerror (errno));
   return 0;
 }
 
@@ -273,24 +463,37 @@ broker_close_range (unsigned int first, unsigned int last)
   return broker_close_walk (first, last);
 }
 
-/* Close everything but 0-2 and the channel: whatever else the host leaked
- * (another command's pipe, a credential file) would reach the workload, and
- * a held write end would keep the host from ever seeing end of output.  */
+/* Close everything but 0-2, the channel and the output descriptor:
+ * whatever else the host leaked (another command's pipe, a credential file)
+ * would reach the workload, and a held write end would keep the host from
+ * ever seeing end of output.  */
 static int
 broker_close_inherited (struct broker *b)
 {
-  unsigned int fd = (unsigned int) b->opt.status_fd;
-  int flags;
+  int keep[2] = { b->opt.status_fd, b->opt.output_fd };
+  unsigned int next = 3;
 
-  if (broker_close_range (3, fd - 1) < 0
-      || broker_close_range (fd + 1, ~0U) < 0)
-    return -1;
-  /* The channel stays open in the broker but must not reach the workload,
-   * which could forge messages on it; it closes on exec.  */
-  flags = fcntl ((int) fd, F_GETFD);
-  if (flags < 0)
-    return -1;
-  return fcntl ((int) fd, F_SETFD, flags | FD_CLOEXEC);
+  /* Close the gaps between the kept descriptors, in increasing order.  */
+  if (keep[1] >= 0 && keep[1] < keep[0])
+    {
+      keep[1] = keep[0];
+      keep[0] = b->opt.output_fd;
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      if (keep[i] < 0)
+        continue;
+      if (broker_close_range (next, (unsigned int) keep[i] - 1) < 0)
+        return -1;
+      next = (unsigned int) keep[i] + 1;
+      /* Kept in the broker, never inherited as such: the workload could
+       * forge messages on the channel, and gets the output only as its
+       * stdout and stderr.  */
+      int flags = fcntl (keep[i], F_GETFD);
+      if (flags < 0 || fcntl (keep[i], F_SETFD, flags | FD_CLOEXEC) < 0)
+        return -1;
+    }
+  return broker_close_range (next, ~0U);
 }
 
 /* Become the reaper of everything the workload leaves behind: a double fork
@@ -357,13 +560,212 @@ broker_enter_cwd (struct broker *b)
   return b->opt.cwd == NULL ? 0 : chdir (b->opt.cwd);
 }
 
-/* Getting ready, in order.  Descriptors are closed first, before anything
- * else opens one; whatever changes the mount table goes before the cwd.  */
+/* Read the workload's environment from --env-fd: NAME=VALUE strings, each
+ * ending in a NUL.  The host passes it this way so that no value is ever
+ * in an argument list (bwrap's or the broker's, both readable in /proc by
+ * anything of the same user) and bwrap itself runs from an empty one.
+ * First, before the sweep closes the descriptor.  */
+static int
+broker_read_env (struct broker *b)
+{
+  size_t len = 0, count = 0;
+  ssize_t n;
+
+  if (b->opt.env_fd < 0)
+    return 0;
+  b->env_block = malloc (BROKER_MAX_ENV_BYTES + 1);
+  if (b->env_block == NULL)
+    return -1;
+  while ((n = read (b->opt.env_fd, b->env_block + len,
+                    BROKER_MAX_ENV_BYTES + 1 - len))
+         != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      len += (size_t) n;
+      if (len > BROKER_MAX_ENV_BYTES)
+        return errno = E2BIG, -1;
+    }
+  /* Every entry is a non-empty NAME, '=', a value, and its NUL.  */
+  if (len > 0 && b->env_block[len - 1] != '\0')
+    return errno = EINVAL, -1;
+  for (size_t i = 0; i < len; i += strlen (b->env_block + i) + 1)
+    if (b->env_block[i] == '=' || strchr (b->env_block + i, '=') == NULL
+        || ++count > BROKER_MAX_ENV_VARS)
+      return errno = EINVAL, -1;
+  b->envp = calloc (count + 1, sizeof *b->envp);
+  if (b->envp == NULL)
+    return -1;
+  count = 0;
+  for (size_t i = 0; i < len; i += strlen (b->env_block + i) + 1)
+    b->envp[count++] = b->env_block + i;
+  return 0;
+}
+
+/* A mount namespace of the broker's own.  bwrap's belongs to the user
+ * namespace bwrap made; --disable-userns then moves the broker into a
+ * nested one, which does not own it, so nothing could be mounted there.  */
+static int
+broker_unshare_mounts (struct broker *b)
+{
+  return b->opt.confine ? unshare (CLONE_NEWNS) : 0;
+}
+
+/* Make every mount private, so nothing mounted here propagates back into
+ * bwrap's namespace and nothing mounted there appears here later.  */
+static int
+broker_make_private (struct broker *b)
+{
+  if (!b->opt.confine)
+    return 0;
+  return mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+}
+
+/* Mount the projection on the workspace's own path: the workspace read-only
+ * below, the command's private upper above.  nosuid,nodev: a setuid bit or a
+ * device node the command makes in its upper must mean nothing.  userxattr:
+ * overlayfs in a user namespace keeps its bookkeeping in user.* attributes
+ * (and redirect_dir must not be named: it conflicts with it).  */
+static int
+broker_mount_overlay (struct broker *b)
+{
+  char data[PATH_MAX * 3 + 64];
+  int n;
+
+  if (b->opt.root == NULL)
+    return 0;
+  n = snprintf (data, sizeof data,
+                "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", b->opt.lower,
+                b->opt.upper, b->opt.work);
+  if (n < 0 || (size_t) n >= sizeof data)
+    return errno = ENAMETOOLONG, -1;
+  return mount ("overlay", b->opt.root, "overlay", MS_NOSUID | MS_NODEV, data);
+}
+
+/* Bind root/name read-only over itself, if it is there: .git and .crucible
+ * inside a writable root stay as they are (hooks, configuration the host
+ * trusts).  A symlink is not followed: binding its target would protect
+ * the wrong place, and the link itself lives in the read-only lower.  */
+static int
+broker_protect_one (const char *root, const char *name)
+{
+  char path[PATH_MAX];
+  struct stat st;
+  int n = snprintf (path, sizeof path, "%s/%s", root, name);
+
+  if (n < 0 || (size_t) n >= sizeof path)
+    return errno = ENAMETOOLONG, -1;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
+    return 0;
+  if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return -1;
+  return mount (NULL, path, NULL,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+}
+
+/* Keep the protected names read-only inside the projection.  */
+static int
+broker_protect (struct broker *b)
+{
+  for (int i = 0; i < b->opt.n_protect; i++)
+    if (broker_protect_one (b->opt.root, b->opt.protect[i]) < 0)
+      return -1;
+  return 0;
+}
+
+/* Cover the hidden layer paths with an empty read-only tmpfs: the overlay
+ * holds its own references, and the workload must reach neither the raw
+ * lower (a path around the projection) nor the upper (the same writes,
+ * unprotected).  After the overlay, which needs them.  */
+static int
+broker_hide (struct broker *b)
+{
+  for (int i = 0; i < b->opt.n_hide; i++)
+    if (mount ("tmpfs", b->opt.hide[i], "tmpfs",
+               MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000")
+        < 0)
+      return -1;
+  return 0;
+}
+
+/* Give up every capability bwrap left for the mounts, for good: ambient
+ * cleared, securebits locked so that uid 0 (crucible run as root maps to
+ * it) gains nothing on exec, the bounding set emptied, and the sets
+ * zeroed.  After the last mount, which needed CAP_SYS_ADMIN; the
+ * securebits and the bounding set need CAP_SETPCAP, so they go before
+ * capset.  */
+static int
+broker_drop_caps (struct broker *b)
+{
+  struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+  if (!b->opt.confine)
+    return 0;
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+    return -1;
+  if (prctl (PR_SET_SECUREBITS,
+             SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED
+                 | SECBIT_NO_CAP_AMBIENT_RAISE
+                 | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+             0, 0, 0)
+      < 0)
+    return -1;
+  /* EINVAL past the kernel's last capability ends the walk.  */
+  for (int cap = 0; cap < 64; cap++)
+    if (prctl (PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+      {
+        if (errno == EINVAL)
+          break;
+        return -1;
+      }
+  memset (data, 0, sizeof data);
+  return (int) syscall (SYS_capset, &head, data);
+}
+
+/* Set one limit, soft and hard alike, so the workload cannot raise it.  */
+static int
+broker_limit (int resource, unsigned long value)
+{
+  const struct rlimit lim = { value, value };
+
+  return value == 0 ? 0 : setrlimit (resource, &lim);
+}
+
+/* The command line's ceilings.  RLIMIT_NPROC counts the user's processes
+ * and does not bind uid 0; the host claims the process limit only where a
+ * test shows it holding.  */
+static int
+broker_set_limits (struct broker *b)
+{
+  if (broker_limit (RLIMIT_CPU, b->opt.limits.cpu_seconds) < 0
+      || broker_limit (RLIMIT_NOFILE, b->opt.limits.open_files) < 0
+      || broker_limit (RLIMIT_NPROC, b->opt.limits.processes) < 0)
+    return -1;
+  return 0;
+}
+
+/* Getting ready, in order.  The environment is read before the sweep that
+ * would close its descriptor; descriptors are closed before anything else
+ * opens one; the mounts need the capabilities, which go after them; and
+ * whatever changes the mount table goes before the cwd.  */
 static const struct broker_step broker_setup_steps[] = {
+  { "reading the environment", broker_read_env },
   { "closing inherited descriptors", broker_close_inherited },
   { "becoming the child subreaper", broker_become_reaper },
+  { "making a mount namespace", broker_unshare_mounts },
+  { "making the mounts private", broker_make_private },
+  { "mounting the projection", broker_mount_overlay },
+  { "protecting repository metadata", broker_protect },
+  { "hiding the layer paths", broker_hide },
+  { "dropping capabilities", broker_drop_caps },
   { "setting no_new_privs", broker_forbid_new_privs },
   { "disabling core dumps", broker_forbid_core },
+  { "setting limits", broker_set_limits },
   { "watching signals", broker_watch_signals },
   { "entering the working directory", broker_enter_cwd },
 };
@@ -416,6 +818,12 @@ broker_exec_workload (struct broker *b, int gate)
    * it did not move elsewhere.  */
   setpgid (0, 0);
   broker_reset_signals ();
+  /* The output pipe becomes the workload's stdout and stderr; the broker's
+   * own stderr (bwrap's, which the host reads apart) is not the workload's
+   * business.  */
+  if (b->opt.output_fd >= 0
+      && (dup2 (b->opt.output_fd, 1) < 0 || dup2 (b->opt.output_fd, 2) < 0))
+    _exit (BROKER_EXIT_EXEC);
   /* Wait until the host has been told this pid: the workload never runs
    * unless the host can account for it.  End of file means it was not.  */
   do
@@ -424,7 +832,10 @@ broker_exec_workload (struct broker *b, int gate)
   if (n != 1)
     _exit (BROKER_EXIT_EXEC);
   close (gate);
-  execv (b->opt.argv[0], b->opt.argv);
+  if (b->envp != NULL)
+    execve (b->opt.argv[0], b->opt.argv, b->envp);
+  else
+    execv (b->opt.argv[0], b->opt.argv);
   broker_send (b->opt.status_fd, BROKER_MSG_FAILED, errno, BROKER_STAGE_EXEC);
   _exit (BROKER_EXIT_EXEC);
 }
@@ -451,6 +862,13 @@ broker_start (struct broker *b)
       broker_exec_workload (b, gate[0]);
     }
   close (gate[0]);
+  /* Only the workload and what it starts hold the output, so its end is
+   * seen when they are gone, not when the broker is.  */
+  if (b->opt.output_fd >= 0)
+    {
+      close (b->opt.output_fd);
+      b->opt.output_fd = -1;
+    }
   /* Set the group from this side too, so that it exists before STARTED
    * goes out and a STOP arriving at once finds it.  */
   setpgid (pid, pid);

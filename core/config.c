@@ -22,6 +22,7 @@
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+#include "sandbox/policy.h"
 
 /* Open objects a valid file can have at once: top level, sandbox, limits.  */
 #define CONFIG_MAX_DEPTH 3
@@ -1128,4 +1129,38 @@ config_load (struct config **out, const char *home_path, const char *workspace,
     }
   *out = cfg;
   return 0;
+}
+
+/* Point a policy list at a configuration list.  */
+static void
+config_policy_list (const struct config_list *l, struct policy_list *out)
+{
+  out->items = l->items;
+  out->count = l->count;
+}
+
+/* The sandbox policy's input from a configuration.  */
+void
+config_policy_input (const struct config *cfg, const char *workspace,
+                     struct policy_input *in)
+{
+  memset (in, 0, sizeof *in);
+  in->enabled = cfg->sandbox_enabled;
+  in->enabled_source
+      = cfg->sandbox_enabled_origin == CONFIG_PROJECT ? POLICY_SOURCE_PROJECT
+        : cfg->sandbox_enabled_origin == CONFIG_HOME  ? POLICY_SOURCE_HOME
+                                                      : POLICY_SOURCE_DEFAULT;
+  in->workspace = workspace;
+  config_policy_list (&cfg->fs_writable, &in->writable);
+  config_policy_list (&cfg->fs_read_only, &in->read_only);
+  config_policy_list (&cfg->fs_protected, &in->protected_paths);
+  config_policy_list (&cfg->fs_unreadable, &in->unreadable);
+  config_policy_list (&cfg->net_domains, &in->domains);
+  in->allow_local_binding = cfg->net_allow_local_binding;
+  config_policy_list (&cfg->net_unix_sockets, &in->unix_sockets);
+  in->cpu_seconds = cfg->cpu_seconds;
+  in->open_files = cfg->open_files;
+  in->output_bytes = cfg->output_bytes;
+  in->command_seconds = cfg->command_seconds;
+  in->concurrency = cfg->concurrency;
 }

@@ -91,4 +91,10 @@ char *config_project_path (const char *workspace);
  * the caller, or NULL with *err set when HOME is unset.  */
 char *config_home_path (struct cr_error **err);
 
+/* The sandbox policy's input from a configuration, for a workspace (both
+ * borrowed by the input).  */
+struct policy_input;
+void config_policy_input (const struct config *cfg, const char *workspace,
+                          struct policy_input *in);
+
 #endif

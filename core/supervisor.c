@@ -20,6 +20,7 @@
 #include "core/notes.h"
 #include "lib/buf.h"
 #include "lib/xalloc.h"
+#include "sandbox/policy.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
  * command cannot starve keys or other commands.  */
@@ -663,18 +664,21 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
   command_advance (cmd);
 }
 
-/* The policy a command of this supervisor runs under.  */
-static void
-supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy)
+/* The policy a command of this supervisor runs under, resolved from the
+ * configuration the way inspection reports it.  */
+static int
+supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
+                   struct cr_error **err)
 {
-  memset (policy, 0, sizeof *policy);
-  policy->enabled = sup->config->sandbox_enabled;
-  policy->command_seconds = sup->config->command_seconds;
-  policy->output_bytes = sup->config->output_bytes;
-  policy->concurrency = sup->config->concurrency;
-  policy->requires[SANDBOX_COMMAND_TIME_LIMIT] = true;
-  policy->requires[SANDBOX_OUTPUT_LIMIT] = true;
-  policy->requires[SANDBOX_CONCURRENCY_LIMIT] = true;
+  struct policy_input in;
+  struct policy *resolved = NULL;
+
+  config_policy_input (sup->config, sup->workspace, &in);
+  if (policy_resolve (&in, &resolved, err) < 0)
+    return -1;
+  *policy = resolved->sandbox;
+  policy_free (resolved);
+  return 0;
 }
 
 /* Append " #N LABEL" for c and the commands after it, oldest first (the
@@ -835,8 +839,8 @@ supervisor_start_command (struct supervisor *sup,
                          "this machine has no POSIX shell (looked "
                          "for /bin/sh and /usr/bin/sh)");
   *why = "policy";
-  supervisor_policy (sup, &policy);
-  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+  if (supervisor_policy (sup, &policy, err) < 0
+      || sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     return -1;
 
   *why = "launch";

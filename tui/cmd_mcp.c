@@ -81,6 +81,7 @@ struct mcp
   struct mcp_call *calls;
   struct journal *journal;
   struct rules *rules;
+  char *refusal; /* why no command may run here, or NULL */
   bool cleanup_expired;
 };
 
@@ -283,12 +284,11 @@ static void
 mcp_call_decide (struct mcp_call *call)
 {
   struct mcp *m = call->mcp;
-  const char *refusal = front_refusal (m->config);
   struct permit p;
 
-  if (refusal != NULL)
+  if (m->refusal != NULL)
     {
-      mcp_call_refuse (call, refusal);
+      mcp_call_refuse (call, m->refusal);
       return;
     }
   /* Every call comes from a model: the rules decide, and the person is
@@ -705,7 +705,8 @@ mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
   m->loop = loop_new (err);
   if (m->loop == NULL)
     return -1;
-  m->backend = compat_backend_new ();
+  /* With no backend to be had, every call is refused with the reason.  */
+  m->backend = front_backend (m->config, &m->refusal);
   m->sup = supervisor_new (m->loop, m->backend, m->config, workspace, environ);
   m->rules = permit_rules (m->config, err);
   if (m->rules == NULL)
@@ -752,6 +753,7 @@ cmd_mcp (int argc, char **argv)
   supervisor_free (m.sup);
   journal_close (m.journal);
   rules_free (m.rules);
+  free (m.refusal);
   sandbox_backend_free (m.backend);
   loop_free (m.loop);
   config_free (m.config);

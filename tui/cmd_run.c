@@ -151,22 +151,21 @@ run_usage (FILE *out)
          out);
 }
 
-/* Refuse what may not run: any command under a configuration that wants
- * confinement this build cannot give, and a line the deny rules match (the
- * person typed it, so nothing else is asked).  */
-static int
-run_check (const struct config *cfg, const struct rules *rules,
-           const char *line, struct run_state *st)
+/* Print a refusal in the words the model is given.  */
+static void
+run_refuse (struct run_state *st, const char *why)
 {
-  const char *why = front_refusal (cfg);
+  char *text = xasprintf ("[refused: %s; nothing was run]", why);
+  run_print_result (st, text, strlen (text));
+  free (text);
+}
+
+/* Refuse a line the deny rules match (the person typed it, so nothing
+ * else is asked).  */
+static int
+run_check (const struct rules *rules, const char *line, struct run_state *st)
+{
   struct permit p;
-  if (why != NULL)
-    {
-      char *text = xasprintf ("[refused: %s; nothing was run]", why);
-      run_print_result (st, text, strlen (text));
-      free (text);
-      return -1;
-    }
   permit_decide (rules, line, true, false, &p);
   if (p.verdict == PERMIT_REFUSE)
     run_print_result (st, p.refusal, strlen (p.refusal));
@@ -205,13 +204,22 @@ run_command (const struct run_options *opts, const struct config *cfg,
   struct run_state st = { .exit_status = RUN_EXIT_REFUSED };
   struct cr_error *err = NULL;
   struct command *cmd = NULL;
+  cleanup_free char *refusal = NULL;
 
-  if (run_check (cfg, rules, opts->command, &st) < 0)
+  if (run_check (rules, opts->command, &st) < 0)
     return RUN_EXIT_REFUSED;
+  struct sandbox_backend *backend = front_backend (cfg, &refusal);
+  if (backend == NULL)
+    {
+      run_refuse (&st, refusal);
+      return RUN_EXIT_REFUSED;
+    }
   st.loop = loop_new (&err);
   if (st.loop == NULL)
-    return run_fail (err);
-  struct sandbox_backend *backend = compat_backend_new ();
+    {
+      sandbox_backend_free (backend);
+      return run_fail (err);
+    }
   st.sup = supervisor_new (st.loop, backend, cfg, workspace, environ);
   struct journal *journal = front_journal ();
   supervisor_set_journal (st.sup, journal);

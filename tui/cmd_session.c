@@ -325,7 +325,15 @@ session_cli_run (const struct session_options_cli *opts,
   fe.loop = loop_new (&err);
   if (fe.loop == NULL)
     return session_cli_fail (err);
-  struct sandbox_backend *backend = compat_backend_new ();
+  cleanup_free char *refusal = NULL;
+  struct sandbox_backend *backend = front_backend (cfg, &refusal);
+  if (backend == NULL)
+    {
+      struct cr_error *why = NULL;
+      cr_error_set (&why, 0, "%s", refusal);
+      loop_free (fe.loop);
+      return session_cli_fail (why);
+    }
   struct supervisor *sup
       = supervisor_new (fe.loop, backend, cfg, workspace, environ);
   struct journal *journal = front_journal ();
@@ -459,11 +467,7 @@ cmd_session (int argc, char **argv)
   workspace = session_cli_workspace (opts.dir, &err);
   if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
     return session_cli_fail (err);
-  struct rules *rules = NULL;
-  if (front_refusal (cfg) != NULL)
-    cr_error_set (&err, 0, "%s", front_refusal (cfg));
-  else
-    rules = permit_rules (cfg, &err);
+  struct rules *rules = permit_rules (cfg, &err);
   if (rules == NULL)
     {
       config_free (cfg);

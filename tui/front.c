@@ -6,9 +6,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "sandbox/bwrap.h"
+#include "sandbox/compat.h"
 
 char *
 front_workspace (struct cr_error **err)
@@ -44,8 +48,64 @@ front_journal (void)
   return NULL;
 }
 
-const char *
-front_refusal (const struct config *cfg)
+/* The refusal while confinement is on and cannot be had.  */
+static char *
+front_no_backend (const char *why)
 {
-  return cfg->sandbox_enabled ? FRONT_NO_BACKEND : NULL;
+  return xasprintf ("confinement is enabled (sandbox.enabled), but the "
+                    "sandbox backend cannot be used here: %s; commands are "
+                    "never run unconfined while it is enabled",
+                    why);
+}
+
+struct sandbox_backend *
+front_backend (const struct config *cfg, char **refusal)
+{
+  struct sandbox_probe probe = { 0 };
+  struct cr_error *err = NULL;
+
+  *refusal = NULL;
+  if (!cfg->sandbox_enabled)
+    return compat_backend_new ();
+  struct bwrap_options opt = { .cpu_seconds = cfg->cpu_seconds,
+                               .open_files = cfg->open_files,
+                               .processes = BWRAP_DEFAULT_PROCESSES };
+  struct sandbox_backend *b = bwrap_backend_new (&opt);
+  /* The probe starts bwrap (bounded by a short timeout) to see that it can
+   * make its namespaces: preparation answers that question before any
+   * command does.  */
+  if (sandbox_probe (b, &probe, &err) < 0)
+    *refusal = front_no_backend (err->msg);
+  else if (!probe.usable || !probe.confined)
+    *refusal = front_no_backend (probe.reason != NULL ? probe.reason
+                                                      : "it is not usable");
+  cr_error_free (err);
+  sandbox_probe_clear (&probe);
+  if (*refusal == NULL)
+    return b;
+  sandbox_backend_free (b);
+  return NULL;
+}
+
+void
+front_backend_info (struct inspect_backend_info *info)
+{
+  struct bwrap_location loc = { .fd = -1 };
+  struct cr_error *err = NULL;
+
+  memset (info, 0, sizeof *info);
+  info->id = BWRAP_BACKEND_ID;
+  info->provenance = "system";
+  if (bwrap_locate (&loc, &err) < 0)
+    {
+      info->why_not_found = xstrdup (err->msg);
+      cr_error_free (err);
+      return;
+    }
+  struct sandbox_backend *b = bwrap_backend_new (NULL);
+  sandbox_claims (b, &info->claims);
+  sandbox_backend_free (b);
+  info->build_digest = xasprintf ("sha256:%s", loc.sha256);
+  info->found = true;
+  bwrap_location_clear (&loc);
 }

@@ -1,18 +1,16 @@
-/* What every front end (run, mcp) does the same way: find the workspace,
- * open the journal, and refuse to run unconfined while confinement is on.  */
+/* What every front end (run, mcp, session, sandbox) does the same way: find
+ * the workspace, open the journal, and choose the backend a command runs
+ * under: compatibility while confinement is off, the Linux bubblewrap
+ * backend while it is on, and none at all (a refusal) when it is on and
+ * cannot be had.  */
 #ifndef CRUCIBLE_TUI_FRONT_H
 #define CRUCIBLE_TUI_FRONT_H
 
 #include "core/config.h"
 #include "core/journal.h"
 #include "lib/error.h"
-
-/* Why no command runs while confinement is enabled in this build, in the
- * model's words (the reason of a "[refused: …]").  */
-#define FRONT_NO_BACKEND                                                       \
-  "confinement is enabled (sandbox.enabled), but no enforcing sandbox "        \
-  "backend is available in this build of crucible; commands are never run "    \
-  "unconfined while it is enabled"
+#include "sandbox/backend.h"
+#include "sandbox/inspect.h"
 
 /* The workspace: the current directory, which the command must be able to
  * enter and read.  The caller owns it.  */
@@ -22,7 +20,14 @@ char *front_workspace (struct cr_error **err);
  * once and return NULL (the session goes on, its facts unrecorded).  */
 struct journal *front_journal (void);
 
-/* The reason no command may run under cfg, or NULL when they may.  */
-const char *front_refusal (const struct config *cfg);
+/* The backend every command of this configuration runs under.  When
+ * confinement is enabled and the backend cannot be used (not found, not
+ * trusted, its probe failed), returns NULL with *refusal the reason in the
+ * model's words (owned): nothing is ever run unconfined then.  */
+struct sandbox_backend *front_backend (const struct config *cfg,
+                                       char **refusal);
+
+/* What inspection reports about the enforcing backend, starting nothing.  */
+void front_backend_info (struct inspect_backend_info *info);
 
 #endif

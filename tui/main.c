@@ -10,6 +10,7 @@
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
+#include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
 
 #define MAIN_EXIT_USAGE 2
@@ -26,6 +27,8 @@ static const struct cmd_entry main_commands[] = {
     N_ ("serve bash and bash_output over the Model Context Protocol") },
   { "run", cmd_run,
     N_ ("run one command as one bash call and print its result") },
+  { "sandbox", cmd_sandbox,
+    N_ ("inspect the sandbox, or turn confinement on or off") },
   { "session", cmd_session,
     N_ ("a session reading prompts from standard input, one per line") },
 };
@@ -35,6 +38,7 @@ static void
 main_usage (FILE *out)
 {
   fputs (_ ("Usage: crucible COMMAND [ARG]...\n"
+            "       crucible --sandbox [--json]\n"
             "       crucible --help | --version\n\n"
             "Commands:\n"),
          out);
@@ -70,6 +74,8 @@ main (int argc, char **argv)
       main_usage (stdout);
       return 0;
     }
+  if (strcmp (argv[1], "--sandbox") == 0)
+    return cmd_sandbox_report (argc - 1, argv + 1);
   if (strcmp (argv[1], "--version") == 0)
     {
       printf ("crucible %s\n", PACKAGE_VERSION);

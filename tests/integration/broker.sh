@@ -6,7 +6,7 @@
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-plan 41
+plan 49
 
 BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
 PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
@@ -286,6 +286,39 @@ check "a status descriptor that is not a socket: 125" \
 check "a closed stdin: 125" \
   rejects "descriptor 0 is not open" --status-fd 7 -- "${RAN[@]}" \
   7</dev/null 0<&-
+
+check "--protect without --confine: 125" \
+  rejects "need --confine" --status-fd 3 --protect .git -- "${RAN[@]}"
+check "--lower without the rest of the overlay: 125" \
+  rejects "go together" --status-fd 3 --confine --lower /a -- "${RAN[@]}"
+check "a --protect name that is not plain: 125" \
+  rejects "'..' is not a plain name" --status-fd 3 --confine --lower /a \
+  --upper /b --work /c --root /d --protect .. -- "${RAN[@]}"
+check "an overlay path holding a comma: 125" \
+  rejects "holds ','" --status-fd 3 --confine --lower /a,b --upper /b \
+  --work /c --root /d -- "${RAN[@]}"
+check "a zero --cpu-seconds: 125" \
+  rejects "'0' is not a number from 1" --status-fd 3 --cpu-seconds 0 \
+  -- "${RAN[@]}"
+check "--env-fd equal to --status-fd: 125" \
+  rejects "--env-fd: '3'" --status-fd 3 --env-fd 3 -- "${RAN[@]}"
+
+# The workload's environment from --env-fd, NUL-separated, values with
+# spaces intact; nothing of the broker's own.
+printf 'A=1\0B=two words\0' >"$TMP/envblock"
+rm -f "$TMP/report"
+BROKER_OWN=leak "$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 \
+  --env-fd 5 -- /usr/bin/env >"$TMP/out" 2>"$TMP/err" 5<"$TMP/envblock"
+check "--env-fd gives the workload exactly that environment" \
+  test "$(cat "$TMP/out")" = $'A=1\nB=two words'
+
+# --output-fd: the workload's stdout and stderr, apart from the broker's.
+rm -f "$TMP/report"
+"$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 --output-fd 5 -- \
+  /bin/sh -c 'echo out; echo err >&2' >"$TMP/out" 2>"$TMP/err" \
+  5>"$TMP/workload-out"
+check "--output-fd carries the workload's stdout and stderr" \
+  test "$(cat "$TMP/workload-out")" = $'out\nerr' -a ! -s "$TMP/out"
 
 # Positive control for the rejections: a good command line does run it.
 rm -f "$TMP/ran"

@@ -93,6 +93,17 @@ wait_gone() {
   return 1
 }
 
+# without_bwrap CMD...: run CMD (as sh -c words) where no trusted bwrap can
+# be found: a private mount namespace covers every bwrap with /dev/null.
+# Needs root; returns 2 without running anything otherwise.
+without_bwrap() {
+  [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || return 2
+  unshare -m --propagation private sh -c \
+    'for b in /usr/bin/bwrap /bin/bwrap; do [ -e "$b" ] && mount --bind /dev/null "$b"; done; exec env -i PATH=/usr/bin:/bin HOME="$HOME" "$@"' \
+    sh "$@"
+}
+NO_BWRAP_REFUSAL='confinement is enabled (sandbox.enabled), but the sandbox backend cannot be used here: no trusted bwrap was found: /usr/bin/bwrap: not a regular file; commands are never run unconfined while it is enabled'
+
 # A fresh workspace and HOME, so no configuration of the machine leaks in.
 new_workspace() {
   WS=$(mktemp -d "$TEST_TMP/ws.XXXXXX")

@@ -39,9 +39,13 @@ cd "$WS" || exit 1
 # unconfined.
 mkdir -p "$HOME/.crucible"
 printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
-crun run -- 'touch ran'
-is "$rc|$out|$([ -e ran ] && echo ran)" "125|[refused: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; commands are never run unconfined while it is enabled; nothing was run]|" \
-  "sandbox.enabled without a backend refuses the command"
+out=$(without_bwrap "$CRUCIBLE" run -- 'touch ran' 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 2 ]; then
+  skip "sandbox.enabled without a backend refuses the command" "needs root to hide bwrap in a private mount namespace"
+else
+  is "$rc|$out|$([ -e ran ] && echo ran)" "125|[refused: $NO_BWRAP_REFUSAL; nothing was run]|" \
+    "sandbox.enabled without a backend refuses the command"
+fi
 
 # A result that cannot be written is said, not lost silently.
 out=$("$CRUCIBLE" run -- 'echo hi' 2>&1 >/dev/full) && rc=0 || rc=$?

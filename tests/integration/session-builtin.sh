@@ -64,7 +64,11 @@ shell_session "$WS" "$WS" </dev/null
 is "$rc|$(echo "$err" | head -n 1)" "125|crucible: session: one directory at most, not also '$WS'" "two directories"
 mkdir -p "$HOME/.crucible"
 printf '{"sandbox":{"enabled":true}}' >"$HOME/.crucible/config.json"
-shell_session < <(echo true)
-is "$rc|$out|$err" "125||crucible: session: confinement is enabled (sandbox.enabled), but no enforcing sandbox backend is available in this build of crucible; commands are never run unconfined while it is enabled" \
-  "confinement enabled with no enforcing backend runs nothing"
+out=$(echo 'touch ran' | without_bwrap "$CRUCIBLE" session 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 2 ]; then
+  skip "confinement enabled with no usable backend runs nothing" "needs root to hide bwrap in a private mount namespace"
+else
+  is "$rc|$out|$([ -e ran ] && echo ran)" "125|crucible: session: $NO_BWRAP_REFUSAL|" \
+    "confinement enabled with no usable backend runs nothing"
+fi
 rm -f "$HOME/.crucible/config.json"

@@ -1,0 +1,1245 @@
+/* The Linux backend: trusted bubblewrap, the broker as PID 1.  */
+#include <config.h>
+
+#include "sandbox/bwrap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/status.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+#include "sandbox/seccomp.h"
+#include "sandbox/statedir.h"
+
+/* A probe never hangs a session: each bwrap it starts gets this long.  */
+#define BWRAP_PROBE_MS 3000
+/* After the broker has gone, bwrap is given this long to follow.  */
+#define BWRAP_LAUNCHER_MS 2000
+/* How much of bwrap's own message is quoted.  */
+#define BWRAP_QUOTE_BYTES 512
+
+/* The options the launch uses, which the probe looks for in --help: the
+ * surface is checked rather than the version, since distributions
+ * backport options (Debian's 0.8.0 has --ro-bind-fd).  */
+static const char *const bwrap_required_options[] = {
+  "--unshare-all", "--unshare-user",    "--disable-userns",
+  "--new-session", "--die-with-parent", "--as-pid-1",
+  "--clearenv",    "--ro-bind",         "--ro-bind-fd",
+  "--bind",        "--symlink",         "--proc",
+  "--dev",         "--tmpfs",           "--dir",
+  "--perms",       "--remount-ro",      "--cap-drop",
+  "--cap-add",     "--seccomp",
+};
+
+/* The read-only runtime: exactly these, when present, and never /run,
+ * /var/run or a home directory.  /etc/alternatives is Debian's indirection
+ * for awk, editor and the like, all symlinks into /usr.  */
+static const char *const bwrap_runtime_top[]
+    = { "/bin", "/lib", "/lib64", "/lib32", "/sbin" };
+static const char *const bwrap_runtime_etc[]
+    = { "/etc/ld.so.cache",   "/etc/passwd",    "/etc/group",
+        "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/alternatives" };
+
+/* Inside each writable root, what stays read-only.  */
+static const char *const bwrap_protected_names[] = { ".git", ".crucible" };
+
+struct bwrap_backend
+{
+  struct sandbox_backend base;
+  struct bwrap_options opt;
+  bool probed;
+  struct sandbox_probe probe; /* the cached answer */
+  struct bwrap_location bwrap;
+  char *broker_path;
+  int broker_fd;
+};
+
+struct bwrap_session
+{
+  struct sandbox_session base;
+  struct bwrap_backend *backend;
+  int channel;      /* host end of the status channel, or -1 */
+  pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
+  bool exited_seen; /* EXITED or FAILED has been reported */
+  bool done;        /* the scope is confirmed empty */
+  bool ru_known;
+  struct rusage ru; /* bwrap's children: the broker and all it reaped */
+  struct statedir_pair pair;
+  char *statedir;
+  int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
+  char *message; /* what they said, once the channel ended unreported */
+};
+
+void
+bwrap_location_clear (struct bwrap_location *loc)
+{
+  free (loc->path);
+  loc->path = NULL;
+  if (loc->fd >= 0)
+    close (loc->fd);
+  loc->fd = -1;
+  loc->sha256[0] = '\0';
+}
+
+/* --- trust ---------------------------------------------------------------- */
+
+/* Whether st's owner is acceptable.  */
+static bool
+bwrap_owner_ok (const struct stat *st, bool allow_user, uid_t user)
+{
+  return st->st_uid == 0 || (allow_user && st->st_uid == user);
+}
+
+char *
+bwrap_distrust (const char *path, bool allow_user, uid_t user)
+{
+  cleanup_free char *real = realpath (path, NULL);
+  struct stat st;
+  const char *owned = allow_user ? "owned by neither root nor you"
+                                 : "owned by someone other than root";
+
+  if (real == NULL)
+    return xstrdup (errno == ENOENT ? "not found" : strerror (errno));
+  if (lstat (real, &st) < 0)
+    return xstrdup (strerror (errno));
+  if (!S_ISREG (st.st_mode))
+    return xstrdup ("not a regular file");
+  if (!bwrap_owner_ok (&st, allow_user, user))
+    return xstrdup (owned);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return xstrdup ("writable by group or others");
+  if (access (real, X_OK) < 0)
+    return xstrdup ("not executable by you");
+  /* Every directory above: whoever can write one can swap the file.  */
+  for (char *slash = strrchr (real, '/'); slash != NULL;
+       slash = strrchr (real, '/'))
+    {
+      *slash = '\0';
+      const char *dir = real[0] == '\0' ? "/" : real;
+      if (stat (dir, &st) < 0)
+        return xasprintf ("below %s: %s", dir, strerror (errno));
+      if (!bwrap_owner_ok (&st, allow_user, user))
+        return xasprintf ("below %s, which is %s", dir, owned);
+      if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return xasprintf ("below %s, which group or others can write "
+                          "(chmod g-w,o-w on it is the remedy)",
+                          dir);
+      if (real[0] == '\0')
+        break;
+    }
+  return NULL;
+}
+
+/* Open a trusted file and check that what was opened is what was judged.  */
+static int
+bwrap_pin (const char *path, char **real_out)
+{
+  cleanup_free char *real = realpath (path, NULL);
+  struct stat before, after;
+  int fd;
+
+  if (real == NULL || lstat (real, &before) < 0)
+    return -1;
+  fd = open (real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &after) < 0 || after.st_dev != before.st_dev
+      || after.st_ino != before.st_ino)
+    {
+      close (fd);
+      errno = ESTALE;
+      return -1;
+    }
+  *real_out = steal_pointer (&real);
+  return fd;
+}
+
+/* Add "place: why" to the list of places turned down.  */
+static void
+bwrap_note_refusal (struct buf *why, const char *place, const char *reason)
+{
+  buf_printf (why, "%s%s: %s", why->len > 0 ? "; " : "", place, reason);
+}
+
+/* Try one candidate; 1 when it was taken, 0 when turned down.  */
+static int
+bwrap_try (const char *cand, struct buf *why, struct bwrap_location *out)
+{
+  cleanup_free char *reason = bwrap_distrust (cand, false, 0);
+  char *real = NULL;
+  int fd;
+
+  if (reason != NULL)
+    {
+      bwrap_note_refusal (why, cand, reason);
+      return 0;
+    }
+  fd = bwrap_pin (cand, &real);
+  if (fd < 0)
+    {
+      bwrap_note_refusal (why, cand, strerror (errno));
+      return 0;
+    }
+  struct cr_error *err = NULL;
+  if (sha256_fd (fd, out->sha256, &err) < 0)
+    {
+      bwrap_note_refusal (why, cand, err->msg);
+      cr_error_free (err);
+      close (fd);
+      free (real);
+      return 0;
+    }
+  out->path = real;
+  out->fd = fd;
+  return 1;
+}
+
+/* Whether cand names a file already tried (through its directory's real
+ * path: on a merged /usr, /bin/bwrap is /usr/bin/bwrap); records it.  */
+static bool
+bwrap_seen (struct buf *seen, const char *cand)
+{
+  cleanup_free char *dir = xstrdup (cand);
+  char *slash = strrchr (dir, '/');
+  if (slash != NULL)
+    *slash = '\0';
+  cleanup_free char *real = realpath (dir[0] != '\0' ? dir : "/", NULL);
+  cleanup_free char *key
+      = xasprintf ("\n%s/bwrap\n", real != NULL ? real : dir);
+  if (seen->data != NULL && strstr (seen->data, key) != NULL)
+    return true;
+  buf_puts (seen, key);
+  return false;
+}
+
+/* Try cand unless it was tried already.  */
+static bool
+bwrap_try_once (const char *cand, struct buf *seen, struct buf *why,
+                struct bwrap_location *out)
+{
+  return !bwrap_seen (seen, cand) && bwrap_try (cand, why, out);
+}
+
+int
+bwrap_locate_in (const char *path_env, struct bwrap_location *out,
+                 struct cr_error **err)
+{
+  static const char *const fixed[] = BWRAP_FIXED_CANDIDATES;
+  struct buf why = BUF_INIT, seen = BUF_INIT;
+  cleanup_free char *copy = xstrdup (path_env != NULL ? path_env : "");
+  char *save = NULL;
+  int entries = 0;
+
+  out->path = NULL;
+  out->fd = -1;
+  out->sha256[0] = '\0';
+  /* PATH entries, bounded; an empty or relative one names the current
+   * directory, which a workspace controls, so it is never looked in.  */
+  for (char *dir = strtok_r (copy, ":", &save);
+       dir != NULL && entries < BWRAP_MAX_PATH_ENTRIES;
+       dir = strtok_r (NULL, ":", &save), entries++)
+    {
+      if (dir[0] != '/' || strlen (dir) > PATH_MAX - 8)
+        continue;
+      cleanup_free char *cand = xasprintf ("%s/bwrap", dir);
+      if (bwrap_try_once (cand, &seen, &why, out))
+        goto found;
+    }
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    if (bwrap_try_once (fixed[i], &seen, &why, out))
+      goto found;
+  cr_error_set (err, 0, "no trusted bwrap was found: %s",
+                why.data != NULL ? why.data : "no candidate");
+  buf_free (&why);
+  buf_free (&seen);
+  return -1;
+
+found:
+  buf_free (&why);
+  buf_free (&seen);
+  return 0;
+}
+
+int
+bwrap_locate (struct bwrap_location *out, struct cr_error **err)
+{
+  return bwrap_locate_in (getenv ("PATH"), out, err);
+}
+
+int
+broker_locate_in (const char *exe_dir, char **path_out, int *fd_out,
+                  struct cr_error **err)
+{
+  struct buf why = BUF_INIT;
+  cleanup_free char *beside = xasprintf ("%s/" BROKER_PROGRAM_NAME, exe_dir);
+  cleanup_free char *above = xasprintf ("%s/../" BROKER_PROGRAM_NAME, exe_dir);
+  const char *cands[2] = { beside, above };
+
+  for (int i = 0; i < 2; i++)
+    {
+      cleanup_free char *reason = bwrap_distrust (cands[i], true, getuid ());
+      char *real = NULL;
+      int fd;
+      if (reason == NULL && (fd = bwrap_pin (cands[i], &real)) >= 0)
+        {
+          buf_free (&why);
+          *path_out = real;
+          *fd_out = fd;
+          return 0;
+        }
+      bwrap_note_refusal (&why, cands[i],
+                          reason != NULL ? reason : strerror (errno));
+    }
+  cr_error_set (err, 0, "no trusted " BROKER_PROGRAM_NAME " was found: %s",
+                why.data);
+  buf_free (&why);
+  return -1;
+}
+
+int
+broker_locate (char **path_out, int *fd_out, struct cr_error **err)
+{
+  cleanup_free char *exe = realpath ("/proc/self/exe", NULL);
+  char *slash;
+
+  if (exe == NULL || (slash = strrchr (exe, '/')) == NULL)
+    return cr_error_set (err, errno, "finding the running program");
+  *slash = '\0';
+  return broker_locate_in (exe[0] == '\0' ? "/" : exe, path_out, fd_out, err);
+}
+
+/* --- the argument vector ---------------------------------------------------
+ */
+
+struct bwrap_argv
+{
+  char **v;
+  size_t n, cap;
+};
+
+/* Append copies of NULL-terminated strings.  */
+static void
+bwrap_args (struct bwrap_argv *a, ...)
+{
+  va_list ap;
+  const char *s;
+
+  va_start (ap, a);
+  while ((s = va_arg (ap, const char *)) != NULL)
+    {
+      if (a->n + 2 > a->cap)
+        {
+          a->cap = a->cap == 0 ? 64 : a->cap * 2;
+          a->v = xrealloc (a->v, a->cap * sizeof *a->v);
+        }
+      a->v[a->n++] = xstrdup (s);
+      a->v[a->n] = NULL;
+    }
+  va_end (ap);
+}
+
+/* Append a number option.  */
+static void
+bwrap_arg_num (struct bwrap_argv *a, const char *opt, unsigned long value)
+{
+  char text[32];
+
+  if (value == 0)
+    return;
+  snprintf (text, sizeof text, "%lu", value);
+  bwrap_args (a, opt, text, (char *) NULL);
+}
+
+/* The namespaces, the session, the capabilities the broker needs for its
+ * mounts and nothing more.  --cap-drop ALL comes first: bwrap started by
+ * real root otherwise hands on every capability.  --disable-userns needs
+ * --unshare-user spelled out.  --clearenv: bwrap runs from an empty
+ * environment anyway; this keeps it so whatever bwrap itself sets.  */
+static void
+bwrap_args_namespaces (struct bwrap_argv *a)
+{
+  bwrap_args (a, "--unshare-all", "--unshare-user", "--disable-userns",
+              "--new-session", "--die-with-parent", "--as-pid-1", "--clearenv",
+              "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add",
+              "CAP_DAC_OVERRIDE", "--cap-add", "CAP_SETPCAP", (char *) NULL);
+}
+
+/* The read-only runtime: /usr, the top-level links (as links, or bound
+ * where they are real directories), a minimal /etc.  */
+static void
+bwrap_args_runtime (struct bwrap_argv *a)
+{
+  struct stat st;
+  char target[PATH_MAX];
+
+  bwrap_args (a, "--ro-bind", "/usr", "/usr", (char *) NULL);
+  for (size_t i = 0; i < sizeof bwrap_runtime_top / sizeof *bwrap_runtime_top;
+       i++)
+    {
+      const char *p = bwrap_runtime_top[i];
+      if (lstat (p, &st) < 0)
+        continue;
+      ssize_t n;
+      if (S_ISLNK (st.st_mode)
+          && (n = readlink (p, target, sizeof target - 1)) > 0)
+        {
+          target[n] = '\0';
+          bwrap_args (a, "--symlink", target, p, (char *) NULL);
+        }
+      else if (S_ISDIR (st.st_mode))
+        bwrap_args (a, "--ro-bind", p, p, (char *) NULL);
+    }
+  for (size_t i = 0; i < sizeof bwrap_runtime_etc / sizeof *bwrap_runtime_etc;
+       i++)
+    if (access (bwrap_runtime_etc[i], F_OK) == 0)
+      bwrap_args (a, "--ro-bind", bwrap_runtime_etc[i], bwrap_runtime_etc[i],
+                  (char *) NULL);
+}
+
+char **
+bwrap_build_argv (const struct bwrap_plan *plan)
+{
+  struct bwrap_argv a = { 0 };
+  char fd_text[5][16];
+
+  snprintf (fd_text[0], sizeof fd_text[0], "%d", BWRAP_FD_BROKER);
+  snprintf (fd_text[1], sizeof fd_text[1], "%d", BWRAP_FD_SECCOMP);
+  snprintf (fd_text[2], sizeof fd_text[2], "%d", BWRAP_FD_STATUS);
+  snprintf (fd_text[3], sizeof fd_text[3], "%d", BWRAP_FD_ENV);
+  snprintf (fd_text[4], sizeof fd_text[4], "%d", BWRAP_FD_OUTPUT);
+  bwrap_args (&a, "bwrap", (char *) NULL);
+  bwrap_args_namespaces (&a);
+  bwrap_args_runtime (&a);
+  bwrap_args (&a, "--proc", "/proc", "--dev", "/dev", (char *) NULL);
+  /* A fresh /tmp, the private TMPDIR; HOME inside it, private too.  */
+  bwrap_args (&a, "--tmpfs", "/tmp", "--perms", "0700", "--dir", BWRAP_HOME,
+              (char *) NULL);
+  /* The layers at hidden paths; the broker covers them once mounted.  */
+  bwrap_args (&a, "--ro-bind", plan->workspace, BWRAP_HIDDEN_LOWER, "--bind",
+              plan->layer_dir, BWRAP_HIDDEN_LAYER, "--ro-bind-fd", fd_text[0],
+              BWRAP_HIDDEN_BROKER, (char *) NULL);
+  /* The mount point for the projection, after --tmpfs /tmp so a workspace
+   * under /tmp is not covered by it.  */
+  bwrap_args (&a, "--dir", plan->workspace, "--remount-ro", "/", "--seccomp",
+              fd_text[1], "--", BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2],
+              (char *) NULL);
+  bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4], "--cwd",
+              plan->workspace, "--confine", "--lower", BWRAP_HIDDEN_LOWER,
+              "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
+              BWRAP_HIDDEN_LAYER "/work", "--root", plan->workspace,
+              (char *) NULL);
+  for (size_t i = 0;
+       i < sizeof bwrap_protected_names / sizeof *bwrap_protected_names; i++)
+    bwrap_args (&a, "--protect", bwrap_protected_names[i], (char *) NULL);
+  bwrap_args (&a, "--hide", BWRAP_HIDDEN_DIR, (char *) NULL);
+  bwrap_arg_num (&a, "--cpu-seconds", plan->cpu_seconds);
+  bwrap_arg_num (&a, "--open-files", plan->open_files);
+  bwrap_arg_num (&a, "--processes", plan->processes);
+  bwrap_args (&a, "--", plan->shell, "-c", plan->line, (char *) NULL);
+  return a.v;
+}
+
+void
+bwrap_argv_free (char **argv)
+{
+  if (argv == NULL)
+    return;
+  for (char **p = argv; *p != NULL; p++)
+    free (*p);
+  free (argv);
+}
+
+/* Whether entry is NAME=... for name.  */
+static bool
+bwrap_env_is (const char *entry, const char *name)
+{
+  size_t n = strlen (name);
+  return strncmp (entry, name, n) == 0 && entry[n] == '=';
+}
+
+char *
+bwrap_env_block (char *const *envp, size_t *len_out)
+{
+  struct buf b = BUF_INIT;
+
+  for (char *const *p = envp; p != NULL && *p != NULL; p++)
+    if (!bwrap_env_is (*p, "HOME") && !bwrap_env_is (*p, "TMPDIR"))
+      buf_append (&b, *p, strlen (*p) + 1);
+  static const char home[] = "HOME=" BWRAP_HOME, tmp[] = "TMPDIR=" BWRAP_TMPDIR;
+  buf_append (&b, home, sizeof home);
+  buf_append (&b, tmp, sizeof tmp);
+  return buf_steal (&b, len_out);
+}
+
+/* --- starting bwrap --------------------------------------------------------
+ */
+
+/* Descriptors a child of the host is given, by number; -1 for none.  */
+struct bwrap_fds
+{
+  int in, out, err;                         /* 0, 1, 2 */
+  int status, broker, seccomp, env, output; /* BWRAP_FD_* */
+  int self;                                 /* bwrap, executed through it */
+};
+
+/* Put each descriptor at its number.  Everything is first moved above the
+ * targets, so that no dup2 overwrites a source still to be moved.  */
+static int
+bwrap_child_fds (const struct bwrap_fds *f)
+{
+  const int src[] = { f->in,      f->out, f->err,    f->status, f->broker,
+                      f->seccomp, f->env, f->output, f->self };
+  enum
+  {
+    n_fds = sizeof src / sizeof *src
+  };
+  int moved[n_fds];
+
+  for (int i = 0; i < n_fds; i++)
+    {
+      moved[i] = -1;
+      if (src[i] >= 0 && (moved[i] = fcntl (src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+        return -1;
+    }
+  for (int i = 0; i < n_fds; i++)
+    if (moved[i] >= 0 && dup2 (moved[i], i) < 0)
+      return -1;
+  /* bwrap itself is executed by descriptor and must not reach the
+   * sandbox; the others are inherited on purpose.  */
+  if (fcntl (BWRAP_FD_SELF, F_SETFD, FD_CLOEXEC) < 0)
+    return -1;
+  for (int i = 0; i < n_fds; i++)
+    if (moved[i] < 0 && i >= 3 && i != BWRAP_FD_SELF)
+      close (i);
+  return (int) syscall (SYS_close_range, BWRAP_FD_SELF + 1, ~0U, 0);
+}
+
+/* In the forked child: become bwrap, from an empty environment, with
+ * default signal handling, in a process group of its own (a Ctrl+C at
+ * crucible's terminal is crucible's to decide on).  */
+static void __attribute__ ((noreturn))
+bwrap_child_exec (const struct bwrap_fds *f, char **argv)
+{
+  char *empty_env[] = { NULL };
+  sigset_t none;
+
+  setpgid (0, 0);
+  for (int s = 1; s < NSIG; s++)
+    signal (s, SIG_DFL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  if (bwrap_child_fds (f) < 0)
+    _exit (125);
+  /* The pinned file, not the path: what was digested is what runs.  */
+  syscall (SYS_execveat, BWRAP_FD_SELF, "", argv, empty_env, AT_EMPTY_PATH);
+  _exit (127);
+}
+
+/* Milliseconds on the monotonic clock.  */
+static long long
+bwrap_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for pid up to ms; SIGKILL it after that.  Returns the wait status,
+ * or -1 (the child was killed at the deadline, then reaped).  */
+static int
+bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
+{
+  long long end = bwrap_now_ms () + ms;
+  int status;
+
+  for (;;)
+    {
+      pid_t r = wait4 (pid, &status, WNOHANG, ru);
+      if (r == pid)
+        return status;
+      if (r < 0 && errno != EINTR)
+        return -1;
+      if (bwrap_now_ms () >= end)
+        break;
+      struct timespec tick = { 0, 1000L * 1000 };
+      nanosleep (&tick, NULL);
+    }
+  kill (pid, SIGKILL);
+  while (wait4 (pid, &status, 0, ru) < 0 && errno == EINTR)
+    ;
+  return -1;
+}
+
+/* Run bwrap with argv and fds (in: /dev/null; out and err: a pipe read
+ * here), for at most BWRAP_PROBE_MS.  *text gets what it printed (owned,
+ * bounded); the return is its wait status, or -1 for a timeout or a
+ * failure to start.  */
+static int
+bwrap_run_probe (struct bwrap_backend *b, char **argv, struct bwrap_fds *f,
+                 char **text)
+{
+  int out[2];
+  cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  struct buf got = BUF_INIT;
+  long long end = bwrap_now_ms () + BWRAP_PROBE_MS;
+
+  *text = NULL;
+  if (devnull < 0 || pipe2 (out, O_CLOEXEC) < 0)
+    return -1;
+  f->in = devnull;
+  f->out = f->err = out[1];
+  f->self = b->bwrap.fd;
+  pid_t pid = fork ();
+  if (pid == 0)
+    bwrap_child_exec (f, argv);
+  close (out[1]);
+  if (pid < 0)
+    {
+      close (out[0]);
+      return -1;
+    }
+  for (;;)
+    {
+      struct pollfd p = { .fd = out[0], .events = POLLIN };
+      long long left = end - bwrap_now_ms ();
+      if (left <= 0 || poll (&p, 1, (int) left) == 0)
+        break;
+      char chunk[4096];
+      ssize_t n = read (out[0], chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      if (got.len < 65536)
+        buf_append (&got, chunk, (size_t) n);
+    }
+  close (out[0]);
+  long long left = end - bwrap_now_ms ();
+  int status = bwrap_wait_bounded (pid, left > 0 ? (int) left : 0, NULL);
+  *text = buf_steal (&got, NULL);
+  return status;
+}
+
+/* The first line or so of bwrap's message, for quoting.  */
+static char *
+bwrap_quote (const char *text)
+{
+  size_t n = strcspn (text, "\n");
+  if (n > BWRAP_QUOTE_BYTES)
+    n = BWRAP_QUOTE_BYTES;
+  return xstrndup (text, n);
+}
+
+/* Whether help lists option as an option of its own.  */
+static bool
+bwrap_help_has (const char *help, const char *option)
+{
+  size_t n = strlen (option);
+  for (const char *p = strstr (help, option); p != NULL;
+       p = strstr (p + 1, option))
+    if ((p == help || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n'))
+      return true;
+  return false;
+}
+
+/* The option surface: every option the launch uses is in --help.  */
+static int
+bwrap_probe_surface (struct bwrap_backend *b, char **why)
+{
+  char *argv[] = { (char *) "bwrap", (char *) "--help", NULL };
+  struct bwrap_fds f
+      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  cleanup_free char *help = NULL;
+  int status = bwrap_run_probe (b, argv, &f, &help);
+
+  if (status < 0 || help == NULL || help[0] == '\0')
+    {
+      *why = xasprintf ("bwrap --help did not answer within %d ms",
+                        BWRAP_PROBE_MS);
+      return -1;
+    }
+  for (size_t i = 0;
+       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
+    if (!bwrap_help_has (help, bwrap_required_options[i]))
+      {
+        *why = xasprintf ("%s lacks the %s option (its --help does not "
+                          "list it)",
+                          b->bwrap.path, bwrap_required_options[i]);
+        return -1;
+      }
+  return 0;
+}
+
+/* Read "PREFIX A.B.C" into v; -1 unless all three numbers are there.  */
+static int
+bwrap_parse_version (const char *text, const char *prefix, unsigned long v[3])
+{
+  size_t n = strlen (prefix);
+  const char *p = text + n;
+  if (strncmp (text, prefix, n) != 0)
+    return -1;
+  for (int i = 0; i < 3; i++)
+    {
+      char *end;
+      if (*p < '0' || *p > '9')
+        return -1;
+      v[i] = strtoul (p, &end, 10);
+      if (i < 2 && *end != '.')
+        return -1;
+      p = end + 1;
+    }
+  return 0;
+}
+
+/* The numeric version from --version ("bubblewrap 0.8.0").  */
+static int
+bwrap_probe_version (struct bwrap_backend *b, char **version, char **why)
+{
+  char *argv[] = { (char *) "bwrap", (char *) "--version", NULL };
+  struct bwrap_fds f
+      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  cleanup_free char *text = NULL;
+  int status = bwrap_run_probe (b, argv, &f, &text);
+  unsigned long v[3] = { 0 };
+
+  if (status < 0 || text == NULL
+      || bwrap_parse_version (text, "bubblewrap ", v) < 0)
+    {
+      cleanup_free char *q = bwrap_quote (text != NULL ? text : "");
+      *why = xasprintf ("bwrap --version gave no numeric version: \"%s\"", q);
+      return -1;
+    }
+  *version = xasprintf ("bubblewrap %lu.%lu.%lu", v[0], v[1], v[2]);
+  return 0;
+}
+
+/* That the namespaces can be made: the launch's own options, with the
+ * broker run inside and asked nothing (it answers with its usage and
+ * 125), which also shows the pinned broker and the seccomp filter
+ * reach it.  */
+static int
+bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
+{
+  struct bwrap_argv a = { 0 };
+  struct cr_error *err = NULL;
+  char fd_text[2][16];
+  cleanup_close int seccomp = sandbox_seccomp_fd (&err);
+  cleanup_free char *text = NULL;
+
+  if (seccomp < 0)
+    {
+      *why = xstrdup (err->msg);
+      cr_error_free (err);
+      return -1;
+    }
+  snprintf (fd_text[0], sizeof fd_text[0], "%d", BWRAP_FD_BROKER);
+  snprintf (fd_text[1], sizeof fd_text[1], "%d", BWRAP_FD_SECCOMP);
+  bwrap_args (&a, "bwrap", (char *) NULL);
+  bwrap_args_namespaces (&a);
+  bwrap_args_runtime (&a);
+  bwrap_args (&a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+              "--ro-bind-fd", fd_text[0], BWRAP_HIDDEN_BROKER, "--remount-ro",
+              "/", "--seccomp", fd_text[1], "--", BWRAP_HIDDEN_BROKER,
+              (char *) NULL);
+  struct bwrap_fds f = { .status = -1,
+                         .broker = b->broker_fd,
+                         .seccomp = seccomp,
+                         .env = -1,
+                         .output = -1 };
+  int status = bwrap_run_probe (b, a.v, &f, &text);
+  bwrap_argv_free (a.v);
+  if (status < 0)
+    {
+      *why = xasprintf ("bwrap did not make its namespaces within %d ms",
+                        BWRAP_PROBE_MS);
+      return -1;
+    }
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 125
+      || strstr (text, BROKER_PROGRAM_NAME ": ") == NULL)
+    {
+      cleanup_free char *q = bwrap_quote (text);
+      *why = xasprintf ("bwrap could not start the broker in new "
+                        "namespaces: \"%s\"",
+                        q);
+      return -1;
+    }
+  return 0;
+}
+
+/* Find, pin and probe, once; the answer is kept.  */
+static void
+bwrap_probe_once (struct bwrap_backend *b)
+{
+  struct cr_error *err = NULL;
+  char *why = NULL, *version = NULL;
+
+  if (b->probed)
+    return;
+  b->probed = true;
+  b->probe.confined = true;
+  if (bwrap_locate (&b->bwrap, &err) < 0
+      || broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
+    {
+      b->probe.reason = xstrdup (err->msg);
+      cr_error_free (err);
+      return;
+    }
+  if (bwrap_probe_surface (b, &why) < 0
+      || bwrap_probe_version (b, &version, &why) < 0
+      || bwrap_probe_namespaces (b, &why) < 0)
+    {
+      b->probe.reason = why;
+      free (version);
+      return;
+    }
+  b->probe.usable = true;
+  b->probe.version = version;
+}
+
+static int
+bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
+             struct cr_error **err)
+{
+  struct bwrap_backend *b = (struct bwrap_backend *) base;
+
+  bwrap_probe_once (b);
+  out->usable = b->probe.usable;
+  out->confined = b->probe.usable;
+  out->reason = b->probe.reason != NULL ? xstrdup (b->probe.reason) : NULL;
+  out->version = b->probe.version != NULL ? xstrdup (b->probe.version) : NULL;
+  return 0;
+}
+
+/* --- claims and preparation ------------------------------------------------
+ */
+
+/* What this backend holds, each enforced row exercised by a test under
+ * tests/security/ (doc/linux-confinement.md lists which).  The process
+ * cap is RLIMIT_NPROC, which does not bind uid 0: claimed only when
+ * crucible does not run as root.  */
+static void
+bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
+{
+  static const enum sandbox_feature enforced[] = {
+    SANDBOX_FILESYSTEM,
+    SANDBOX_NETWORK_DENY,
+    SANDBOX_DESCRIPTOR_ISOLATION,
+    SANDBOX_PROCESS_ISOLATION,
+    SANDBOX_KERNEL_SURFACE,
+    SANDBOX_PRIVILEGE_ISOLATION,
+    SANDBOX_CPU_LIMIT,
+    SANDBOX_OPEN_FILE_LIMIT,
+    SANDBOX_COMMAND_TIME_LIMIT,
+    SANDBOX_OUTPUT_LIMIT,
+    SANDBOX_CONCURRENCY_LIMIT,
+  };
+
+  (void) b;
+  memset (out, 0, sizeof *out);
+  for (size_t i = 0; i < sizeof enforced / sizeof *enforced; i++)
+    out->support[enforced[i]] = SANDBOX_ENFORCED;
+  if (geteuid () != 0)
+    out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
+  out->support[SANDBOX_USAGE] = SANDBOX_OBSERVED;
+}
+
+static const struct sandbox_backend_ops bwrap_ops;
+
+/* Prepare a session: refuse what the claims do not hold, by name, then
+ * make sure the backend is usable and the state directory is sound, all
+ * before any session exists.  */
+static int
+bwrap_prepare (struct sandbox_backend *base,
+               const struct sandbox_policy *policy,
+               struct sandbox_session **out, struct cr_error **err)
+{
+  struct bwrap_backend *b = (struct bwrap_backend *) base;
+  struct sandbox_claims claims;
+  char *statedir = NULL;
+  cleanup_close int statefd = -1;
+
+  bwrap_claims (base, &claims);
+  if (sandbox_check_policy (&claims, policy, bwrap_ops.id, err) < 0)
+    return -1;
+  bwrap_probe_once (b);
+  if (!b->probe.usable)
+    return cr_error_set (err, 0, "the %s backend is unavailable: %s",
+                         bwrap_ops.id, b->probe.reason);
+  if (statedir_open (b->opt.state_parent, getuid (), getgid (), &statedir,
+                     &statefd, err)
+      < 0)
+    return -1;
+  struct bwrap_session *s = xcalloc (1, sizeof *s);
+  s->base.ops = &bwrap_ops;
+  s->backend = b;
+  s->channel = -1;
+  s->err_fd = -1;
+  s->statedir = statedir;
+  *out = &s->base;
+  return 0;
+}
+
+/* --- one command -----------------------------------------------------------
+ */
+
+/* A memfd holding the workload's environment for the broker's --env-fd.  */
+static int
+bwrap_env_fd (char *const *envp, struct cr_error **err)
+{
+  size_t len;
+  cleanup_free char *block = bwrap_env_block (envp, &len);
+  cleanup_close int fd = memfd_create ("crucible-env", MFD_CLOEXEC);
+
+  if (fd < 0)
+    return cr_error_set (err, errno, "making the command's environment");
+  for (size_t done = 0; done < len;)
+    {
+      ssize_t n = write (fd, block + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return cr_error_set (err, errno, "writing the command's environment");
+      done += (size_t) n;
+    }
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    return cr_error_set (err, errno, "rewinding the command's environment");
+  return steal_fd (&fd);
+}
+
+/* Start bwrap, which starts the broker, which starts the workload.  */
+static int
+bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
+             struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct bwrap_backend *b = s->backend;
+  cleanup_free char *workspace = realpath (cmd->cwd, NULL);
+  cleanup_close int devnull = -1, seccomp = -1, env = -1;
+  int pair[2], errp[2];
+
+  if (workspace == NULL)
+    return cr_error_set (err, errno, "resolving the workspace root");
+  if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
+    return -1;
+  devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0)
+    return cr_error_set (err, errno,
+                         "opening /dev/null for the command's input");
+  if ((seccomp = sandbox_seccomp_fd (err)) < 0
+      || (env = bwrap_env_fd (cmd->envp, err)) < 0)
+    return -1;
+  if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
+    return cr_error_set (err, errno, "making bwrap's error pipe");
+  s->err_fd = errp[0];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    {
+      close (errp[1]);
+      return cr_error_set (err, errno, "making the command's status channel");
+    }
+  struct bwrap_plan plan = { .workspace = workspace,
+                             .layer_dir = s->pair.dir,
+                             .shell = cmd->shell,
+                             .line = cmd->line,
+                             .cpu_seconds = b->opt.cpu_seconds,
+                             .open_files = b->opt.open_files,
+                             .processes = b->opt.processes };
+  char **argv = bwrap_build_argv (&plan);
+  /* bwrap's own stdout and stderr are not the command's: bwrap and the
+   * broker hold them for the whole run, and the host must see the end of
+   * the output when the workload's last process is gone.  */
+  struct bwrap_fds f = { .in = devnull,
+                         .out = devnull,
+                         .err = errp[1],
+                         .status = pair[1],
+                         .broker = b->broker_fd,
+                         .seccomp = seccomp,
+                         .env = env,
+                         .output = cmd->output_fd,
+                         .self = b->bwrap.fd };
+  pid_t pid = fork ();
+  if (pid == 0)
+    bwrap_child_exec (&f, argv);
+  int saved = errno;
+  bwrap_argv_free (argv);
+  close (pair[1]);
+  close (errp[1]);
+  if (pid < 0)
+    {
+      close (pair[0]);
+      return cr_error_set (err, saved, "starting bwrap");
+    }
+  s->launcher = pid;
+  /* Closing the channel is how the broker learns the host is gone, so the
+   * host's end is the only copy outside the sandbox.  */
+  if (fcntl (pair[0], F_SETFL, O_NONBLOCK) < 0)
+    {
+      close (pair[0]);
+      return cr_error_set (err, errno,
+                           "setting up the command's status channel");
+    }
+  s->channel = pair[0];
+  return 0;
+}
+
+static int
+bwrap_status_fd (const struct sandbox_session *base)
+{
+  return ((const struct bwrap_session *) base)->channel;
+}
+
+/* What is waiting in the error pipe, quoted; NULL for nothing.  */
+static char *
+bwrap_read_message (int fd)
+{
+  char text[BWRAP_QUOTE_BYTES + 1];
+  ssize_t n = fd < 0 ? -1 : read (fd, text, sizeof text - 1);
+
+  if (n <= 0)
+    return NULL;
+  text[n] = '\0';
+  return bwrap_quote (text);
+}
+
+const char *
+bwrap_session_message (const struct sandbox_session *base)
+{
+  return ((const struct bwrap_session *) base)->message;
+}
+
+/* The broker's side ended without DONE.  Once bwrap has exited, the PID
+ * namespace went with its init, so nothing of the scope is left: say so,
+ * after a FAILED when nothing was ever reported (bwrap refused to start,
+ * and its message is in the command's output).  */
+static int
+bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
+                     struct cr_error **err)
+{
+  if (s->launcher > 0)
+    {
+      bwrap_wait_bounded (s->launcher, BWRAP_LAUNCHER_MS, &s->ru);
+      s->ru_known = true;
+      s->launcher = -1;
+    }
+  if (!s->exited_seen)
+    {
+      s->message = bwrap_read_message (s->err_fd);
+      s->exited_seen = true;
+      ev->kind = SANDBOX_EVENT_FAILED;
+      ev->error = 0;
+      ev->stage = BROKER_STAGE_SETUP;
+      return 0;
+    }
+  if (s->launcher == 0)
+    return cr_error_set (err, 0, "the command was never started");
+  s->done = true;
+  ev->kind = SANDBOX_EVENT_DONE;
+  return 0;
+}
+
+/* Read the next message from the broker.  */
+static int
+bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
+                  struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct broker_msg msg;
+
+  memset (ev, 0, sizeof *ev);
+  if (s->done)
+    return 0;
+  for (;;)
+    {
+      ssize_t n = recv (s->channel, &msg, sizeof msg, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+      if (n == 0 || (n < 0 && errno == ECONNRESET))
+        return bwrap_channel_ended (s, ev, err);
+      if (n < 0)
+        return cr_error_set (err, errno, "reading the command's status");
+      if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC)
+        return cr_error_set (err, 0,
+                             "the sandbox broker sent a malformed status "
+                             "message");
+      switch (msg.type)
+        {
+        case BROKER_MSG_STARTED:
+          continue;
+        case BROKER_MSG_EXITED:
+          s->exited_seen = true;
+          ev->kind = SANDBOX_EVENT_EXITED;
+          ev->wait_status = msg.value;
+          return 0;
+        case BROKER_MSG_FAILED:
+          /* An exec failure is followed by EXITED 127; a setup or fork
+           * failure by nothing, so it stands for the ending.  */
+          if (msg.stage != BROKER_STAGE_EXEC)
+            s->exited_seen = true;
+          ev->kind = SANDBOX_EVENT_FAILED;
+          ev->error = msg.value;
+          ev->stage = (int) msg.stage;
+          return 0;
+        case BROKER_MSG_DONE:
+          s->done = true;
+          ev->kind = SANDBOX_EVENT_DONE;
+          return 0;
+        default:
+          return cr_error_set (err, 0,
+                               "the sandbox broker sent an unknown status "
+                               "message %u",
+                               msg.type);
+        }
+    }
+}
+
+/* Ask the broker to end the scope; DONE follows on the channel.  */
+static int
+bwrap_stop (struct sandbox_session *base, int signo, struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
+                            .type = BROKER_MSG_STOP,
+                            .value = signo };
+
+  if (s->done)
+    return 0;
+  if (s->channel < 0
+      || send (s->channel, &msg, sizeof msg, MSG_NOSIGNAL)
+             != (ssize_t) sizeof msg)
+    {
+      /* A broker already gone reads as the end of the channel next.  */
+      if (errno == EPIPE || errno == ECONNRESET)
+        return 0;
+      return cr_error_set (err, errno, "asking the sandbox broker to stop");
+    }
+  return 0;
+}
+
+/* Release the session once the scope is confirmed empty: close the
+ * channel (the broker exits, then bwrap), reap bwrap within a short
+ * budget, discard the layers.  Publication is not done yet: the upper is
+ * discarded, so nothing the command wrote reaches the workspace.  */
+static int
+bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
+               struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct cr_error *rm_err = NULL;
+
+  if (s->launcher > 0 && !s->done)
+    return cr_error_set (
+        err, 0, "the command's process scope has not been confirmed empty");
+  if (s->channel >= 0)
+    close (s->channel);
+  s->channel = -1;
+  if (s->launcher > 0)
+    {
+      bwrap_wait_bounded (s->launcher, BWRAP_LAUNCHER_MS, &s->ru);
+      s->ru_known = true;
+      s->launcher = -1;
+    }
+  if (usage != NULL && s->ru_known)
+    {
+      usage->known = true;
+      usage->cpu_user_ms
+          = s->ru.ru_utime.tv_sec * 1000 + s->ru.ru_utime.tv_usec / 1000;
+      usage->cpu_system_ms
+          = s->ru.ru_stime.tv_sec * 1000 + s->ru.ru_stime.tv_usec / 1000;
+      usage->max_rss_kib = s->ru.ru_maxrss;
+    }
+  statedir_pair_remove (&s->pair, &rm_err);
+  cr_error_free (rm_err); /* a leftover pair is only disc space */
+  if (s->err_fd >= 0)
+    close (s->err_fd);
+  free (s->message);
+  free (s->statedir);
+  free (s);
+  return 0;
+}
+
+/* crucible is leaving without a confirmation: close the channel (the
+ * broker ends the scope on seeing that) and kill bwrap, whose death takes
+ * the PID namespace with it (--die-with-parent).  The layers stay in the
+ * state directory.  */
+static void
+bwrap_abandon (struct sandbox_session *base)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+
+  if (s->channel >= 0)
+    close (s->channel);
+  if (s->launcher > 0)
+    kill (s->launcher, SIGKILL);
+  free (s->pair.dir);
+  free (s->pair.upper);
+  free (s->pair.work);
+  if (s->err_fd >= 0)
+    close (s->err_fd);
+  free (s->message);
+  free (s->statedir);
+  free (s);
+}
+
+static void
+bwrap_free (struct sandbox_backend *base)
+{
+  struct bwrap_backend *b = (struct bwrap_backend *) base;
+
+  bwrap_location_clear (&b->bwrap);
+  free (b->broker_path);
+  if (b->broker_fd >= 0)
+    close (b->broker_fd);
+  sandbox_probe_clear (&b->probe);
+  free (b);
+}
+
+static const struct sandbox_backend_ops bwrap_ops = {
+  .id = BWRAP_BACKEND_ID,
+  .claims = bwrap_claims,
+  .probe = bwrap_probe,
+  .prepare = bwrap_prepare,
+  .start = bwrap_start,
+  .status_fd = bwrap_status_fd,
+  .next_event = bwrap_next_event,
+  .stop = bwrap_stop,
+  .dispose = bwrap_dispose,
+  .abandon = bwrap_abandon,
+  .free = bwrap_free,
+};
+
+struct sandbox_backend *
+bwrap_backend_new (const struct bwrap_options *opt)
+{
+  struct bwrap_backend *b = xcalloc (1, sizeof *b);
+
+  b->base.ops = &bwrap_ops;
+  if (opt != NULL)
+    b->opt = *opt;
+  if (b->opt.cpu_seconds == 0)
+    b->opt.cpu_seconds = BWRAP_DEFAULT_CPU_SECONDS;
+  if (b->opt.open_files == 0)
+    b->opt.open_files = BWRAP_DEFAULT_OPEN_FILES;
+  if (b->opt.processes == 0)
+    b->opt.processes = BWRAP_DEFAULT_PROCESSES;
+  if (b->opt.state_parent == NULL)
+    b->opt.state_parent = STATEDIR_PARENT;
+  b->bwrap.fd = -1;
+  b->broker_fd = -1;
+  return &b->base;
+}

@@ -1,0 +1,213 @@
+/* The private sandbox state directory and its per-command layer pairs.  */
+#include <config.h>
+
+#include "sandbox/statedir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+
+/* Deeper than this, a finished upper is left for the next cleanup rather
+ * than walked with one descriptor per level.  */
+#define STATEDIR_MAX_DEPTH 512
+
+enum statedir_verdict
+statedir_judge (const struct stat *st, uid_t uid, gid_t gid)
+{
+  /* The order matters: a symlink or a file is named for what it is even
+   * when it is also someone else's, so the remedy reads right.  */
+  if (S_ISLNK (st->st_mode))
+    return STATEDIR_SYMLINK;
+  if (!S_ISDIR (st->st_mode))
+    return STATEDIR_NOT_DIR;
+  if (st->st_uid != uid)
+    return STATEDIR_OTHER_USER;
+  if (st->st_gid != gid || (st->st_mode & 07777) != 0700)
+    return STATEDIR_WRONG_MODE;
+  return STATEDIR_OK;
+}
+
+/* The refusal for a verdict.  Neither the path nor the other user's id is
+ * printed: the message may be pasted into an issue.  */
+static int
+statedir_refuse (enum statedir_verdict v, gid_t gid, struct cr_error **err)
+{
+  const char *what = v == STATEDIR_SYMLINK   ? "a symlink"
+                     : v == STATEDIR_NOT_DIR ? "a plain file"
+                                             : "another user's directory";
+  if (v == STATEDIR_WRONG_MODE)
+    return cr_error_set (
+        err, 0,
+        "the sandbox backend is unavailable: the sandbox state directory is "
+        "yours but has the wrong group or mode; restore its group and mode "
+        "(group %lu, mode 0700) rather than removing it, since it holds your "
+        "own unrecovered journals and quarantine evidence",
+        (unsigned long) gid);
+  return cr_error_set (
+      err, 0,
+      "the sandbox backend is unavailable: the sandbox state directory's "
+      "name is taken by %s; removing it, which may need an administrator, "
+      "lets the sandbox be used",
+      what);
+}
+
+int
+statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
+               int *fd_out, struct cr_error **err)
+{
+  cleanup_free char *path
+      = xasprintf (STATEDIR_FORMAT, parent, (unsigned long) uid);
+  cleanup_close int fd = -1;
+  struct stat st;
+
+  /* Create it if absent; a name someone else took between the two calls
+   * is judged below like one that was there all along.  */
+  if (mkdir (path, 0700) < 0 && errno != EEXIST)
+    return cr_error_set (err, errno,
+                         "creating the sandbox state directory in %s", parent);
+  if (lstat (path, &st) < 0)
+    return cr_error_set (err, errno, "examining the sandbox state directory");
+  enum statedir_verdict v = statedir_judge (&st, uid, gid);
+  if (v != STATEDIR_OK)
+    return statedir_refuse (v, gid, err);
+  /* What is opened is judged again: the name could have been swapped for
+   * a symlink after the lstat (O_NOFOLLOW refuses that), or for another
+   * directory (the second judgement sees its owner).  */
+  fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+    return statedir_refuse (
+        errno == ELOOP ? STATEDIR_SYMLINK : STATEDIR_NOT_DIR, gid, err);
+  if (fd < 0)
+    return cr_error_set (err, errno, "opening the sandbox state directory");
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "examining the sandbox state directory");
+  v = statedir_judge (&st, uid, gid);
+  if (v != STATEDIR_OK)
+    return statedir_refuse (v, gid, err);
+  *path_out = steal_pointer (&path);
+  *fd_out = steal_fd (&fd);
+  return 0;
+}
+
+/* Free the strings of a pair.  */
+static void
+statedir_pair_clear (struct statedir_pair *pair)
+{
+  free (pair->dir);
+  free (pair->upper);
+  free (pair->work);
+  pair->dir = pair->upper = pair->work = NULL;
+}
+
+int
+statedir_pair_create (const char *statedir, const char *workspace,
+                      struct statedir_pair *out, struct cr_error **err)
+{
+  struct stat ws;
+  struct statedir_pair pair = { 0 };
+
+  if (stat (workspace, &ws) < 0)
+    return cr_error_set (err, errno, "examining the workspace root");
+  pair.dir = xasprintf ("%s/cmd-XXXXXX", statedir);
+  if (mkdtemp (pair.dir) == NULL)
+    {
+      int saved = errno;
+      statedir_pair_clear (&pair);
+      return cr_error_set (err, saved,
+                           "making the command's layer directory in the "
+                           "sandbox state directory");
+    }
+  pair.upper = xasprintf ("%s/upper", pair.dir);
+  pair.work = xasprintf ("%s/work", pair.dir);
+  /* The merged root takes on the upper's owner and mode; setuid, setgid
+   * and sticky bits are not carried over.  Only root can give the upper
+   * another owner, and only root needs to.  */
+  if (mkdir (pair.upper, 0700) < 0 || mkdir (pair.work, 0700) < 0
+      || (geteuid () == 0 && chown (pair.upper, ws.st_uid, ws.st_gid) < 0)
+      || chmod (pair.upper, ws.st_mode & 0777) < 0)
+    {
+      int saved = errno;
+      struct cr_error *ignored = NULL;
+      statedir_pair_remove (&pair, &ignored);
+      cr_error_free (ignored);
+      return cr_error_set (err, saved, "making the command's overlay layers");
+    }
+  *out = pair;
+  return 0;
+}
+
+static int statedir_remove_at (int dirfd, const char *name, int depth);
+
+/* Empty the open directory fd, entry by entry.  */
+static int
+statedir_empty_dir (int fd, int depth)
+{
+  int dup_fd = dup (fd);
+  cleanup_closedir DIR *dir = dup_fd < 0 ? NULL : fdopendir (dup_fd);
+  struct dirent *de;
+  int rc = 0;
+
+  if (dir == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return -1;
+    }
+  while ((de = readdir (dir)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (statedir_remove_at (fd, de->d_name, depth + 1) < 0)
+        rc = -1;
+    }
+  return rc;
+}
+
+/* Remove name under dirfd and everything below it, never following a
+ * symlink: the upper holds whatever the workload chose to create.  */
+static int
+statedir_remove_at (int dirfd, const char *name, int depth)
+{
+  struct stat st;
+
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR (st.st_mode))
+    return unlinkat (dirfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+  if (depth > STATEDIR_MAX_DEPTH)
+    {
+      errno = ELOOP;
+      return -1;
+    }
+  /* overlayfs leaves work/work mode 000, and the workload may have made
+   * directories it cannot itself list: make each one ours to empty.  */
+  if ((st.st_mode & 0700) != 0700)
+    fchmodat (dirfd, name, 0700, 0);
+  cleanup_close int fd
+      = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int rc = statedir_empty_dir (fd, depth);
+  if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return -1;
+  return rc;
+}
+
+int
+statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err)
+{
+  int rc = 0;
+
+  if (pair->dir != NULL && statedir_remove_at (AT_FDCWD, pair->dir, 0) < 0)
+    rc = cr_error_set (err, errno, "removing the command's overlay layers");
+  statedir_pair_clear (pair);
+  return rc;
+}

@@ -1,0 +1,58 @@
+/* This user's private sandbox state directory,
+ * /var/tmp/crucible-code-sandbox-<uid>-v1, and the per-command overlay
+ * upper/work pairs kept in it.
+ *
+ * The name is predictable, so another local user can create it first: what
+ * is found there is checked, never trusted, and refused without printing the
+ * path or the other user's id.  */
+#ifndef CRUCIBLE_SANDBOX_STATEDIR_H
+#define CRUCIBLE_SANDBOX_STATEDIR_H
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "lib/error.h"
+
+#define STATEDIR_PARENT "/var/tmp"
+#define STATEDIR_FORMAT "%s/crucible-code-sandbox-%lu-v1"
+
+/* Why a state directory was refused.  */
+enum statedir_verdict
+{
+  STATEDIR_OK = 0,
+  STATEDIR_OTHER_USER, /* a directory that belongs to someone else */
+  STATEDIR_SYMLINK,    /* a symbolic link, wherever it points */
+  STATEDIR_NOT_DIR,    /* a plain file (or anything not a directory) */
+  STATEDIR_WRONG_MODE  /* ours, with the wrong group or mode */
+};
+
+/* Open (creating 0700 when absent) the state directory for uid under
+ * parent (STATEDIR_PARENT outside tests).  On success *path_out (owned by
+ * the caller) names it and *fd_out holds it open.  A refusal says which
+ * kind of thing was found, without the path.  */
+int statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
+                   int *fd_out, struct cr_error **err);
+
+/* The verdict on what lstat found at the state directory's name.  */
+enum statedir_verdict statedir_judge (const struct stat *st, uid_t uid,
+                                      gid_t gid);
+
+/* One command's private overlay layers, inside the state directory.  */
+struct statedir_pair
+{
+  char *dir;   /* holds upper/ and work/; bound into the sandbox */
+  char *upper; /* the command's writes land here */
+  char *work;  /* overlayfs's scratch space */
+};
+
+/* Make a fresh pair in the state directory.  upper/ takes the owner (when
+ * running as root) and the permission bits of the workspace root, which the
+ * merged root shows.  */
+int statedir_pair_create (const char *statedir, const char *workspace,
+                          struct statedir_pair *out, struct cr_error **err);
+
+/* Remove a pair and everything in it (overlayfs leaves work/work mode 000),
+ * following no symlink.  The strings are freed even when removal fails.  */
+int statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err);
+
+#endif

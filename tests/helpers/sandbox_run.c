@@ -1,0 +1,256 @@
+/* sandbox_run: run one command through the bwrap backend, for the shell
+ * tests, before crucible run is wired to it.
+ *
+ *   sandbox_run [--probe] [--claims] [--cwd DIR] [--env NAME=VALUE]...
+ *               [--require FEATURE]... [--cpu-seconds N] [--open-files N]
+ *               [--processes N] [--timeout SECONDS] -- COMMAND-LINE
+ *
+ * The command's output goes to stdout as it comes.  On stderr, at the end:
+ * "sandbox_run: exit N" or "signal N" or "failed stage=S errno=E", then
+ * "sandbox_run: usage known=0|1".  Exits with the command's status, 128+N
+ * for a signal, 125 when it could not be run.  --probe prints the probe;
+ * --claims the capability matrix.  The environment given is PATH, LANG=C
+ * and the --env variables; HOME and TMPDIR are the backend's.  */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/backend.h"
+#include "sandbox/bwrap.h"
+
+#define RUN_MAX_ENV 32
+
+struct run_args
+{
+  bool probe, claims;
+  const char *cwd;
+  char *env[RUN_MAX_ENV + 3];
+  int n_env;
+  struct sandbox_policy policy;
+  struct bwrap_options opt;
+  double timeout;
+  const char *line;
+};
+
+static int
+run_usage (const char *why)
+{
+  fprintf (stderr, "sandbox_run: %s\n", why);
+  return 125;
+}
+
+/* The feature named name, or -1.  */
+static int
+run_feature (const char *name)
+{
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (strcmp (sandbox_feature_name ((enum sandbox_feature) f), name) == 0)
+      return f;
+  return -1;
+}
+
+static int
+run_parse (int argc, char **argv, struct run_args *a)
+{
+  int i;
+
+  a->env[a->n_env++] = (char *) "PATH=/usr/local/bin:/usr/bin:/bin";
+  a->env[a->n_env++] = (char *) "LANG=C";
+  for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    {
+      const char *o = argv[i];
+      const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+      if (strcmp (o, "--probe") == 0)
+        a->probe = true;
+      else if (strcmp (o, "--claims") == 0)
+        a->claims = true;
+      else if (v == NULL)
+        return run_usage ("an option needs a value");
+      else if (strcmp (o, "--cwd") == 0)
+        a->cwd = argv[++i];
+      else if (strcmp (o, "--env") == 0 && a->n_env < RUN_MAX_ENV)
+        a->env[a->n_env++] = argv[++i];
+      else if (strcmp (o, "--require") == 0 && run_feature (v) >= 0)
+        a->policy.requires[run_feature (argv[++i])] = true;
+      else if (strcmp (o, "--cpu-seconds") == 0)
+        a->opt.cpu_seconds = strtoul (argv[++i], NULL, 10);
+      else if (strcmp (o, "--open-files") == 0)
+        a->opt.open_files = strtoul (argv[++i], NULL, 10);
+      else if (strcmp (o, "--processes") == 0)
+        a->opt.processes = strtoul (argv[++i], NULL, 10);
+      else if (strcmp (o, "--timeout") == 0)
+        a->timeout = strtod (argv[++i], NULL);
+      else
+        return run_usage ("unknown option");
+    }
+  if (i + 1 < argc)
+    a->line = argv[i + 1];
+  return a->probe || a->claims || a->line != NULL
+             ? 0
+             : run_usage ("no command after --");
+}
+
+static double
+run_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Copy what the pipe holds to stdout; false at its end.  *got tells
+ * whether anything came.  */
+static bool
+run_copy (int fd, bool *got)
+{
+  char chunk[65536];
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  *got = n > 0;
+  if (n < 0)
+    return errno == EAGAIN || errno == EINTR;
+  if (n == 0)
+    return false;
+  fwrite (chunk, 1, (size_t) n, stdout);
+  fflush (stdout);
+  return true;
+}
+
+/* Drive one started session to DONE.  Returns the exit status to use.  */
+static int
+run_drive (struct sandbox_session *s, int out, double timeout)
+{
+  int status = -1, rc = 125;
+  bool out_open = true, stopped = false;
+  double deadline = timeout > 0 ? run_now () + timeout : 0;
+  struct cr_error *err = NULL;
+
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = sandbox_status_fd (s), .events = POLLIN },
+                             { .fd = out_open ? out : -1, .events = POLLIN } };
+      poll (p, 2, 50);
+      bool got;
+      if (p[1].revents)
+        out_open = run_copy (out, &got);
+      if (deadline > 0 && !stopped && run_now () > deadline)
+        {
+          stopped = true;
+          sandbox_stop (s, SIGKILL, &err);
+          fprintf (stderr, "sandbox_run: timed out\n");
+        }
+      struct sandbox_event ev;
+      if (sandbox_next_event (s, &ev, &err) < 0)
+        {
+          fprintf (stderr, "sandbox_run: %s\n", err->msg);
+          return 125;
+        }
+      if (ev.kind == SANDBOX_EVENT_EXITED)
+        {
+          status = ev.wait_status;
+          if (WIFEXITED (status))
+            rc = WEXITSTATUS (status);
+          else if (WIFSIGNALED (status))
+            rc = 128 + WTERMSIG (status);
+        }
+      else if (ev.kind == SANDBOX_EVENT_FAILED)
+        {
+          const char *said = bwrap_session_message (s);
+          fprintf (stderr, "sandbox_run: failed stage=%d errno=%d%s%s\n",
+                   ev.stage, ev.error, said ? ": " : "", said ? said : "");
+        }
+      else if (ev.kind == SANDBOX_EVENT_DONE)
+        break;
+    }
+  /* Every writer is gone once DONE has come: the rest is in the pipe.  */
+  for (bool got = true; out_open && got;)
+    out_open = run_copy (out, &got);
+  if (status >= 0 && WIFEXITED (status))
+    fprintf (stderr, "sandbox_run: exit %d\n", WEXITSTATUS (status));
+  else if (status >= 0 && WIFSIGNALED (status))
+    fprintf (stderr, "sandbox_run: signal %d\n", WTERMSIG (status));
+  return rc;
+}
+
+/* Print the probe and the claims, as asked.  */
+static int
+run_report (struct sandbox_backend *b, const struct run_args *a)
+{
+  struct sandbox_probe p = { 0 };
+  struct cr_error *err = NULL;
+
+  if (a->claims)
+    {
+      struct sandbox_claims c;
+      sandbox_claims (b, &c);
+      for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+        printf ("%-21s %s\n", sandbox_feature_name ((enum sandbox_feature) f),
+                sandbox_support_name (c.support[f]));
+    }
+  if (a->probe)
+    {
+      sandbox_probe (b, &p, &err);
+      printf ("usable %s\nversion %s\nreason %s\n", p.usable ? "yes" : "no",
+              p.version ? p.version : "-", p.reason ? p.reason : "-");
+      sandbox_probe_clear (&p);
+      return p.usable ? 0 : 1;
+    }
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct run_args a = { 0 };
+  struct cr_error *err = NULL;
+  struct sandbox_session *s = NULL;
+  struct sandbox_usage usage = { 0 };
+  char cwd[4096];
+  int fds[2];
+
+  signal (SIGPIPE, SIG_IGN);
+  if (run_parse (argc, argv, &a) != 0)
+    return 125;
+  struct sandbox_backend *b = bwrap_backend_new (&a.opt);
+  if (a.probe || a.claims)
+    return run_report (b, &a);
+  if (a.cwd == NULL)
+    a.cwd = getcwd (cwd, sizeof cwd);
+  a.policy.enabled = true;
+  if (sandbox_prepare (b, &a.policy, &s, &err) < 0)
+    {
+      fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      return 125;
+    }
+  if (pipe2 (fds, O_CLOEXEC) < 0 || fcntl (fds[0], F_SETFL, O_NONBLOCK) < 0)
+    return 125;
+  struct sandbox_command cmd = { .shell = "/bin/sh",
+                                 .line = a.line,
+                                 .cwd = a.cwd,
+                                 .envp = a.env,
+                                 .output_fd = fds[1] };
+  if (sandbox_start (s, &cmd, &err) < 0)
+    {
+      fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      return 125;
+    }
+  close (fds[1]);
+  int rc = run_drive (s, fds[0], a.timeout);
+  if (sandbox_dispose (s, &usage, &err) < 0)
+    {
+      fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      return 125;
+    }
+  fprintf (stderr, "sandbox_run: usage known=%d\n", usage.known ? 1 : 0);
+  sandbox_backend_free (b);
+  return rc;
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Escape attempts against the filesystem view: files outside every root,
+# writes outside the workspace, the workspace's real files, .git, the
+# state directory.  TAP; each attempt has its unconfined control.
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
+
+PER_IDENTITY=14
+ids=$(sec_identities)
+plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
+sec_unprivileged_check
+if ! sec_usable; then
+  sec_skip_all $(($(wc -w <<<"$ids") * PER_IDENTITY))
+  exit 0
+fi
+
+for who in $ids; do
+  sec_become "$who"
+  # The invoking user's ~/.ssh, planted outside every root.
+  SSH="$OUT/home/.ssh"
+  mkdir -p "$SSH" && echo 'PRIVATE KEY' >"$SSH/id_ed25519"
+  [ "$who" = nobody ] && chown -R 65534:65534 "$OUT/home"
+  chmod 700 "$SSH"
+
+  attempt "reading ~/.ssh outside every root" \
+    "grep -q 'PRIVATE KEY' '$SSH/id_ed25519'"
+
+  attempt_effect "writing outside the workspace" \
+    "echo pwned > '$OUT/planted'" \
+    "test -e '$OUT/planted'" "rm -f '$OUT/planted'"
+
+  attempt_effect "changing the workspace's real files" \
+    "echo changed > tracked" \
+    "grep -q changed '$WS/tracked'" "echo original > '$WS/tracked'"
+
+  attempt "writing .git/hooks" \
+    "echo 'echo owned' > .git/hooks/pre-commit"
+
+  attempt_effect "writing .git/config through the merged view" \
+    "echo '[core] hooksPath=/x' >> .git/config" \
+    "grep -q hooksPath '$WS/.git/config'" \
+    "echo '[core]' > '$WS/.git/config'"
+
+  # State directories of every user live here, and the view has no /var.
+  attempt "listing the sandbox state directory" \
+    "ls -d /var/tmp/crucible-code-sandbox-*-v1"
+
+  # What the command may do: write its workspace (into its projection).
+  confined "echo new > made && cat made && cat tracked"
+  is "$cout" $'new\noriginal' \
+    "confined ($WHO): the command writes and reads its own workspace"
+
+  # The layer paths the broker hid: the raw lower and the upper.
+  confined "ls -A /.crucible-sandbox 2>&1; echo status \$?"
+  like "$cout" "status [12]" \
+    "confined ($WHO): the hidden layer directory cannot be listed"
+done

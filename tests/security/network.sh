@@ -1,0 +1,104 @@
+#!/bin/bash
+# Escape attempts against the closed network and the kernel surface: a TCP
+# connection to loopback and to an address of the host, a Unix socket in a
+# granted directory, io_uring.  TAP.  The listeners and clients are
+# python3, which the read-only runtime (/usr) carries in.
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
+
+PER_IDENTITY=11
+ids=$(sec_identities)
+plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
+sec_unprivileged_check
+if ! sec_usable || ! command -v python3 >/dev/null 2>&1; then
+  command -v python3 >/dev/null 2>&1 || SEC_REASON="no python3"
+  sec_skip_all $(($(wc -w <<<"$ids") * PER_IDENTITY))
+  exit 0
+fi
+
+LISTENERS=()
+cleanup_net() {
+  local p
+  for p in "${LISTENERS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$TEST_TMP"
+}
+trap cleanup_net EXIT
+
+# A TCP listener on every address; its port goes to $1.
+python3 - "$TEST_TMP/port" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(("0.0.0.0", 0))
+s.listen(16)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    c.close()
+PY
+LISTENERS+=($!)
+disown $!
+for _ in $(seq 100); do [ -s "$TEST_TMP/port" ] && break; sleep 0.05; done
+PORT=$(cat "$TEST_TMP/port")
+# An address of this host other than loopback, if it has one.
+HOSTADDR=$(python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect(("192.0.2.1", 9)); print(s.getsockname()[0])' 2>/dev/null)
+
+connect_tcp() {
+  echo "python3 -c 'import socket; socket.create_connection((\"$1\", $PORT), 2)'"
+}
+
+for who in $ids; do
+  sec_become "$who"
+  attempt "a TCP connection to loopback" "$(connect_tcp 127.0.0.1)"
+  if [ -n "$HOSTADDR" ] && [ "$HOSTADDR" != 127.0.0.1 ]; then
+    attempt "a TCP connection to the host's address" "$(connect_tcp "$HOSTADDR")"
+  else
+    skip "control: a TCP connection to the host's address" "no address"
+    skip "confined: a TCP connection to the host's address" "no address"
+  fi
+
+  # A host Unix socket inside the granted workspace itself.
+  rm -f "$OUT/unix-ready"
+  cat >"$OUT/unix-listener.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+open(sys.argv[2], "w").write("1")
+while True:
+    c, _ = s.accept()
+    c.close()
+PY
+  (sec_exec python3 "$OUT/unix-listener.py" "$WS/agent.sock" \
+    "$OUT/unix-ready") &
+  LISTENERS+=($!)
+  disown $!
+  for _ in $(seq 100); do [ -s "$OUT/unix-ready" ] && break; sleep 0.05; done
+  attempt "connecting to a host Unix socket in the workspace" \
+    "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"agent.sock\")'"
+  confined "python3 -c 'import socket
+try:
+    socket.socket(socket.AF_UNIX)
+except OSError as e:
+    print(e.errno)'"
+  is "$cout" 13 "confined ($WHO): socket(AF_UNIX) is refused with EACCES"
+  confined "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))'"
+  is "$cout" "b'x'" "confined ($WHO): socketpair still works"
+
+  # io_uring_setup(2): a second system-call path.  The control needs a
+  # kernel that allows it at all.
+  uring="python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+sys.exit(0 if libc.syscall(425, 4, params) >= 0 else 1)'"
+  if [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" = 0 ] \
+     && [ "$(uname -m)" = x86_64 ]; then
+    attempt "setting up an io_uring" "$uring"
+  else
+    skip "control: setting up an io_uring" "io_uring disabled or not x86_64"
+    skip "confined: setting up an io_uring" "io_uring disabled or not x86_64"
+  fi
+  confined "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '"
+  is "$cout" lo "confined ($WHO): the only interface is lo"
+done
