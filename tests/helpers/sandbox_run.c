@@ -202,6 +202,7 @@ run_report (struct sandbox_backend *b, const struct run_args *a)
       printf ("usable %s\nversion %s\nreason %s\n", p.usable ? "yes" : "no",
               p.version ? p.version : "-", p.reason ? p.reason : "-");
       sandbox_probe_clear (&p);
+      cr_error_free (err);
       return p.usable ? 0 : 1;
     }
   return 0;
@@ -222,7 +223,11 @@ main (int argc, char **argv)
     return 125;
   struct sandbox_backend *b = bwrap_backend_new (&a.opt);
   if (a.probe || a.claims)
-    return run_report (b, &a);
+    {
+      int rc = run_report (b, &a);
+      sandbox_backend_free (b);
+      return rc;
+    }
   if (a.cwd == NULL)
     a.cwd = getcwd (cwd, sizeof cwd);
   a.policy.enabled = true;
