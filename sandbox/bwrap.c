@@ -25,8 +25,12 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/channel.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/statedir.h"
+
+/* How the broker is named in messages about its channel.  */
+#define BWRAP_WHO "the sandbox broker"
 
 /* A probe never hangs a session: each bwrap it starts gets this long.  */
 #define BWRAP_PROBE_MS 3000
@@ -1066,45 +1070,24 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
     return 0;
   for (;;)
     {
-      ssize_t n = recv (s->channel, &msg, sizeof msg, MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-      if (n == 0 || (n < 0 && errno == ECONNRESET))
+      int r = channel_read (s->channel, BWRAP_WHO, &msg, err);
+      if (r < 0 || r == CHANNEL_NONE)
+        return r;
+      if (r == CHANNEL_ENDED)
         return bwrap_channel_ended (s, ev, err);
-      if (n < 0)
-        return cr_error_set (err, errno, "reading the command's status");
-      if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC)
-        return cr_error_set (err, 0,
-                             "the sandbox broker sent a malformed status "
-                             "message");
-      switch (msg.type)
-        {
-        case BROKER_MSG_STARTED:
-          continue;
-        case BROKER_MSG_EXITED:
-          s->exited_seen = true;
-          ev->kind = SANDBOX_EVENT_EXITED;
-          ev->wait_status = msg.value;
-          return 0;
-        case BROKER_MSG_FAILED:
-          /* An exec failure is followed by EXITED 127; a setup or fork
-           * failure by nothing, so it stands for the ending.  */
-          if (msg.stage != BROKER_STAGE_EXEC)
-            s->exited_seen = true;
-          ev->kind = SANDBOX_EVENT_FAILED;
-          ev->error = msg.value;
-          ev->stage = (int) msg.stage;
-          return 0;
-        case BROKER_MSG_DONE:
-          s->done = true;
-          ev->kind = SANDBOX_EVENT_DONE;
-          return 0;
-        default:
-          return cr_error_set (err, 0,
-                               "the sandbox broker sent an unknown status "
-                               "message %u",
-                               msg.type);
-        }
+      r = channel_event (&msg, BWRAP_WHO, ev, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        continue;
+      /* An exec failure is followed by EXITED 127; a setup or fork failure
+       * by nothing, so it stands for the ending.  */
+      if (ev->kind == SANDBOX_EVENT_EXITED
+          || (ev->kind == SANDBOX_EVENT_FAILED
+              && ev->stage != BROKER_STAGE_EXEC))
+        s->exited_seen = true;
+      s->done = ev->kind == SANDBOX_EVENT_DONE;
+      return 0;
     }
 }
 
@@ -1113,15 +1096,10 @@ static int
 bwrap_stop (struct sandbox_session *base, int signo, struct cr_error **err)
 {
   struct bwrap_session *s = (struct bwrap_session *) base;
-  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
-                            .type = BROKER_MSG_STOP,
-                            .value = signo };
 
   if (s->done)
     return 0;
-  if (s->channel < 0
-      || send (s->channel, &msg, sizeof msg, MSG_NOSIGNAL)
-             != (ssize_t) sizeof msg)
+  if (channel_send_stop (s->channel, signo) < 0)
     {
       /* A broker already gone reads as the end of the channel next.  */
       if (errno == EPIPE || errno == ECONNRESET)

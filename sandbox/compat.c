@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "broker/status.h"
+#include "sandbox/channel.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 
@@ -32,6 +33,9 @@
 
 /* How long a signal other than SIGKILL is given before the sweep escalates.  */
 #define COMPAT_GRACE_MS 1000
+
+/* How the keeper is named in messages about its channel.  */
+#define COMPAT_WHO "the command's process scope"
 
 struct compat_session
 {
@@ -400,40 +404,20 @@ compat_next_event (struct sandbox_session *base, struct sandbox_event *ev,
   memset (ev, 0, sizeof *ev);
   for (;;)
     {
-      ssize_t n = recv (s->channel, &msg, sizeof msg, MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-      if (n <= 0)
-        return cr_error_set (err, n < 0 ? errno : 0,
+      int r = channel_read (s->channel, COMPAT_WHO, &msg, err);
+      if (r < 0 || r == CHANNEL_NONE)
+        return r;
+      if (r == CHANNEL_ENDED)
+        return cr_error_set (err, 0,
                              "the command's process scope ended without "
                              "confirming that nothing of it is left");
-      if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC)
-        return cr_error_set (
-            err, 0,
-            "the command's process scope sent a malformed status message");
-      switch (msg.type)
-        {
-        case BROKER_MSG_STARTED:
-          continue;
-        case BROKER_MSG_EXITED:
-          ev->kind = SANDBOX_EVENT_EXITED;
-          ev->wait_status = msg.value;
-          return 0;
-        case BROKER_MSG_FAILED:
-          ev->kind = SANDBOX_EVENT_FAILED;
-          ev->error = msg.value;
-          ev->stage = (int) msg.stage;
-          return 0;
-        case BROKER_MSG_DONE:
-          ev->kind = SANDBOX_EVENT_DONE;
-          s->done = true;
-          return 0;
-        default:
-          return cr_error_set (
-              err, 0,
-              "the command's process scope sent an unknown status message %u",
-              msg.type);
-        }
+      r = channel_event (&msg, COMPAT_WHO, ev, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        continue;
+      s->done = ev->kind == SANDBOX_EVENT_DONE;
+      return 0;
     }
 }
 
@@ -442,15 +426,10 @@ static int
 compat_stop (struct sandbox_session *base, int signo, struct cr_error **err)
 {
   struct compat_session *s = (struct compat_session *) base;
-  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
-                            .type = BROKER_MSG_STOP,
-                            .value = signo };
 
   if (s->done)
     return 0;
-  if (s->channel < 0
-      || send (s->channel, &msg, sizeof msg, MSG_NOSIGNAL)
-             != (ssize_t) sizeof msg)
+  if (channel_send_stop (s->channel, signo) < 0)
     return cr_error_set (err, errno,
                          "asking the command's process scope to stop");
   return 0;

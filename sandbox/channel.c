@@ -1,0 +1,67 @@
+/* The host's end of the status channel.  */
+#include <config.h>
+
+#include "sandbox/channel.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+int
+channel_read (int fd, const char *who, struct broker_msg *msg,
+              struct cr_error **err)
+{
+  ssize_t n = recv (fd, msg, sizeof *msg, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return CHANNEL_NONE;
+  if (n == 0 || (n < 0 && errno == ECONNRESET))
+    return CHANNEL_ENDED;
+  if (n < 0)
+    return cr_error_set (err, errno, "reading the status of %s", who);
+  if (n != (ssize_t) sizeof *msg || msg->magic != BROKER_STATUS_MAGIC)
+    return cr_error_set (err, 0, "%s sent a malformed status message", who);
+  return CHANNEL_MESSAGE;
+}
+
+int
+channel_event (const struct broker_msg *msg, const char *who,
+               struct sandbox_event *ev, struct cr_error **err)
+{
+  memset (ev, 0, sizeof *ev);
+  switch (msg->type)
+    {
+    case BROKER_MSG_STARTED:
+      return 0;
+    case BROKER_MSG_EXITED:
+      ev->kind = SANDBOX_EVENT_EXITED;
+      ev->wait_status = msg->value;
+      return 1;
+    case BROKER_MSG_FAILED:
+      ev->kind = SANDBOX_EVENT_FAILED;
+      ev->error = msg->value;
+      ev->stage = (int) msg->stage;
+      return 1;
+    case BROKER_MSG_DONE:
+      ev->kind = SANDBOX_EVENT_DONE;
+      return 1;
+    default:
+      return cr_error_set (err, 0, "%s sent an unknown status message %u", who,
+                           msg->type);
+    }
+}
+
+int
+channel_send_stop (int fd, int signo)
+{
+  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
+                            .type = BROKER_MSG_STOP,
+                            .value = signo };
+  if (fd < 0)
+    {
+      errno = EBADF;
+      return -1;
+    }
+  if (send (fd, &msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t) sizeof msg)
+    return -1;
+  return 0;
+}
