@@ -47,7 +47,7 @@
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
   "         [--cwd DIR]\n"                                                     \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
-  "          [--protect NAME]... [--hide DIR]...]\n"                           \
+  "          [--protect RELPATH]... [--hide DIR]...]\n"                        \
   "         [--cpu-seconds N] [--open-files N] [--processes N]\n"              \
   "         -- PROGRAM [ARG...]\n"
 
@@ -200,8 +200,27 @@ broker_check_layer (const char *name, const char *path)
   return 0;
 }
 
+/* Whether name is a relative path of plain components: none empty, "."
+ * or "..", so root/name cannot step out of the root or name it whole.  */
+static bool
+broker_plain_relative (const char *name)
+{
+  const char *c = name;
+
+  for (;;)
+    {
+      size_t len = strcspn (c, "/");
+      if (len == 0 || (len == 1 && c[0] == '.')
+          || (len == 2 && c[0] == '.' && c[1] == '.'))
+        return false;
+      if (c[len] == '\0')
+        return true;
+      c += len + 1;
+    }
+}
+
 /* Check the confinement options: the overlay is all four paths or none,
- * and each protected name is one plain component of the root.  */
+ * and each protected name is plain components under the root.  */
 static int
 broker_check_confine (struct broker_options *opt)
 {
@@ -223,10 +242,9 @@ broker_check_confine (struct broker_options *opt)
   if (opt->n_protect > 0 && opt->root == NULL)
     return broker_usage_error ("--protect needs the overlay (--root)");
   for (int i = 0; i < opt->n_protect; i++)
-    if (strcmp (opt->protect[i], ".") == 0
-        || strcmp (opt->protect[i], "..") == 0
-        || strchr (opt->protect[i], '/') != NULL)
-      return broker_usage_error ("--protect: '%s' is not a plain name",
+    if (!broker_plain_relative (opt->protect[i]))
+      return broker_usage_error ("--protect: '%s' is not a plain relative "
+                                 "path",
                                  opt->protect[i]);
   for (int i = 0; i < opt->n_hide; i++)
     if (opt->hide[i][0] != '/')
@@ -644,9 +662,34 @@ broker_mount_overlay (struct broker *b)
   return mount ("overlay", b->opt.root, "overlay", MS_NOSUID | MS_NODEV, data);
 }
 
+/* Check that every directory above the last component of path, below
+ * root, is a real directory: a symlink on the way would move the bind
+ * somewhere else (the host checked, but the lower is the host's to
+ * change until now).  Nothing of the workload runs yet to race this.  */
+static int
+broker_protect_parents (const char *root, char *path)
+{
+  struct stat st;
+  size_t skip = strlen (root) + 1;
+
+  for (char *slash = strchr (path + skip, '/'); slash != NULL;
+       slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      int rc = lstat (path, &st);
+      *slash = '/';
+      if (rc < 0)
+        return -1;
+      if (!S_ISDIR (st.st_mode))
+        return errno = ELOOP, -1;
+    }
+  return 0;
+}
+
 /* Bind root/name read-only over itself, if it is there: .git and .crucible
  * inside a writable root stay as they are (hooks, configuration the host
- * trusts).  A symlink is not followed: binding its target would protect
+ * trusts), and so does the directory a .git file's gitdir: names inside
+ * the root.  A symlink is not followed: binding its target would protect
  * the wrong place, and the link itself lives in the read-only lower.  */
 static int
 broker_protect_one (const char *root, const char *name)
@@ -657,6 +700,8 @@ broker_protect_one (const char *root, const char *name)
 
   if (n < 0 || (size_t) n >= sizeof path)
     return errno = ENAMETOOLONG, -1;
+  if (broker_protect_parents (root, path) < 0)
+    return errno == ENOENT ? 0 : -1;
   if (lstat (path, &st) < 0)
     return errno == ENOENT ? 0 : -1;
   if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))

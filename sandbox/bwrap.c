@@ -64,6 +64,10 @@ static const char *const bwrap_runtime_etc[]
 /* Inside each writable root, what stays read-only.  */
 static const char *const bwrap_protected_names[] = { ".git", ".crucible" };
 
+/* The most of a .git file read for its "gitdir: " line: git writes one
+ * short line; anything longer is not trusted to mean what it seems.  */
+#define BWRAP_GITDIR_BYTES 4096
+
 struct bwrap_backend
 {
   struct sandbox_backend base;
@@ -452,6 +456,8 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   for (size_t i = 0;
        i < sizeof bwrap_protected_names / sizeof *bwrap_protected_names; i++)
     bwrap_args (&a, "--protect", bwrap_protected_names[i], (char *) NULL);
+  if (plan->gitdir != NULL)
+    bwrap_args (&a, "--protect", plan->gitdir, (char *) NULL);
   bwrap_args (&a, "--hide", BWRAP_HIDDEN_DIR, (char *) NULL);
   bwrap_arg_num (&a, "--cpu-seconds", plan->cpu_seconds);
   bwrap_arg_num (&a, "--open-files", plan->open_files);
@@ -927,6 +933,130 @@ bwrap_env_fd (char *const *envp, struct cr_error **err)
   return steal_fd (&fd);
 }
 
+/* The path of a "gitdir: PATH" line in buf (NUL-terminated, n bytes), cut
+ * in place; NULL when buf is not such a line.  A NUL inside means the file
+ * is not git's and is not trusted.  */
+static char *
+bwrap_gitdir_line (char *buf, size_t n)
+{
+  static const char prefix[] = "gitdir: ";
+  char *path, *end;
+
+  if (memchr (buf, '\0', n) != NULL
+      || strncmp (buf, prefix, sizeof prefix - 1) != 0)
+    return NULL;
+  path = buf + sizeof prefix - 1;
+  end = path + strcspn (path, "\n");
+  while (end > path && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  *end = '\0';
+  return *path != '\0' ? path : NULL;
+}
+
+/* Read workspace/.git when it is a regular file, bounded: *path_out gets
+ * its gitdir: path, or NULL when .git is absent, a directory or not a
+ * gitdir file.  O_NOFOLLOW: a .git symlink is not read through (the
+ * broker does not follow it either).  O_NONBLOCK and the S_ISREG check:
+ * a fifo or a device named .git cannot hang or feed the launch.  */
+static int
+bwrap_gitdir_read (const char *workspace, char **path_out,
+                   struct cr_error **err)
+{
+  cleanup_free char *name = xasprintf ("%s/.git", workspace);
+  char buf[BWRAP_GITDIR_BYTES + 1];
+  struct stat st;
+  ssize_t n;
+  cleanup_close int fd
+      = open (name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+  *path_out = NULL;
+  if (fd < 0)
+    return errno == ENOENT || errno == ELOOP
+               ? 0
+               : cr_error_set (err, errno, "opening '%s'", name);
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "examining '%s'", name);
+  if (!S_ISREG (st.st_mode))
+    return 0;
+  n = read (fd, buf, sizeof buf);
+  if (n < 0)
+    return cr_error_set (err, errno, "reading '%s'", name);
+  /* Too long to be git's own line: refused, not half-read.  */
+  if ((size_t) n > BWRAP_GITDIR_BYTES)
+    return cr_error_set (err, EFBIG, "'%s' is larger than %d bytes", name,
+                         BWRAP_GITDIR_BYTES);
+  buf[n] = '\0';
+  char *path = bwrap_gitdir_line (buf, (size_t) n);
+  if (path != NULL)
+    *path_out = xstrdup (path);
+  return 0;
+}
+
+/* Check that rel, under workspace, is plain directories all the way down,
+ * opening each component without following a symlink: between realpath
+ * and here a component swapped for a link must not go unnoticed.  */
+static int
+bwrap_gitdir_walk (const char *workspace, const char *rel,
+                   struct cr_error **err)
+{
+  cleanup_free char *copy = xstrdup (rel);
+  cleanup_close int dir = open (workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  char *save = NULL;
+
+  if (dir < 0)
+    return cr_error_set (err, errno, "opening the workspace '%s'", workspace);
+  for (char *c = strtok_r (copy, "/", &save); c != NULL;
+       c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0 || strcmp (c, "..") == 0)
+        return cr_error_set (err, EINVAL, "gitdir '%s' is not canonical", rel);
+      int next = openat (dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0)
+        return cr_error_set (err, errno, "checking gitdir '%s' at '%s'", rel,
+                             c);
+      close (dir);
+      dir = next;
+    }
+  return 0;
+}
+
+/* Where the workspace's gitdir: file points, relative to the workspace,
+ * for the broker to keep read-only like .git: *rel_out NULL when there is
+ * none, it names nothing, or it lies outside the workspace (then it is
+ * not mounted in the sandbox at all, so nothing inside can reach it).
+ * realpath resolves ".." and symlinks only to learn where the name ends;
+ * nothing outside is opened or mounted.  The workspace is canonical, so
+ * a prefix match on the canonical target is containment.  */
+static int
+bwrap_gitdir (const char *workspace, char **rel_out, struct cr_error **err)
+{
+  cleanup_free char *path = NULL, *full = NULL, *real = NULL;
+  size_t n = strlen (workspace);
+
+  *rel_out = NULL;
+  if (bwrap_gitdir_read (workspace, &path, err) < 0)
+    return -1;
+  if (path == NULL)
+    return 0;
+  full = path[0] == '/' ? xstrdup (path) : xasprintf ("%s/%s", workspace, path);
+  real = realpath (full, NULL);
+  if (real == NULL)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : cr_error_set (err, errno, "resolving gitdir '%s'", path);
+  if (strncmp (real, workspace, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+    return 0;
+  /* The workspace itself as its own git directory: read-only would mean
+   * the whole root, so the launch is refused rather than left open.  */
+  if (real[n] == '\0' || real[n + 1] == '\0')
+    return cr_error_set (err, EINVAL, "gitdir '%s' is the workspace itself",
+                         path);
+  if (bwrap_gitdir_walk (workspace, real + n + 1, err) < 0)
+    return -1;
+  *rel_out = xstrdup (real + n + 1);
+  return 0;
+}
+
 /* Start bwrap, which starts the broker, which starts the workload.  */
 static int
 bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
@@ -935,11 +1065,14 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   struct bwrap_session *s = (struct bwrap_session *) base;
   struct bwrap_backend *b = s->backend;
   cleanup_free char *workspace = realpath (cmd->cwd, NULL);
+  cleanup_free char *gitdir = NULL;
   cleanup_close int devnull = -1, seccomp = -1, env = -1;
   int pair[2], errp[2];
 
   if (workspace == NULL)
     return cr_error_set (err, errno, "resolving the workspace root");
+  if (bwrap_gitdir (workspace, &gitdir, err) < 0)
+    return -1;
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
     return -1;
   devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -959,6 +1092,7 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
     }
   struct bwrap_plan plan = { .workspace = workspace,
                              .layer_dir = s->pair.dir,
+                             .gitdir = gitdir,
                              .shell = cmd->shell,
                              .line = cmd->line,
                              .cpu_seconds = b->opt.cpu_seconds,

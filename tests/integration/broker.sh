@@ -292,7 +292,7 @@ check "--protect without --confine: 125" \
 check "--lower without the rest of the overlay: 125" \
   rejects "go together" --status-fd 3 --confine --lower /a -- "${RAN[@]}"
 check "a --protect name that is not plain: 125" \
-  rejects "'..' is not a plain name" --status-fd 3 --confine --lower /a \
+  rejects "'..' is not a plain relative path" --status-fd 3 --confine --lower /a \
   --upper /b --work /c --root /d --protect .. -- "${RAN[@]}"
 check "an overlay path holding a comma: 125" \
   rejects "holds ','" --status-fd 3 --confine --lower /a,b --upper /b \

@@ -5,7 +5,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER_IDENTITY=14
+PER_IDENTITY=20
 ids=$(sec_identities)
 plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
 sec_unprivileged_check
@@ -54,4 +54,22 @@ for who in $ids; do
   confined "ls -A /.crucible-sandbox 2>&1; echo status \$?"
   like "$cout" "status [12]" \
     "confined ($WHO): the hidden layer directory cannot be listed"
+
+  # .git as a "gitdir: PATH" file (a worktree, a submodule): a target
+  # inside the workspace is kept read-only like .git, whether named
+  # relatively (through "..") or absolutely.
+  rm -rf "$WS/.git"
+  mkdir -p "$WS/.repo/wt/hooks" "$WS/sub"
+  echo 'gitdir: sub/../.repo/wt' >"$WS/.git"
+  [ "$who" = nobody ] && chown -R 65534:65534 "$WS"
+  attempt "writing hooks of a relative gitdir: inside the workspace" \
+    "echo 'echo owned' > .repo/wt/hooks/pre-commit && rm .repo/wt/hooks/pre-commit"
+  echo "gitdir: $WS/.repo/wt" >"$WS/.git"
+  attempt "writing hooks of an absolute gitdir: inside the workspace" \
+    "echo 'echo owned' > .repo/wt/hooks/pre-commit && rm .repo/wt/hooks/pre-commit"
+  # A target outside is not mounted at all: not even visible.
+  mkdir -p "$OUT/gitdir/hooks"
+  [ "$who" = nobody ] && chown -R 65534:65534 "$OUT/gitdir"
+  echo "gitdir: $OUT/gitdir" >"$WS/.git"
+  attempt "seeing a gitdir: outside the workspace" "test -d '$OUT/gitdir'"
 done
