@@ -142,3 +142,16 @@ sec_claim_as_identity() {
   (cd "$WS" && "${AS[@]}" "$SANDBOX_RUN" --claims) \
     | sed -n 's/^process_limit *//p'
 }
+
+# sec_begin N: plan N checks for each identity (and the unprivileged
+# check), and when the backend cannot run here skip them all, saying why,
+# and end the script.  Sets ids.
+sec_begin() {
+  ids=$(sec_identities)
+  plan $(($(wc -w <<<"$ids") * $1 + 1))
+  sec_unprivileged_check
+  if ! sec_usable; then
+    sec_skip_all $(($(wc -w <<<"$ids") * $1))
+    exit 0
+  fi
+}

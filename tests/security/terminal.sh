@@ -10,13 +10,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
 PER_IDENTITY=2
-ids=$(sec_identities)
-plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
-sec_unprivileged_check
-if ! sec_usable; then
-  sec_skip_all $(($(wc -w <<<"$ids") * PER_IDENTITY))
-  exit 0
-fi
+sec_begin "$PER_IDENTITY"
 trap 'rm -rf "$TEST_TMP"' EXIT
 
 # Why the control cannot succeed on this machine, if it cannot: no pty
