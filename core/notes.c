@@ -62,6 +62,12 @@ notes_label (const char *description, const char *line)
 }
 
 char *
+notes_refusal (const char *why)
+{
+  return xasprintf ("[refused: %s; nothing was run]", why);
+}
+
+char *
 notes_left_running (uint64_t number, enum notes_detach who, const char *so_far,
                     size_t so_far_len, size_t *len)
 {

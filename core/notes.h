@@ -40,6 +40,10 @@ char *notes_label (const char *description, const char *line);
 char *notes_left_running (uint64_t number, enum notes_detach who,
                           const char *so_far, size_t so_far_len, size_t *len);
 
+/* A refusal in the words the model is given: "[refused: WHY; nothing was
+ * run]".  The caller owns the string.  */
+char *notes_refusal (const char *why);
+
 /* The person's line for an ending: "✗ LABEL ended on its own · exit status
  * 1 · 96 lines" (✓ for exit status 0).  The caller owns the string.  */
 char *notes_ending_line (const struct notes_end *end);

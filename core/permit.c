@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/cmdline.h"
+#include "core/notes.h"
 #include "lib/xalloc.h"
 
 /* Why a line that sleeps first is refused: the move is to leave it running.  */
@@ -32,7 +33,7 @@ static char *
 permit_denied (const struct rules *rules, const struct cmdline *cl)
 {
   char *why = rules_deny_message (rules, cl);
-  char *text = xasprintf ("[refused: %s; nothing was run]", why);
+  char *text = notes_refusal (why);
   free (why);
   return text;
 }

@@ -608,7 +608,7 @@ command_on_exit (struct command *cmd, int wait_status)
 static int
 supervisor_refusal (struct cr_error **err)
 {
-  char *text = xasprintf ("[refused: %s; nothing was run]", (*err)->msg);
+  char *text = notes_refusal ((*err)->msg);
   /* The errno text is already inside the message.  */
   cr_error_set (err, 0, "%s", text);
   free (text);

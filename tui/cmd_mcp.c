@@ -19,6 +19,7 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/notes.h"
 #include "core/permit.h"
 #include "core/result.h"
 #include "core/supervisor.h"
@@ -249,7 +250,7 @@ mcp_call_run (struct mcp_call *call)
 static void
 mcp_call_refuse (struct mcp_call *call, const char *reason)
 {
-  char *text = xasprintf ("[refused: %s; nothing was run]", reason);
+  char *text = notes_refusal (reason);
   mcp_send_tool_text (call->mcp, call->id, text, strlen (text), true);
   free (text);
   mcp_call_free (call);

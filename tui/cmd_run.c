@@ -15,11 +15,11 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/notes.h"
 #include "core/permit.h"
 #include "core/supervisor.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
-#include "lib/xalloc.h"
 #include "sandbox/compat.h"
 #include "tui/front.h"
 #include "tui/options.h"
@@ -155,7 +155,7 @@ run_usage (FILE *out)
 static void
 run_refuse (struct run_state *st, const char *why)
 {
-  char *text = xasprintf ("[refused: %s; nothing was run]", why);
+  char *text = notes_refusal (why);
   run_print_result (st, text, strlen (text));
   free (text);
 }
