@@ -22,9 +22,11 @@
 #include <unistd.h>
 
 #include "broker/status.h"
+#include "broker/unreadable.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/channel.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/statedir.h"
@@ -77,6 +79,8 @@ struct bwrap_backend
   struct bwrap_location bwrap;
   char *broker_path;
   int broker_fd;
+  char **unreadable; /* copies of opt's lists */
+  char **unix_sockets;
 };
 
 struct bwrap_session
@@ -93,6 +97,7 @@ struct bwrap_session
   char *statedir;
   int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
   char *message; /* what they said, once the channel ended unreported */
+  char *cgroup;  /* the command's pids cgroup, or NULL */
 };
 
 void
@@ -445,9 +450,18 @@ bwrap_build_argv (const struct bwrap_plan *plan)
               BWRAP_HIDDEN_BROKER, (char *) NULL);
   /* The mount point for the projection, after --tmpfs /tmp so a workspace
    * under /tmp is not covered by it.  */
-  bwrap_args (&a, "--dir", plan->workspace, "--remount-ro", "/", "--seccomp",
-              fd_text[1], "--", BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2],
-              (char *) NULL);
+  bwrap_args (&a, "--dir", plan->workspace, (char *) NULL);
+  /* Granted sockets outside the workspace, each the very socket that was
+   * checked (a descriptor, not a path bwrap would resolve again), at its
+   * canonical path.  After --tmpfs /tmp, like the workspace.  */
+  for (size_t i = 0; i < plan->n_socket_binds; i++)
+    {
+      char fd[16];
+      snprintf (fd, sizeof fd, "%d", BWRAP_FD_EXTRA + (int) i);
+      bwrap_args (&a, "--ro-bind-fd", fd, plan->socket_dests[i], (char *) NULL);
+    }
+  bwrap_args (&a, "--remount-ro", "/", "--seccomp", fd_text[1], "--",
+              BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2], (char *) NULL);
   bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4], "--cwd",
               plan->workspace, "--confine", "--lower", BWRAP_HIDDEN_LOWER,
               "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
@@ -459,6 +473,13 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   if (plan->gitdir != NULL)
     bwrap_args (&a, "--protect", plan->gitdir, (char *) NULL);
   bwrap_args (&a, "--hide", BWRAP_HIDDEN_DIR, (char *) NULL);
+  for (size_t i = 0; i < plan->n_unreadable; i++)
+    bwrap_args (&a, "--unreadable", plan->unreadable[i], (char *) NULL);
+  if (plan->hide_sockets)
+    bwrap_args (&a, "--hide-sockets", (char *) NULL);
+  for (size_t i = 0; i < plan->n_socket_names; i++)
+    bwrap_args (&a, "--socket", plan->socket_names[i], (char *) NULL);
+  bwrap_arg_num (&a, "--address-space", (unsigned long) plan->memory_bytes);
   bwrap_arg_num (&a, "--cpu-seconds", plan->cpu_seconds);
   bwrap_arg_num (&a, "--open-files", plan->open_files);
   bwrap_arg_num (&a, "--processes", plan->processes);
@@ -507,20 +528,26 @@ struct bwrap_fds
   int in, out, err;                         /* 0, 1, 2 */
   int status, broker, seccomp, env, output; /* BWRAP_FD_* */
   int self;                                 /* bwrap, executed through it */
+  const int *extra; /* at BWRAP_FD_EXTRA and on: the granted sockets */
+  size_t n_extra;
+  int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
 };
+
+/* The most descriptors a launch hands bwrap.  */
+#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + 64)
 
 /* Put each descriptor at its number.  Everything is first moved above the
  * targets, so that no dup2 overwrites a source still to be moved.  */
 static int
 bwrap_child_fds (const struct bwrap_fds *f)
 {
-  const int src[] = { f->in,      f->out, f->err,    f->status, f->broker,
-                      f->seccomp, f->env, f->output, f->self };
-  enum
-  {
-    n_fds = sizeof src / sizeof *src
-  };
-  int moved[n_fds];
+  int src[BWRAP_MAX_FDS]
+      = { f->in,      f->out, f->err,    f->status, f->broker,
+          f->seccomp, f->env, f->output, f->self };
+  int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
+
+  for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
+    src[n_fds++] = f->extra[i];
 
   for (int i = 0; i < n_fds; i++)
     {
@@ -538,7 +565,7 @@ bwrap_child_fds (const struct bwrap_fds *f)
   for (int i = 0; i < n_fds; i++)
     if (moved[i] < 0 && i >= 3 && i != BWRAP_FD_SELF)
       close (i);
-  return (int) syscall (SYS_close_range, BWRAP_FD_SELF + 1, ~0U, 0);
+  return (int) syscall (SYS_close_range, (unsigned int) n_fds, ~0U, 0);
 }
 
 /* In the forked child: become bwrap, from an empty environment, with
@@ -555,6 +582,11 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
     signal (s, SIG_DFL);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
+  /* Into the command's pids cgroup before anything else of the scope
+   * exists, so bwrap, the broker and every process beneath are counted;
+   * "0" names the writer.  */
+  if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
+    _exit (125);
   if (bwrap_child_fds (f) < 0)
     _exit (125);
   /* The pinned file, not the path: what was digested is what runs.  */
@@ -674,8 +706,12 @@ static int
 bwrap_probe_surface (struct bwrap_backend *b, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--help", NULL };
-  struct bwrap_fds f
-      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  struct bwrap_fds f = { .status = -1,
+                         .broker = -1,
+                         .seccomp = -1,
+                         .env = -1,
+                         .output = -1,
+                         .cgroup_procs = -1 };
   cleanup_free char *help = NULL;
   int status = bwrap_run_probe (b, argv, &f, &help);
 
@@ -723,8 +759,12 @@ static int
 bwrap_probe_version (struct bwrap_backend *b, char **version, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--version", NULL };
-  struct bwrap_fds f
-      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  struct bwrap_fds f = { .status = -1,
+                         .broker = -1,
+                         .seccomp = -1,
+                         .env = -1,
+                         .output = -1,
+                         .cgroup_procs = -1 };
   cleanup_free char *text = NULL;
   int status = bwrap_run_probe (b, argv, &f, &text);
   unsigned long v[3] = { 0 };
@@ -750,7 +790,7 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
   struct bwrap_argv a = { 0 };
   struct cr_error *err = NULL;
   char fd_text[2][16];
-  cleanup_close int seccomp = sandbox_seccomp_fd (&err);
+  cleanup_close int seccomp = sandbox_seccomp_fd (false, &err);
   cleanup_free char *text = NULL;
 
   if (seccomp < 0)
@@ -769,6 +809,7 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
               "/", "--seccomp", fd_text[1], "--", BWRAP_HIDDEN_BROKER,
               (char *) NULL);
   struct bwrap_fds f = { .status = -1,
+                         .cgroup_procs = -1,
                          .broker = b->broker_fd,
                          .seccomp = seccomp,
                          .env = -1,
@@ -842,8 +883,9 @@ bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
 
 /* What this backend holds, each enforced row exercised by a test under
  * tests/security/ (doc/linux-confinement.md lists which).  The process
- * cap is RLIMIT_NPROC, which does not bind uid 0: claimed only when
- * crucible does not run as root.  */
+ * cap is a pids cgroup where crucible can make one, and RLIMIT_NPROC,
+ * which does not bind uid 0: as root it is claimed only with the cgroup.
+ * Looking for the cgroup reads /proc and starts nothing.  */
 static void
 bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 {
@@ -855,6 +897,7 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
     SANDBOX_KERNEL_SURFACE,
     SANDBOX_PRIVILEGE_ISOLATION,
     SANDBOX_CPU_LIMIT,
+    SANDBOX_MEMORY_LIMIT,
     SANDBOX_OPEN_FILE_LIMIT,
     SANDBOX_COMMAND_TIME_LIMIT,
     SANDBOX_OUTPUT_LIMIT,
@@ -865,7 +908,8 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   memset (out, 0, sizeof *out);
   for (size_t i = 0; i < sizeof enforced / sizeof *enforced; i++)
     out->support[enforced[i]] = SANDBOX_ENFORCED;
-  if (geteuid () != 0)
+  cleanup_free char *cgroup = cgroup_pids_parent ();
+  if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
   out->support[SANDBOX_USAGE] = SANDBOX_OBSERVED;
 }
@@ -888,6 +932,23 @@ bwrap_prepare (struct sandbox_backend *base,
   bwrap_claims (base, &claims);
   if (sandbox_check_policy (&claims, policy, bwrap_ops.id, err) < 0)
     return -1;
+  if (b->opt.processes > BWRAP_DEFAULT_PROCESSES)
+    return cr_error_set (err, 0,
+                         "process_limit: %lu processes is more than the %d "
+                         "a sandbox allows",
+                         b->opt.processes, BWRAP_DEFAULT_PROCESSES);
+  for (size_t i = 0; i < b->opt.n_unreadable; i++)
+    {
+      const char *p = b->unreadable[i], *why = NULL;
+      if (p[0] != '/' && (why = unreadable_check (p)) != NULL)
+        return cr_error_set (err, 0, "sandbox.filesystem.unreadable: '%s' %s",
+                             p, why);
+    }
+  /* Cgroups left by a crucible that was killed: only those whose maker
+   * is gone, and only when empty.  */
+  cleanup_free char *cgroups = cgroup_pids_parent ();
+  if (cgroups != NULL)
+    cgroup_pids_recover (cgroups);
   bwrap_probe_once (b);
   if (!b->probe.usable)
     return cr_error_set (err, 0, "the %s backend is unavailable: %s",
@@ -1057,6 +1118,190 @@ bwrap_gitdir (const char *workspace, char **rel_out, struct cr_error **err)
   return 0;
 }
 
+/* What one launch resolves from the policy's grants against the
+ * workspace: the unreadable patterns, relative to it, and the granted
+ * sockets, by name inside it or pinned by descriptor outside.  */
+struct bwrap_grants
+{
+  char **unreadable;
+  size_t n_unreadable;
+  char **names; /* sockets inside the workspace, relative */
+  size_t n_names;
+  char **dests; /* sockets outside it: where each is bound */
+  int *fds;     /* and the socket itself, opened O_PATH */
+  size_t n_binds;
+};
+
+static void
+bwrap_grants_clear (struct bwrap_grants *g)
+{
+  for (size_t i = 0; i < g->n_unreadable; i++)
+    free (g->unreadable[i]);
+  for (size_t i = 0; i < g->n_names; i++)
+    free (g->names[i]);
+  for (size_t i = 0; i < g->n_binds; i++)
+    {
+      free (g->dests[i]);
+      close (g->fds[i]);
+    }
+  free (g->unreadable);
+  free (g->names);
+  free (g->dests);
+  free (g->fds);
+  memset (g, 0, sizeof *g);
+}
+
+/* Append s to a growing list of strings.  */
+static void
+bwrap_list_push (char ***list, size_t *n, char *s)
+{
+  *list = xrealloc (*list, (*n + 1) * sizeof **list);
+  (*list)[(*n)++] = s;
+}
+
+/* Where pattern applies: relative to the workspace as written; an absolute
+ * one inside the workspace made relative; an absolute one outside it is
+ * nothing in this view (nothing outside the workspace is mounted), so
+ * *rel_out is NULL.  */
+static int
+bwrap_pattern_rel (const char *pattern, const char *workspace,
+                   const char **rel_out, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  const char *why;
+
+  *rel_out = NULL;
+  if (pattern[0] == '/')
+    {
+      if (strncmp (pattern, workspace, n) != 0
+          || (pattern[n] != '/' && pattern[n] != '\0'))
+        return 0;
+      if (pattern[n] == '\0' || pattern[n + 1] == '\0')
+        return cr_error_set (err, 0,
+                             "sandbox.filesystem.unreadable: '%s' is the "
+                             "workspace itself",
+                             pattern);
+      pattern += n + 1;
+    }
+  why = unreadable_check (pattern);
+  if (why != NULL)
+    return cr_error_set (err, 0, "sandbox.filesystem.unreadable: '%s' %s",
+                         pattern, why);
+  *rel_out = pattern;
+  return 0;
+}
+
+/* The patterns, relative to the workspace.  */
+static int
+bwrap_resolve_patterns (const struct bwrap_backend *b, const char *workspace,
+                        struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unreadable; i++)
+    {
+      const char *rel;
+      if (bwrap_pattern_rel (b->unreadable[i], workspace, &rel, err) < 0)
+        return -1;
+      if (rel != NULL)
+        bwrap_list_push (&g->unreadable, &g->n_unreadable, xstrdup (rel));
+    }
+  return 0;
+}
+
+/* The canonical path of what path names, its last component not
+ * resolved (it is the socket itself, opened without following).  */
+static char *
+bwrap_canonical_parent (const char *path)
+{
+  cleanup_free char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  cleanup_free char *real = NULL;
+
+  *slash = '\0';
+  real = realpath (dir[0] != '\0' ? dir : "/", NULL);
+  if (real == NULL)
+    return NULL;
+  return xasprintf ("%s/%s", strcmp (real, "/") == 0 ? "" : real, slash + 1);
+}
+
+/* One granted socket: opened without following a symlink and checked to
+ * be a socket, so what is bound is the socket that was named.  One that
+ * does not exist when the command starts is left out (a server started
+ * later is not reachable); anything else that is not a socket refuses the
+ * launch.  */
+static int
+bwrap_resolve_socket (const char *path, const char *workspace,
+                      struct bwrap_grants *g, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  struct stat st;
+  cleanup_free char *canon = NULL;
+  cleanup_close int fd = open (path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : cr_error_set (err, errno,
+                               "sandbox.network.allowUnixSockets: '%s'", path);
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  if (!S_ISSOCK (st.st_mode))
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: '%s' is not a "
+                         "Unix socket",
+                         path);
+  canon = bwrap_canonical_parent (path);
+  if (canon == NULL)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  /* Inside the workspace the projection shows it already; the broker is
+   * told to leave it uncovered.  */
+  if (strncmp (canon, workspace, n) == 0 && canon[n] == '/')
+    {
+      bwrap_list_push (&g->names, &g->n_names, xstrdup (canon + n + 1));
+      return 0;
+    }
+  if (g->n_binds >= BWRAP_MAX_FDS - BWRAP_FD_EXTRA)
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: more than %d "
+                         "sockets",
+                         BWRAP_MAX_FDS - BWRAP_FD_EXTRA);
+  g->fds = xrealloc (g->fds, (g->n_binds + 1) * sizeof *g->fds);
+  g->fds[g->n_binds] = steal_fd (&fd);
+  bwrap_list_push (&g->dests, &g->n_binds, steal_pointer (&canon));
+  return 0;
+}
+
+static int
+bwrap_resolve_sockets (const struct bwrap_backend *b, const char *workspace,
+                       struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unix_sockets; i++)
+    if (bwrap_resolve_socket (b->unix_sockets[i], workspace, g, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* Put the command in a pids cgroup of its own where crucible can make one:
+ * the cap then binds whoever runs crucible.  bwrap and the broker are
+ * counted too, hence the two more.  */
+static int
+bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
+{
+  cleanup_free char *parent = cgroup_pids_parent ();
+
+  *procs_fd = -1;
+  if (parent == NULL)
+    return 0;
+  return cgroup_pids_make (parent, s->backend->opt.processes + 2, &s->cgroup,
+                           procs_fd, err);
+}
+
+static int bwrap_launch (struct bwrap_session *s,
+                         const struct sandbox_command *cmd,
+                         const char *workspace, const char *gitdir,
+                         const struct bwrap_grants *g, struct cr_error **err);
+
 /* Start bwrap, which starts the broker, which starts the workload.  */
 static int
 bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
@@ -1066,20 +1311,43 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   struct bwrap_backend *b = s->backend;
   cleanup_free char *workspace = realpath (cmd->cwd, NULL);
   cleanup_free char *gitdir = NULL;
-  cleanup_close int devnull = -1, seccomp = -1, env = -1;
-  int pair[2], errp[2];
+  struct bwrap_grants g = { 0 };
+  int rc;
 
   if (workspace == NULL)
     return cr_error_set (err, errno, "resolving the workspace root");
   if (bwrap_gitdir (workspace, &gitdir, err) < 0)
     return -1;
+  if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
+      || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
+    {
+      bwrap_grants_clear (&g);
+      return -1;
+    }
+  rc = bwrap_launch (s, cmd, workspace, gitdir, &g, err);
+  bwrap_grants_clear (&g);
+  return rc;
+}
+
+/* The launch itself, once the grants are resolved.  */
+static int
+bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
+              const char *workspace, const char *gitdir,
+              const struct bwrap_grants *g, struct cr_error **err)
+{
+  struct bwrap_backend *b = s->backend;
+  cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
+  int pair[2], errp[2];
+
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
+    return -1;
+  if (bwrap_cgroup (s, &procs, err) < 0)
     return -1;
   devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0)
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
-  if ((seccomp = sandbox_seccomp_fd (err)) < 0
+  if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
       || (env = bwrap_env_fd (cmd->envp, err)) < 0)
     return -1;
   if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -1097,7 +1365,15 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
                              .line = cmd->line,
                              .cpu_seconds = b->opt.cpu_seconds,
                              .open_files = b->opt.open_files,
-                             .processes = b->opt.processes };
+                             .processes = b->opt.processes,
+                             .memory_bytes = b->opt.memory_bytes,
+                             .unreadable = g->unreadable,
+                             .n_unreadable = g->n_unreadable,
+                             .hide_sockets = b->opt.n_unix_sockets > 0,
+                             .socket_names = g->names,
+                             .n_socket_names = g->n_names,
+                             .socket_dests = g->dests,
+                             .n_socket_binds = g->n_binds };
   char **argv = bwrap_build_argv (&plan);
   /* bwrap's own stdout and stderr are not the command's: bwrap and the
    * broker hold them for the whole run, and the host must see the end of
@@ -1110,7 +1386,10 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
                          .seccomp = seccomp,
                          .env = env,
                          .output = cmd->output_fd,
-                         .self = b->bwrap.fd };
+                         .self = b->bwrap.fd,
+                         .extra = g->fds,
+                         .n_extra = g->n_binds,
+                         .cgroup_procs = procs };
   pid_t pid = fork ();
   if (pid == 0)
     bwrap_child_exec (&f, argv);
@@ -1277,6 +1556,9 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
     }
   statedir_pair_remove (&s->pair, &rm_err);
   cr_error_free (rm_err); /* a leftover pair is only disc space */
+  if (s->cgroup != NULL)
+    cgroup_pids_remove (s->cgroup); /* one left is recovered later */
+  free (s->cgroup);
   if (s->err_fd >= 0)
     close (s->err_fd);
   free (s->message);
@@ -1301,6 +1583,9 @@ bwrap_abandon (struct sandbox_session *base)
   free (s->pair.dir);
   free (s->pair.upper);
   free (s->pair.work);
+  if (s->cgroup != NULL)
+    rmdir (s->cgroup); /* fails while bwrap's scope is still in it */
+  free (s->cgroup);
   if (s->err_fd >= 0)
     close (s->err_fd);
   free (s->message);
@@ -1314,6 +1599,8 @@ bwrap_free (struct sandbox_backend *base)
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
   bwrap_location_clear (&b->bwrap);
+  bwrap_argv_free (b->unreadable);
+  bwrap_argv_free (b->unix_sockets);
   free (b->broker_path);
   if (b->broker_fd >= 0)
     close (b->broker_fd);
@@ -1335,6 +1622,17 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .free = bwrap_free,
 };
 
+/* A NULL-terminated copy of n strings.  */
+static char **
+bwrap_copy_list (const char *const *list, size_t n)
+{
+  char **copy = xcalloc (n + 1, sizeof *copy);
+
+  for (size_t i = 0; i < n; i++)
+    copy[i] = xstrdup (list[i]);
+  return copy;
+}
+
 struct sandbox_backend *
 bwrap_backend_new (const struct bwrap_options *opt)
 {
@@ -1351,6 +1649,11 @@ bwrap_backend_new (const struct bwrap_options *opt)
     b->opt.processes = BWRAP_DEFAULT_PROCESSES;
   if (b->opt.state_parent == NULL)
     b->opt.state_parent = STATEDIR_PARENT;
+  b->unreadable = bwrap_copy_list (b->opt.unreadable, b->opt.n_unreadable);
+  b->unix_sockets
+      = bwrap_copy_list (b->opt.unix_sockets, b->opt.n_unix_sockets);
+  b->opt.unreadable = NULL;
+  b->opt.unix_sockets = NULL;
   b->bwrap.fd = -1;
   b->broker_fd = -1;
   return &b->base;

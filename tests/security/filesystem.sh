@@ -1,11 +1,11 @@
 #!/bin/bash
 # Escape attempts against the filesystem view: files outside every root,
 # writes outside the workspace, the workspace's real files, .git, the
-# state directory.  TAP; each attempt has its unconfined control.
+# state directory, what unreadable patterns hide.  TAP; each attempt has its unconfined control.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER_IDENTITY=20
+PER_IDENTITY=33
 sec_begin "$PER_IDENTITY"
 
 for who in $ids; do
@@ -43,6 +43,40 @@ for who in $ids; do
   confined "echo new > made && cat made && cat tracked"
   is "$cout" $'new\noriginal' \
     "confined ($WHO): the command writes and reads its own workspace"
+
+  # sandbox.filesystem.unreadable: what a pattern names cannot be read,
+  # through any name; what it does not name can.
+  mkdir -p "$WS/secrets" "$WS/deep/a/b"
+  echo 'SECRET' >"$WS/secrets/token"
+  echo 'KEY' >"$WS/deep/a/b/server.pem"
+  echo 'TOP' >"$WS/top.pem"
+  echo 'notes' >"$WS/notes.txt"
+  ln "$WS/deep/a/b/server.pem" "$WS/alias"
+  [ "$who" = nobody ] && chown -R 65534:65534 "$WS"
+  attempt "reading a file '**/*.pem' names, deep down" \
+    "grep -q KEY deep/a/b/server.pem" --unreadable '**/*.pem'
+  attempt "reading a file '**/*.pem' names, at the top" \
+    "grep -q TOP top.pem" --unreadable '**/*.pem'
+  attempt "reading it through another hard link" \
+    "grep -q KEY alias" --unreadable '**/*.pem'
+  attempt "reading inside a directory a pattern names" \
+    "grep -q SECRET secrets/token" --unreadable 'secr*'
+  attempt "removing or replacing a hidden file" \
+    "rm -f top.pem && echo mine > top.pem && grep -q mine top.pem" \
+    --unreadable '*.pem'
+  echo 'TOP' >"$WS/top.pem" # the control replaced it
+  [ "$who" = nobody ] && chown 65534:65534 "$WS/top.pem"
+  confined "cat notes.txt deep/a/b/../../a/b/server.pem 2>/dev/null; echo \$?" \
+    --unreadable "$WS/deep/a/b/server.pem"
+  is "$cout" $'notes\n1' \
+    "confined ($WHO): an absolute path inside the workspace is hidden; the rest reads"
+  confined "cat top.pem notes.txt" --unreadable 'deep/**/*.pem'
+  is "$cout" $'TOP\nnotes' \
+    "confined ($WHO): a pattern hides only what it names (positive control)"
+  confined "echo ran" --unreadable 'a/**/b/**'
+  is "$crc:$cerr" \
+    "125:sandbox_run: sandbox.filesystem.unreadable: 'a/**/b/**' has more than one '**'" \
+    "confined ($WHO): a pattern outside the grammar refuses the command"
 
   # The layer paths the broker hid: the raw lower and the upper.
   confined "ls -A /.crucible-sandbox 2>&1; echo status \$?"
