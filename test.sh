@@ -88,6 +88,7 @@ run_unprivileged() {
 # (tests/security/ already runs every escape attempt as root and as uid
 # 65534 from within each script.)
 UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh
+tests/integration/run-confined.sh
 tests/integration/broker.sh tests/integration/sandbox-inspect.sh"
 
 # Configure and build in a directory; the log is kept.

@@ -2,7 +2,8 @@
  * runs as PID 1 of a Linux sandbox (or, for tests, as an ordinary child
  * subreaper), starts the workload, reaps everything the workload leaves,
  * and reports on the status channel that broker/status.h describes.  libc
- * only: nothing here is shared with the host but that header.  */
+ * only: nothing here is shared with the host but that header and
+ * broker/unreadable.c, the pattern grammar the host checks with too.  */
 #include <config.h>
 
 /* pipe2, __WALL, SYS_close_range: configure's AC_USE_SYSTEM_EXTENSIONS

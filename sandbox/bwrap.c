@@ -534,7 +534,7 @@ struct bwrap_fds
 };
 
 /* The most descriptors a launch hands bwrap.  */
-#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + 64)
+#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + BWRAP_MAX_SOCKETS)
 
 /* Put each descriptor at its number.  Everything is first moved above the
  * targets, so that no dup2 overwrites a source still to be moved.  */
@@ -937,6 +937,11 @@ bwrap_prepare (struct sandbox_backend *base,
                          "process_limit: %lu processes is more than the %d "
                          "a sandbox allows",
                          b->opt.processes, BWRAP_DEFAULT_PROCESSES);
+  if (b->opt.n_unix_sockets > BWRAP_MAX_SOCKETS)
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: more than %d "
+                         "sockets",
+                         BWRAP_MAX_SOCKETS);
   for (size_t i = 0; i < b->opt.n_unreadable; i++)
     {
       const char *p = b->unreadable[i], *why = NULL;
@@ -1261,11 +1266,6 @@ bwrap_resolve_socket (const char *path, const char *workspace,
       bwrap_list_push (&g->names, &g->n_names, xstrdup (canon + n + 1));
       return 0;
     }
-  if (g->n_binds >= BWRAP_MAX_FDS - BWRAP_FD_EXTRA)
-    return cr_error_set (err, 0,
-                         "sandbox.network.allowUnixSockets: more than %d "
-                         "sockets",
-                         BWRAP_MAX_FDS - BWRAP_FD_EXTRA);
   g->fds = xrealloc (g->fds, (g->n_binds + 1) * sizeof *g->fds);
   g->fds[g->n_binds] = steal_fd (&fd);
   bwrap_list_push (&g->dests, &g->n_binds, steal_pointer (&canon));

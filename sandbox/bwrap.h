@@ -96,6 +96,8 @@ struct bwrap_options
 #define BWRAP_DEFAULT_CPU_SECONDS 3600
 #define BWRAP_DEFAULT_OPEN_FILES 4096
 #define BWRAP_DEFAULT_PROCESSES 1024
+/* The most sockets allowUnixSockets may name (as the configuration).  */
+#define BWRAP_MAX_SOCKETS 64
 
 /* The backend; opt may be NULL.  Nothing is looked up until probe or
  * prepare.  */

@@ -30,7 +30,7 @@
 #include "sandbox/bwrap.h"
 
 #define RUN_MAX_ENV 32
-#define RUN_MAX_LIST 32
+#define RUN_MAX_LIST 80
 
 struct run_args
 {

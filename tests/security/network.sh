@@ -7,7 +7,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER_IDENTITY=19
+PER_IDENTITY=21
 ids=$(sec_identities)
 plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
 sec_unprivileged_check
@@ -121,6 +121,24 @@ for p in sys.argv[1:]:
   is "$crc:$cerr" \
     "125:sandbox_run: sandbox.network.allowUnixSockets: '$OUT/link.sock' is not a Unix socket" \
     "confined ($WHO): a symlink named as a socket refuses the launch"
+  # A name the identity cannot open (below a directory only root may
+  # enter) refuses the launch with the reason; root can open any.
+  if [ "$who" = nobody ]; then
+    mkdir -p "$TEST_TMP/private" && chmod 700 "$TEST_TMP/private"
+    confined "echo ran" --allow-socket "$TEST_TMP/private/x.sock"
+    is "$crc:$cerr" \
+      "125:sandbox_run: sandbox.network.allowUnixSockets: '$TEST_TMP/private/x.sock': Permission denied" \
+      "confined ($WHO): a socket path that cannot be opened refuses the launch"
+  else
+    skip "confined ($WHO): a socket path that cannot be opened refuses the launch" \
+      "root can open any path"
+  fi
+  many=()
+  for i in $(seq 65); do many+=(--allow-socket "$OUT/sockets/s$i.sock"); done
+  confined "echo ran" "${many[@]}"
+  is "$crc:$cerr" \
+    "125:sandbox_run: sandbox.network.allowUnixSockets: more than 64 sockets" \
+    "confined ($WHO): more than 64 granted sockets refuse the command"
   confined "python3 -c 'import socket
 a, b = socket.socketpair()
 s = socket.socket(socket.AF_UNIX)

@@ -1,0 +1,75 @@
+#!/bin/bash
+# crucible run with confinement enabled through the home configuration:
+# the unreadable patterns and allowUnixSockets it names reach the bwrap
+# backend.  The escape tests themselves are tests/security/; this shows the
+# settings are read by the command that a person runs.
+. "$(dirname "$0")/lib.sh"
+
+plan 6
+
+new_workspace
+SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
+if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
+  why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
+  [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
+  for i in 1 2 3 4 5 6; do skip "confined crucible run" "$why" bwrap; done
+  exit 0
+fi
+echo notes >notes
+echo KEY >server.pem
+mkdir -p "$HOME/.crucible" "$TEST_TMP/sockets"
+config() {
+  printf '{"sandbox":{"enabled":true,"filesystem":{"unreadable":[%s]},"network":{"allowUnixSockets":[%s]}}}\n' \
+    "$1" "$2" >"$HOME/.crucible/config.json"
+}
+
+config '"**/*.pem"' ''
+crun run -- 'cat notes; cat server.pem'
+is "$rc:$out" $'1:notes\ncat: server.pem: Permission denied\n[exit status 1]' \
+  "an unreadable pattern from the home configuration hides the file"
+
+config '"a/**/**"' ''
+crun run -- 'echo ran'
+is "$rc:$out" \
+  "125:[refused: sandbox.filesystem.unreadable: 'a/**/**' has more than one '**'; nothing was run]" \
+  "a pattern outside the grammar refuses the command"
+
+config "\"$WS\"" ''
+crun run -- 'echo ran'
+is "$rc:$out" \
+  "125:[refused: sandbox.filesystem.unreadable: '$WS' is the workspace itself; nothing was run]" \
+  "the workspace itself cannot be made unreadable"
+
+if ! command -v python3 >/dev/null 2>&1; then
+  for i in 1 2 3; do skip "allowUnixSockets through crucible run" "no python3"; done
+  exit 0
+fi
+python3 - "$TEST_TMP/sockets/agent.sock" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"hello")
+    c.close()
+PY
+listener=$!
+trap 'kill $listener 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+for _ in $(seq 100); do [ -S "$TEST_TMP/sockets/agent.sock" ] && break; sleep 0.05; done
+talk="python3 -c 'import socket
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(\"$TEST_TMP/sockets/agent.sock\")
+    print(s.recv(5).decode())
+except OSError as e:
+    print(e.errno)'"
+config '' ''
+crun run -- "$talk"
+is "$out" 13 "without a grant, the host socket is not reached"
+config '' "\"$TEST_TMP/sockets/agent.sock\""
+crun run -- "$talk"
+is "$out" hello "allowUnixSockets grants the named socket"
+config '' "\"$TEST_TMP/sockets/agent.sock.missing\""
+crun run -- "$talk"
+is "$out" 2 "a grant naming another path does not reach it"
