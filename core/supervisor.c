@@ -622,7 +622,12 @@ command_on_start_failure (struct command *cmd, const struct sandbox_event *ev)
   const char *what = ev->stage == BROKER_STAGE_EXEC ? "starting the shell"
                                                     : "setting up the command";
   cmd->start_failed = true;
-  cr_error_set (&cmd->start_error, ev->error, "%s", what);
+  /* The launcher's own words, quoted, say more than an errno: they hold
+   * it already.  */
+  if (ev->message != NULL)
+    cr_error_set (&cmd->start_error, 0, "%s: \"%s\"", what, ev->message);
+  else
+    cr_error_set (&cmd->start_error, ev->error, "%s", what);
   supervisor_refusal (&cmd->start_error);
 }
 

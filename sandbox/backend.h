@@ -101,6 +101,10 @@ struct sandbox_event
   int wait_status;
   int error; /* errno, for SANDBOX_EVENT_FAILED */
   int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
+  /* For SANDBOX_EVENT_FAILED: what the launcher or the keeper said in its
+   * own words (bwrap's refusal, the broker's failed step), to be quoted;
+   * NULL when nothing.  Owned by the session, valid until dispose.  */
+  const char *message;
 };
 
 /* What a command's whole scope used, measured when it is disposed of.  */

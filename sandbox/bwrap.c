@@ -38,6 +38,8 @@
 #define BWRAP_PROBE_MS 3000
 /* After the broker has gone, bwrap is given this long to follow.  */
 #define BWRAP_LAUNCHER_MS 2000
+/* The exit status a launch that never ran the workload is reported with.  */
+#define BWRAP_NEVER_RAN 125
 /* How much of bwrap's own message is quoted.  */
 #define BWRAP_QUOTE_BYTES 512
 
@@ -90,6 +92,7 @@ struct bwrap_session
   int channel;      /* host end of the status channel, or -1 */
   pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
   bool exited_seen; /* EXITED or FAILED has been reported */
+  bool owe_exit;    /* a FAILED that stands for the ending: EXITED next */
   bool done;        /* the scope is confirmed empty */
   bool ru_known;
   struct rusage ru; /* bwrap's children: the broker and all it reaped */
@@ -242,17 +245,31 @@ bwrap_seen (struct buf *seen, const char *cand)
   return false;
 }
 
-/* Try cand unless it was tried already.  */
+/* Try cand unless it was tried already; *skip trusted ones are passed
+ * over (counted down) before one is taken.  */
 static bool
-bwrap_try_once (const char *cand, struct buf *seen, struct buf *why,
+bwrap_try_once (const char *cand, struct buf *seen, struct buf *why, int *skip,
                 struct bwrap_location *out)
 {
-  return !bwrap_seen (seen, cand) && bwrap_try (cand, why, out);
+  if (bwrap_seen (seen, cand) || !bwrap_try (cand, why, out))
+    return false;
+  if (*skip == 0)
+    return true;
+  (*skip)--;
+  bwrap_location_clear (out);
+  return false;
 }
 
 int
 bwrap_locate_in (const char *path_env, struct bwrap_location *out,
                  struct cr_error **err)
+{
+  return bwrap_locate_nth (path_env, 0, out, err);
+}
+
+int
+bwrap_locate_nth (const char *path_env, int nth, struct bwrap_location *out,
+                  struct cr_error **err)
 {
   static const char *const fixed[] = BWRAP_FIXED_CANDIDATES;
   struct buf why = BUF_INIT, seen = BUF_INIT;
@@ -272,11 +289,11 @@ bwrap_locate_in (const char *path_env, struct bwrap_location *out,
       if (dir[0] != '/' || strlen (dir) > PATH_MAX - 8)
         continue;
       cleanup_free char *cand = xasprintf ("%s/bwrap", dir);
-      if (bwrap_try_once (cand, &seen, &why, out))
+      if (bwrap_try_once (cand, &seen, &why, &nth, out))
         goto found;
     }
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-    if (bwrap_try_once (fixed[i], &seen, &why, out))
+    if (bwrap_try_once (fixed[i], &seen, &why, &nth, out))
       goto found;
   cr_error_set (err, 0, "no trusted bwrap was found: %s",
                 why.data != NULL ? why.data : "no candidate");
@@ -845,23 +862,51 @@ bwrap_probe_once (struct bwrap_backend *b)
     return;
   b->probed = true;
   b->probe.confined = true;
-  if (bwrap_locate (&b->bwrap, &err) < 0
-      || broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
+  if (broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
     {
       b->probe.reason = xstrdup (err->msg);
       cr_error_free (err);
       return;
     }
-  if (bwrap_probe_surface (b, &why) < 0
-      || bwrap_probe_version (b, &version, &why) < 0
-      || bwrap_probe_namespaces (b, &why) < 0)
+  /* Every trusted candidate, in order, until one passes its probes; each
+   * one that fails says why, and the next is tried.  */
+  struct buf failed = BUF_INIT;
+  char *last = NULL;
+  int tried = 0;
+  for (;; tried++)
     {
-      b->probe.reason = why;
+      if (bwrap_locate_nth (getenv ("PATH"), tried, &b->bwrap, &err) < 0)
+        break;
+      if (bwrap_probe_surface (b, &why) == 0
+          && bwrap_probe_version (b, &version, &why) == 0
+          && bwrap_probe_namespaces (b, &why) == 0)
+        {
+          b->probe.usable = true;
+          b->probe.version = version;
+          buf_free (&failed);
+          free (last);
+          return;
+        }
+      buf_printf (&failed, "%s%s: %s", failed.len > 0 ? "; " : "",
+                  b->bwrap.path, why);
+      free (last);
+      last = why;
       free (version);
-      return;
+      why = version = NULL;
+      bwrap_location_clear (&b->bwrap);
     }
-  b->probe.usable = true;
-  b->probe.version = version;
+  /* None trusted: where each was looked for and why not.  One trusted
+   * that failed: its own reason.  Several: each one's.  */
+  if (tried == 0)
+    b->probe.reason = xstrdup (err->msg);
+  else if (tried == 1)
+    b->probe.reason = steal_pointer (&last);
+  else
+    b->probe.reason
+        = xasprintf ("no trusted bwrap passed its probes: %s", failed.data);
+  cr_error_free (err);
+  buf_free (&failed);
+  free (last);
 }
 
 static int
@@ -1456,11 +1501,14 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
     }
   if (!s->exited_seen)
     {
-      s->message = bwrap_read_message (s->err_fd);
+      if (s->message == NULL)
+        s->message = bwrap_read_message (s->err_fd);
       s->exited_seen = true;
+      s->owe_exit = true;
       ev->kind = SANDBOX_EVENT_FAILED;
       ev->error = 0;
       ev->stage = BROKER_STAGE_SETUP;
+      ev->message = s->message;
       return 0;
     }
   if (s->launcher == 0)
@@ -1481,6 +1529,17 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
   memset (ev, 0, sizeof *ev);
   if (s->done)
     return 0;
+  /* A launch that failed before the workload ran has no wait status of
+   * its own; like the compatibility backend's, its ending is reported as
+   * an exit with 125 (the command never ran) after the FAILED, so a
+   * supervisor sees every command end the same way.  */
+  if (s->owe_exit)
+    {
+      s->owe_exit = false;
+      ev->kind = SANDBOX_EVENT_EXITED;
+      ev->wait_status = BWRAP_NEVER_RAN << 8;
+      return 0;
+    }
   for (;;)
     {
       int r = channel_read (s->channel, BWRAP_WHO, &msg, err);
@@ -1493,12 +1552,21 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return -1;
       if (r == 0)
         continue;
+      /* The broker said what failed on its stderr before it sent this.  */
+      if (ev->kind == SANDBOX_EVENT_FAILED)
+        {
+          if (s->message == NULL)
+            s->message = bwrap_read_message (s->err_fd);
+          ev->message = s->message;
+        }
       /* An exec failure is followed by EXITED 127; a setup or fork failure
        * by nothing, so it stands for the ending.  */
       if (ev->kind == SANDBOX_EVENT_EXITED
           || (ev->kind == SANDBOX_EVENT_FAILED
               && ev->stage != BROKER_STAGE_EXEC))
         s->exited_seen = true;
+      s->owe_exit
+          = ev->kind == SANDBOX_EVENT_FAILED && ev->stage != BROKER_STAGE_EXEC;
       s->done = ev->kind == SANDBOX_EVENT_DONE;
       return 0;
     }

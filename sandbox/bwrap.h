@@ -65,6 +65,11 @@ char *bwrap_distrust (const char *path, bool allow_user, uid_t user);
 int bwrap_locate_in (const char *path_env, struct bwrap_location *out,
                      struct cr_error **err);
 int bwrap_locate (struct bwrap_location *out, struct cr_error **err);
+/* The same, passing over the first nth trusted candidates: the probe tries
+ * each trusted one in turn until one passes.  Fails when there are no
+ * more.  */
+int bwrap_locate_nth (const char *path_env, int nth, struct bwrap_location *out,
+                      struct cr_error **err);
 
 /* Find crucible-sandbox-broker beside the program in exe_dir or in the
  * directory above it, accepted when it and every directory above belong

@@ -178,7 +178,7 @@ run_drive (struct sandbox_session *s, int out, double timeout)
         }
       else if (ev.kind == SANDBOX_EVENT_FAILED)
         {
-          const char *said = bwrap_session_message (s);
+          const char *said = ev.message;
           fprintf (stderr, "sandbox_run: failed stage=%d errno=%d%s%s\n",
                    ev.stage, ev.error, said ? ": " : "", said ? said : "");
         }

@@ -5,14 +5,14 @@
 # settings are read by the command that a person runs.
 . "$(dirname "$0")/lib.sh"
 
-plan 6
+plan 7
 
 new_workspace
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in 1 2 3 4 5 6; do skip "confined crucible run" "$why" bwrap; done
+  for i in 1 2 3 4 5 6 7; do skip "confined crucible run" "$why" bwrap; done
   exit 0
 fi
 echo notes >notes
@@ -39,6 +39,15 @@ crun run -- 'echo ran'
 is "$rc:$out" \
   "125:[refused: sandbox.filesystem.unreadable: '$WS' is the workspace itself; nothing was run]" \
   "the workspace itself cannot be made unreadable"
+
+# A scan past its bounds refuses the launch, quoting the broker's words.
+mkdir -p "$(printf 'deep/%.0s' $(seq 130))"
+config '"**/zz"' ''
+crun run -- 'echo ran'
+is "$rc:$out" \
+  "125:[refused: setting up the command: \"crucible-sandbox-broker: covering unreadable paths: Too many levels of symbolic links\"; nothing was run]" \
+  "a scan deeper than its bound refuses the command, quoting the broker"
+rm -rf deep
 
 if ! command -v python3 >/dev/null 2>&1; then
   for i in 1 2 3; do skip "allowUnixSockets through crucible run" "no python3"; done
