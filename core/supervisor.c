@@ -51,7 +51,8 @@ struct command
   struct sandbox_session *session;
   struct capture *capture;
   uint64_t number;
-  uint64_t serial; /* the journal's number for it, from 1 */
+  uint64_t serial;                     /* the journal's number for it, from 1 */
+  char sandbox_id[SANDBOX_ID_LEN + 1]; /* its session's, for every fact */
   char *call_id;
   char *label;
   int out_fd;    /* read end of the output pipe, or -1 once closed */
@@ -134,10 +135,17 @@ supervisor_fact (struct supervisor *sup, enum journal_fact fact,
                  size_t n)
 {
   struct cr_error *err = NULL;
+  struct journal_field all[JOURNAL_MAX_FIELDS];
+  size_t k = 0;
   if (sup->journal == NULL)
     return;
+  /* The sandbox ID first, on every fact about a command that has one.  */
+  if (cmd != NULL && cmd->sandbox_id[0] != '\0')
+    all[k++] = (struct journal_field) JOURNAL_STR ("sandbox", cmd->sandbox_id);
+  for (size_t i = 0; i < n && k < JOURNAL_MAX_FIELDS; i++)
+    all[k++] = fields[i];
   journal_fact (sup->journal, fact, cmd ? cmd->serial : 0,
-                cmd ? cmd->call_id : NULL, fields, n, &err);
+                cmd ? cmd->call_id : NULL, all, k, &err);
   cr_error_free (err);
 }
 
@@ -436,16 +444,14 @@ command_release (struct command *cmd)
   supervisor_fact (cmd->sup, JOURNAL_CLEANUP, cmd, NULL, 0);
   if (usage.known)
     {
-      struct journal_usage u
-          = { .cpu_user_ms = usage.cpu_user_ms,
-              .cpu_system_ms = usage.cpu_system_ms,
-              .max_rss_kib = usage.max_rss_kib,
-              .bytes = (int64_t) capture_total_bytes (cmd->capture),
-              .lines = (int64_t) capture_lines (cmd->capture) };
-      struct cr_error *jerr = NULL;
-      if (cmd->sup->journal != NULL)
-        journal_usage (cmd->sup->journal, cmd->serial, cmd->call_id, &u, &jerr);
-      cr_error_free (jerr);
+      struct journal_field u[] = {
+        JOURNAL_INT64 ("cpu_user_ms", usage.cpu_user_ms),
+        JOURNAL_INT64 ("cpu_system_ms", usage.cpu_system_ms),
+        JOURNAL_INT64 ("max_rss_kib", usage.max_rss_kib),
+        JOURNAL_INT64 ("bytes", (int64_t) capture_total_bytes (cmd->capture)),
+        JOURNAL_INT64 ("lines", (int64_t) capture_lines (cmd->capture)),
+      };
+      supervisor_fact (cmd->sup, JOURNAL_USAGE, cmd, u, sizeof u / sizeof *u);
     }
   if (cmd->listener.cleaned != NULL)
     cmd->listener.cleaned (cmd->listener.data, cmd);
@@ -673,7 +679,7 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
  * configuration the way inspection reports it.  */
 static int
 supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
-                   struct cr_error **err)
+                   char digest[POLICY_DIGEST_SIZE], struct cr_error **err)
 {
   struct policy_input in;
   struct policy *resolved = NULL;
@@ -682,8 +688,38 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
   if (policy_resolve (&in, &resolved, err) < 0)
     return -1;
   *policy = resolved->sandbox;
+  memcpy (digest, resolved->effective_digest, POLICY_DIGEST_SIZE);
   policy_free (resolved);
   return 0;
+}
+
+/* The capability negotiation, as a fact: how many features the policy
+ * requires of the backend, and whether its claims hold them all (else the
+ * first one they do not, by name).  cmd is NULL when the negotiation
+ * refused the command, which then has no sandbox.  */
+static void
+supervisor_negotiation_fact (struct supervisor *sup, struct command *cmd,
+                             const struct sandbox_policy *policy)
+{
+  struct sandbox_claims claims;
+  int64_t required = 0;
+  const char *unmet = NULL;
+
+  sandbox_claims (sup->backend, &claims);
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (policy->requires[f])
+      {
+        required++;
+        if (unmet == NULL && claims.support[f] != SANDBOX_ENFORCED)
+          unmet = sandbox_feature_name ((enum sandbox_feature) f);
+      }
+  struct journal_field f[] = {
+    JOURNAL_STR ("backend", sup->backend->ops->id),
+    JOURNAL_INT64 ("required", required),
+    JOURNAL_STR ("outcome", unmet == NULL ? "accepted" : "refused"),
+    JOURNAL_STR ("unmet", unmet != NULL ? unmet : ""),
+  };
+  supervisor_fact (sup, JOURNAL_CAPABILITIES, cmd, f, unmet != NULL ? 4 : 3);
 }
 
 /* Append " #N LABEL" for c and the commands after it, oldest first (the
@@ -813,6 +849,7 @@ command_new (struct supervisor *sup, const struct command_request *req,
   cmd->sup = sup;
   cmd->listener = *listener;
   cmd->session = session;
+  memcpy (cmd->sandbox_id, session->id, sizeof cmd->sandbox_id);
   cmd->out_fd = cmd->status_fd = -1;
   cmd->label = notes_label (req->description, req->line);
   cmd->serial = ++sup->next_serial;
@@ -833,6 +870,7 @@ supervisor_start_command (struct supervisor *sup,
 {
   struct sandbox_policy policy;
   struct sandbox_session *session = NULL;
+  char digest[POLICY_DIGEST_SIZE];
   const char *shell = supervisor_find_shell ();
 
   *why = "admission";
@@ -844,12 +882,24 @@ supervisor_start_command (struct supervisor *sup,
                          "this machine has no POSIX shell (looked "
                          "for /bin/sh and /usr/bin/sh)");
   *why = "policy";
-  if (supervisor_policy (sup, &policy, err) < 0
-      || sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+  if (supervisor_policy (sup, &policy, digest, err) < 0)
     return -1;
+  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+    {
+      supervisor_negotiation_fact (sup, NULL, &policy);
+      return -1;
+    }
 
   *why = "launch";
   struct command *cmd = command_new (sup, req, listener, session);
+  struct journal_field pf[] = {
+    JOURNAL_STR ("backend", sup->backend->ops->id),
+    JOURNAL_STR ("mode", policy.enabled ? "confined" : "unconfined"),
+    JOURNAL_STR ("policy", digest),
+    JOURNAL_BOOLEAN ("degraded", false),
+  };
+  supervisor_fact (sup, JOURNAL_POLICY, cmd, pf, sizeof pf / sizeof *pf);
+  supervisor_negotiation_fact (sup, cmd, &policy);
   if (supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
       struct cr_error *ignored = NULL;

@@ -4,7 +4,13 @@
 
 #include "sandbox/backend.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const sandbox_feature_names[SANDBOX_FEATURE_COUNT] = {
   [SANDBOX_FILESYSTEM] = "filesystem",
@@ -93,11 +99,41 @@ sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
   return b->ops->probe (b, out, err);
 }
 
+/* Fill id with SANDBOX_ID_LEN random hex digits.  getrandom blocks only
+ * before the kernel's pool is first ready; a failure falls back on the
+ * clock and the pid, which still tells this run's sandboxes apart.  */
+static void
+sandbox_new_id (char id[SANDBOX_ID_LEN + 1])
+{
+  uint64_t v = 0;
+  size_t got = 0;
+
+  while (got < sizeof v)
+    {
+      ssize_t n = getrandom ((char *) &v + got, sizeof v - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          struct timespec ts;
+          clock_gettime (CLOCK_REALTIME, &ts);
+          v ^= ((uint64_t) ts.tv_sec << 32) ^ (uint64_t) ts.tv_nsec
+               ^ ((uint64_t) getpid () << 48);
+          break;
+        }
+      got += (size_t) n;
+    }
+  snprintf (id, SANDBOX_ID_LEN + 1, "%016" PRIx64, v);
+}
+
 int
 sandbox_prepare (struct sandbox_backend *b, const struct sandbox_policy *policy,
                  struct sandbox_session **out, struct cr_error **err)
 {
-  return b->ops->prepare (b, policy, out, err);
+  if (b->ops->prepare (b, policy, out, err) < 0)
+    return -1;
+  sandbox_new_id ((*out)->id);
+  return 0;
 }
 
 int

@@ -162,10 +162,16 @@ struct sandbox_backend
   const struct sandbox_backend_ops *ops;
 };
 
+/* The hex digits of a sandbox ID.  */
+#define SANDBOX_ID_LEN 16
+
 /* The first member of every backend's session.  */
 struct sandbox_session
 {
   const struct sandbox_backend_ops *ops;
+  /* The sandbox ID: 64 random bits in hex, given by sandbox_prepare, which
+   * names this sandbox in every lifecycle fact (doc/journal.md).  */
+  char id[SANDBOX_ID_LEN + 1];
 };
 
 /* Refuse a policy naming a feature the claims do not cover, by name.  Every

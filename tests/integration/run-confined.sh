@@ -5,14 +5,14 @@
 # settings are read by the command that a person runs.
 . "$(dirname "$0")/lib.sh"
 
-plan 7
+plan 9
 
 new_workspace
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in 1 2 3 4 5 6 7; do skip "confined crucible run" "$why" bwrap; done
+  for i in 1 2 3 4 5 6 7 8 9; do skip "confined crucible run" "$why" bwrap; done
   exit 0
 fi
 echo notes >notes
@@ -27,6 +27,18 @@ config '"**/*.pem"' ''
 crun run -- 'cat notes; cat server.pem'
 is "$rc:$out" $'1:notes\ncat: server.pem: Permission denied\n[exit status 1]' \
   "an unreadable pattern from the home configuration hides the file"
+
+# The journal: the confined command's policy and negotiation facts.
+journal=$(cat "$HOME"/.local/state/crucible/*.jsonl)
+like "$journal" '"fact":"policy","command":1,"sandbox":"[0-9a-f]{16}","backend":"linux-bubblewrap","mode":"confined","policy":"sha256:[0-9a-f]{64}","degraded":false' \
+  "the journal has the confined policy, with the sandbox ID"
+printf '{"sandbox":{"enabled":true,"network":{"domains":["example.com"]}}}\n' \
+  >"$HOME/.crucible/config.json"
+rm -rf "$HOME/.local/state/crucible"
+crun run -- 'echo ran'
+journal=$(cat "$HOME"/.local/state/crucible/*.jsonl)
+like "$rc:$out|$journal" '^125:\[refused: the policy requires network_allowlist, which the linux-bubblewrap backend does not enforce; nothing was run\]\|.*"fact":"capabilities","backend":"linux-bubblewrap","required":[0-9]+,"outcome":"refused","unmet":"network_allowlist"' \
+  "a feature the backend disclaims is refused by name, and the negotiation says so"
 
 config '"a/**/**"' ''
 crun run -- 'echo ran'
