@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -101,6 +103,9 @@ struct bwrap_session
   int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
   char *message; /* what they said, once the channel ended unreported */
   char *cgroup;  /* the command's pids cgroup, or NULL */
+  bool as_owner; /* root, over a workspace another user owns: run as them */
+  uid_t owner_uid;
+  gid_t owner_gid;
 };
 
 void
@@ -548,6 +553,9 @@ struct bwrap_fds
   const int *extra; /* at BWRAP_FD_EXTRA and on: the granted sockets */
   size_t n_extra;
   int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
+  uid_t uid;        /* run bwrap as this identity when as_owner */
+  gid_t gid;
+  bool as_owner;
 };
 
 /* The most descriptors a launch hands bwrap.  */
@@ -603,6 +611,13 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
    * exists, so bwrap, the broker and every process beneath are counted;
    * "0" names the writer.  */
   if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
+    _exit (125);
+  /* crucible run by root over another user's workspace: the sandbox is
+   * that user's (DESIGN.md), so bwrap starts as them, with no
+   * supplementary group of root's and no way back.  */
+  if (f->as_owner
+      && (setgroups (0, NULL) < 0 || setgid (f->gid) < 0 || setuid (f->uid) < 0
+          || setuid (0) == 0))
     _exit (125);
   if (bwrap_child_fds (f) < 0)
     _exit (125);
@@ -1007,6 +1022,10 @@ bwrap_prepare (struct sandbox_backend *base,
                      &statefd, err)
       < 0)
     return -1;
+  /* Layer pairs left by a crucible of this user that was killed outright
+   * (and so could not remove its own): only those whose maker is gone.  */
+  int recovered;
+  statedir_recover (statedir, &recovered);
   struct bwrap_session *s = xcalloc (1, sizeof *s);
   s->base.ops = &bwrap_ops;
   s->backend = b;
@@ -1342,6 +1361,42 @@ bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
                            procs_fd, err);
 }
 
+/* Whose sandbox this is.  crucible run by root over a workspace that
+ * another user owns: inside a one-uid namespace of root's, that user's
+ * files would appear as 65534 and read-only, so the sandbox is run as the
+ * owner instead (bwrap started as them, their own state directory, layers
+ * they own); their primary group from the password database, or the
+ * workspace's group when they have no entry.  */
+static int
+bwrap_owner (struct bwrap_session *s, const char *workspace,
+             struct cr_error **err)
+{
+  struct stat st;
+  char *statedir = NULL;
+  int fd = -1;
+
+  if (geteuid () != 0)
+    return 0;
+  if (stat (workspace, &st) < 0)
+    return cr_error_set (err, errno, "examining the workspace root");
+  if (st.st_uid == 0)
+    return 0;
+  struct passwd *pw = getpwuid (st.st_uid);
+  s->as_owner = true;
+  s->owner_uid = st.st_uid;
+  s->owner_gid = pw != NULL ? pw->pw_gid : st.st_gid;
+  if (statedir_open (s->backend->opt.state_parent, s->owner_uid, s->owner_gid,
+                     &statedir, &fd, err)
+      < 0)
+    return cr_error_prefix (err, "the workspace's owner's sandbox");
+  close (fd);
+  int recovered;
+  statedir_recover (statedir, &recovered);
+  free (s->statedir);
+  s->statedir = statedir;
+  return 0;
+}
+
 static int bwrap_launch (struct bwrap_session *s,
                          const struct sandbox_command *cmd,
                          const char *workspace, const char *gitdir,
@@ -1384,7 +1439,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
   cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
   int pair[2], errp[2];
 
-  if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
+  if (bwrap_owner (s, workspace, err) < 0
+      || statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
     return -1;
   if (bwrap_cgroup (s, &procs, err) < 0)
     return -1;
@@ -1434,7 +1490,10 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .self = b->bwrap.fd,
                          .extra = g->fds,
                          .n_extra = g->n_binds,
-                         .cgroup_procs = procs };
+                         .cgroup_procs = procs,
+                         .uid = s->owner_uid,
+                         .gid = s->owner_gid,
+                         .as_owner = s->as_owner };
   pid_t pid = fork ();
   if (pid == 0)
     bwrap_child_exec (&f, argv);
