@@ -147,14 +147,22 @@ statedir_start_time (pid_t pid, unsigned long long *out)
 static bool
 statedir_owner_gone (const char *name)
 {
-  long pid;
+  const char *p = name + strlen (STATEDIR_PAIR_PREFIX);
   unsigned long long start, now;
-  int used = 0;
+  char *end;
+  long pid;
 
-  if (sscanf (name, STATEDIR_PAIR_PREFIX "%ld-%llu-%*6[A-Za-z0-9]%n", &pid,
-              &start, &used)
-          != 2
-      || used == 0 || name[used] != '\0' || pid <= 0)
+  if (strncmp (name, STATEDIR_PAIR_PREFIX, strlen (STATEDIR_PAIR_PREFIX)) != 0
+      || *p < '1' || *p > '9')
+    return false;
+  errno = 0;
+  pid = strtol (p, &end, 10);
+  if (errno != 0 || *end != '-' || end[1] < '0' || end[1] > '9')
+    return false;
+  start = strtoull (end + 1, &end, 10);
+  /* Then '-' and mkdtemp's six characters, and nothing more.  */
+  if (errno != 0 || *end != '-' || strlen (end + 1) != 6
+      || strchr (end + 1, '/') != NULL)
     return false;
   if (pid == (long) getpid ())
     return false;

@@ -27,7 +27,10 @@ main (int argc, char **argv)
   if (n <= 0)
     return 2;
   self[n] = '\0';
-  strcpy (strrchr (self, '/') + 1, "mode");
+  char *slash = strrchr (self, '/');
+  if (slash == NULL)
+    return 2;
+  snprintf (slash + 1, sizeof self - (size_t) (slash + 1 - self), "mode");
   f = fopen (self, "r");
   if (f != NULL)
     {
