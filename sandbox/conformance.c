@@ -327,9 +327,9 @@ conformance_report_header (struct buf *b, const struct conformance_audit *a)
 
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     asked += conformance_askable ((enum sandbox_feature) f);
-  buf_printf (b, "sandbox audit of %s%s%s\n", a->backend_id,
-              a->version != NULL ? " " : "",
-              a->version != NULL ? a->version : "");
+  buf_printf (b, "sandbox audit of %s\n", a->backend_id);
+  buf_printf (b, "  version   %s\n",
+              a->version != NULL ? a->version : "not reported");
   if (a->confined)
     buf_puts (b, "  mode      confined\n");
   else

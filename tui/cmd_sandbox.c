@@ -24,6 +24,7 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
+#include "tui/cmd_audit.h"
 #include "tui/front.h"
 
 /* The report's options: [--json].  */
@@ -46,11 +47,13 @@ static void
 sandbox_usage (FILE *out)
 {
   fputs (_ ("Usage: crucible sandbox inspect [--json]\n"
+            "       crucible sandbox audit [--json] [--backend ID]\n"
             "       crucible sandbox enable | disable\n"
             "       crucible --sandbox [--json]\n\n"
             "inspect  print the backend and what a command here would run "
             "under,\n"
             "         starting nothing and writing nothing\n"
+            "audit    check the backend's claims against its answers\n"
             "enable   turn confinement on in ~/.crucible/config.json, once "
             "this\n"
             "         machine is found able to enforce it\n"
@@ -509,6 +512,8 @@ cmd_sandbox (int argc, char **argv)
     }
   if (strcmp (argv[1], "inspect") == 0)
     return cmd_sandbox_report (argc - 1, argv + 1);
+  if (strcmp (argv[1], "audit") == 0)
+    return cmd_audit (argc - 1, argv + 1);
   if (strcmp (argv[1], "enable") == 0 || strcmp (argv[1], "disable") == 0)
     {
       if (argc == 2)

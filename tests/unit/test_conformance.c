@@ -362,7 +362,8 @@ test_report_text (void **state)
   struct conformance_audit *a = audit (b);
   char *text = conformance_report (a);
   char *expected = xasprintf (
-      "sandbox audit of compat %s\n"
+      "sandbox audit of compat\n"
+      "  version   %s\n"
       "  mode      unconfined: confinement is disabled (sandbox.enabled is "
       "false)\n"
       "  asked     23 policies, one feature each; every prepared session was "
