@@ -87,8 +87,11 @@ run_unprivileged() {
 # The tests that run again as an unprivileged user.
 # (tests/security/ already runs every escape attempt as root and as uid
 # 65534 from within each script.)
+# The Linux backend must pass the conformance audit for both identities
+# (.ci/run requires bwrap, so its absence fails rather than skips).
 UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh
-tests/integration/broker.sh tests/integration/sandbox-inspect.sh"
+tests/integration/broker.sh tests/integration/sandbox-inspect.sh
+tests/integration/sandbox-audit.sh tests/integration/sandbox-audit-library.sh"
 
 # Configure and build in a directory; the log is kept.
 build_in() {
