@@ -30,6 +30,9 @@ struct fake_backend
   bool confined;    /* what its probe says */
   bool own_failure; /* prepare fails for its own reasons once the policy
                        passes its truth */
+  bool silent;      /* ... and says nothing about it */
+  bool probe_fails; /* probe returns an error */
+  bool terse;       /* probe gives no reason and no version */
   int prepared;     /* sessions handed out */
   int disposed;     /* sessions disposed of */
   int started;      /* start calls: must stay 0 */
@@ -54,8 +57,12 @@ fake_probe (struct sandbox_backend *b, struct sandbox_probe *out,
             struct cr_error **err)
 {
   struct fake_backend *f = (struct fake_backend *) b;
+  if (f->probe_fails)
+    return cr_error_set (err, 0, "the fake engine's socket is gone");
   out->usable = f->usable;
   out->confined = f->confined;
+  if (f->terse)
+    return 0;
   out->reason = f->usable ? NULL : xstrdup ("the fake engine is not running");
   out->version = xstrdup ("9.9");
   return 0;
@@ -72,6 +79,8 @@ fake_prepare (struct sandbox_backend *b, const struct sandbox_policy *policy,
   f->saw_enabled = policy->enabled;
   f->saw_workspace = policy->workspace;
   if (sandbox_check_policy (&f->truth, policy, "fake", err) < 0)
+    return -1;
+  if (f->own_failure && f->silent)
     return -1;
   if (f->own_failure)
     return cr_error_set (err, 0, "the fake engine is not answering");
@@ -303,6 +312,56 @@ test_no_backend (void **state)
   sandbox_backend_free (&f->base);
 }
 
+/* A probe that fails, and one that gives no reason: no table either way.  */
+static void
+test_probe_errors (void **state)
+{
+  struct fake_backend *f = fake_new ();
+  struct conformance_audit *a = NULL;
+  struct cr_error *err = NULL;
+
+  f->probe_fails = true;
+  assert_int_equal (conformance_run (&f->base, WS, &a, &err),
+                    CONFORMANCE_NO_BACKEND);
+  assert_string_equal (err->msg, "probing the fake backend: the fake "
+                                 "engine's socket is gone");
+  cr_error_clear (&err);
+  f->probe_fails = false;
+  f->usable = false;
+  f->terse = true;
+  assert_int_equal (conformance_run (&f->base, WS, &a, &err),
+                    CONFORMANCE_NO_BACKEND);
+  assert_string_equal (err->msg, "the fake backend cannot be used here: its "
+                                 "probe gave no reason");
+  assert_null (a);
+  cr_error_free (err);
+  sandbox_backend_free (&f->base);
+}
+
+/* A terse, unconfined backend failing without a word: the header says what
+ * is not known, and the failure is still unreached, not a fault.  */
+static void
+test_terse_and_silent (void **state)
+{
+  struct fake_backend *f = fake_new ();
+  f->terse = true;
+  f->confined = false;
+  f->own_failure = f->silent = true;
+  struct conformance_audit *a = audit (&f->base);
+  char *text = conformance_report (a);
+
+  assert_false (f->saw_enabled);
+  assert_int_equal (conformance_faults (a), 0);
+  assert_non_null (strstr (text, "sandbox audit of fake\n"
+                                 "  version   not reported\n"
+                                 "  mode      unconfined\n"));
+  assert_non_null (
+      strstr (text, "\n  cpu_limit: prepare failed without saying why\n"));
+  free (text);
+  conformance_free (a);
+  sandbox_backend_free (&f->base);
+}
+
 static void
 test_relative_workspace (void **state)
 {
@@ -447,6 +506,8 @@ main (void)
     cmocka_unit_test (test_withhold_caught),
     cmocka_unit_test (test_own_failure_unreached),
     cmocka_unit_test (test_no_backend),
+    cmocka_unit_test (test_probe_errors),
+    cmocka_unit_test (test_terse_and_silent),
     cmocka_unit_test (test_relative_workspace),
     cmocka_unit_test (test_claims_read_from_backend),
     cmocka_unit_test (test_refusal_by_field),
