@@ -181,6 +181,10 @@ conformance_ask (struct sandbox_backend *b, const char *workspace,
       r->answer = claimed ? CONFORMANCE_ACCEPTED : CONFORMANCE_OVERCLAIMED;
       return;
     }
+  /* A backend that fails hands out no session; one handed out anyway is
+   * let go, never kept.  */
+  if (s != NULL)
+    sandbox_abandon (s);
   r->detail = xstrdup (err != NULL && err->msg != NULL
                            ? err->msg
                            : "prepare failed without saying why");
