@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 36
+plan 37
 
 new_workspace
 FEATURE_ROW='^  [a-z_]+ +(enforced|observed|unsupported) +(accepted|refused|overclaimed|withheld|unreached|stated|absent)'
@@ -40,6 +40,8 @@ is "$(printf '%s\n' "$out" | wc -l)" 1 "compat --json: one line"
 like "$out" '^\{"format_version":1,"kind":"sandbox-audit","status":"pass","backend":\{"id":"compat",' \
   "compat --json: format_version, kind, status, backend"
 like "$out" '"faults":0,"unreached":0\}$' "compat --json: no fault, nothing unreached"
+like "$out" '"enabled":false,"confined":false,"disabled_reason":"confinement is disabled \(sandbox.enabled is false\)","features":\[\{"feature":"filesystem","family":"isolation","claim":"unsupported","answer":"refused","exercised":true,"fault":false,"reason":"the policy requires filesystem, which the compat backend does not enforce"\}' \
+  "compat --json: not enabled, not confined, the reason, the claims and answers"
 [[ "$out" != */* ]]
 ok $? "compat --json: no path at all"
 
