@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 37
+plan 39
 
 new_workspace
 FEATURE_ROW='^  [a-z_]+ +(enforced|observed|unsupported) +(accepted|refused|overclaimed|withheld|unreached|stated|absent)'
@@ -102,6 +102,12 @@ is "$rc|$err" "2|crucible: sandbox audit: unknown backend 'container' (known: li
   "an unknown backend exits 2, named"
 crun sandbox audit --help
 like "$rc|$out" '^0\|Usage: crucible sandbox audit \[--json\] \[--backend ID\]' "--help exits 0"
+crun sandbox frobnicate
+is "$rc|$(sed -n 1p <<<"$err")" "2|crucible: sandbox: unknown command 'frobnicate'" \
+  "an unknown sandbox subcommand exits 2, named"
+crun sandbox enable extra
+is "$rc|$(sed -n 1p <<<"$err")" "2|crucible: sandbox enable: unexpected argument 'extra'" \
+  "enable takes no argument"
 crun sandbox --help
 like "$out" $'\n       crucible sandbox audit \\[--json\\] \\[--backend ID\\]\n' \
   "sandbox --help lists audit"
