@@ -60,6 +60,7 @@ ok $? "crucible does not load libcrucible-sandbox"
 
 # --- the example backend ---------------------------------------------------------
 cp -r "$SRC/doc/examples/example-backend" "$TEST_TMP/example"
+chmod -R u+w "$TEST_TMP/example" # a distcheck source tree is read-only
 make -s -C "$TEST_TMP/example" CC="$CC" CFLAGS="-O2 -Wall -Wextra -Werror" \
   >"$TEST_TMP/make.log" 2>&1
 ok $? "the example builds with its Makefile and pkg-config"
