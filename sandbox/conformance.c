@@ -17,6 +17,10 @@
 #define CONFORMANCE_OUTPUT_BYTES ((uint64_t) 1 << 20)
 #define CONFORMANCE_CONCURRENCY 1
 
+/* The most of a probe's reason for not confining that an audit keeps: the
+ * record of deliberately unconfined execution carries a bounded reason.  */
+#define CONFORMANCE_REASON_BYTES 256
+
 /* The family of every feature (spec, "Conformance"): what a backend is
  * chosen by.  */
 static const enum conformance_family conformance_families[SANDBOX_FEATURE_COUNT]
@@ -195,6 +199,21 @@ conformance_ask (struct sandbox_backend *b, const char *workspace,
   cr_error_free (err);
 }
 
+/* reason, cut to CONFORMANCE_REASON_BYTES at a UTF-8 character boundary
+ * and then ending "...".  Owned.  */
+static char *
+conformance_bound (const char *reason)
+{
+  size_t len = strlen (reason);
+
+  if (len <= CONFORMANCE_REASON_BYTES)
+    return xstrdup (reason);
+  len = CONFORMANCE_REASON_BYTES;
+  while (len > 0 && ((unsigned char) reason[len] & 0xc0) == 0x80)
+    len--;
+  return xasprintf ("%.*s...", (int) len, reason);
+}
+
 /* Probe b; CONFORMANCE_NO_BACKEND when it cannot be used here.  */
 static int
 conformance_probe (struct sandbox_backend *b, struct conformance_audit *a,
@@ -222,7 +241,7 @@ conformance_probe (struct sandbox_backend *b, struct conformance_audit *a,
   a->version = probe.version;
   probe.version = NULL;
   if (!probe.confined && probe.reason != NULL)
-    a->unconfined_reason = xstrdup (probe.reason);
+    a->unconfined_reason = conformance_bound (probe.reason);
   sandbox_probe_clear (&probe);
   return 0;
 }

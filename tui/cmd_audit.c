@@ -25,9 +25,6 @@
 #include "sandbox/inspect.h"
 #include "tui/front.h"
 
-/* The most of a disabled_reason the JSON carries.  */
-#define AUDIT_REASON_BYTES 256
-
 struct audit_options
 {
   bool json;
@@ -117,24 +114,6 @@ audit_gen_text (yajl_gen g, const char *key, const char *value)
   audit_gen_str (g, redacted);
 }
 
-/* Generate "key": "value" as audit_gen_text does, cut to
- * AUDIT_REASON_BYTES at a character boundary and marked with "...".  */
-static void
-audit_gen_bounded (yajl_gen g, const char *key, const char *value)
-{
-  size_t len = strlen (value);
-  if (len <= AUDIT_REASON_BYTES)
-    {
-      audit_gen_text (g, key, value);
-      return;
-    }
-  len = AUDIT_REASON_BYTES;
-  while (len > 0 && ((unsigned char) value[len] & 0xc0) == 0x80)
-    len--;
-  cleanup_free char *cut = xasprintf ("%.*s...", (int) len, value);
-  audit_gen_text (g, key, cut);
-}
-
 /* Start the one JSON object: format_version, kind, status.  */
 static yajl_gen
 audit_json_begin (const char *status)
@@ -217,7 +196,7 @@ audit_print_json (const struct conformance_audit *a, int status)
   audit_gen_str (g, "confined");
   yajl_gen_bool (g, a->confined);
   if (!a->confined && a->unconfined_reason != NULL)
-    audit_gen_bounded (g, "disabled_reason", a->unconfined_reason);
+    audit_gen_text (g, "disabled_reason", a->unconfined_reason);
   audit_gen_str (g, "features");
   yajl_gen_array_open (g);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)

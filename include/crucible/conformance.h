@@ -83,10 +83,12 @@ struct conformance_result
 
 struct conformance_audit
 {
-  char *backend_id;        /* owned */
-  char *version;           /* the probe's, owned, or NULL */
-  bool confined;           /* what the probe said; the mode the policies used */
-  char *unconfined_reason; /* the probe's reason when not confined, or NULL */
+  char *backend_id; /* owned */
+  char *version;    /* the probe's, owned, or NULL */
+  bool confined;    /* what the probe said; the mode the policies used */
+  /* The probe's reason when not confined (at most 256 bytes, a longer one
+   * cut at a character boundary and ending "..."), or NULL.  */
+  char *unconfined_reason;
   struct conformance_result results[SANDBOX_FEATURE_COUNT];
 };
 

@@ -101,7 +101,18 @@ crun sandbox audit --backend container
 is "$rc|$err" "2|crucible: sandbox audit: unknown backend 'container' (known: linux-bubblewrap, compat)" \
   "an unknown backend exits 2, named"
 crun sandbox audit --help
-like "$rc|$out" '^0\|Usage: crucible sandbox audit \[--json\] \[--backend ID\]' "--help exits 0"
+is "$rc|$out" "0|Usage: crucible sandbox audit [--json] [--backend ID]
+
+Offer the sandbox backend one policy per feature (preparing a
+session for each and dropping it; no command is started) and
+check each answer against what the backend claims.
+
+--backend ID  audit ID (linux-bubblewrap or compat) instead of
+              the backend the configuration selects
+--json        one line of JSON
+
+Exit status: 0 no fault, 1 a fault, 2 usage, 3 no backend could
+be probed, 4 the audit could not be run." "--help exits 0 with the whole usage"
 crun sandbox frobnicate
 is "$rc|$(sed -n 1p <<<"$err")" "2|crucible: sandbox: unknown command 'frobnicate'" \
   "an unknown sandbox subcommand exits 2, named"

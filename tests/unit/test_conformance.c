@@ -26,17 +26,18 @@ struct fake_backend
   struct sandbox_backend base;
   struct sandbox_claims said;
   struct sandbox_claims truth;
-  bool usable;      /* what its probe says */
-  bool confined;    /* what its probe says */
-  bool own_failure; /* prepare fails for its own reasons once the policy
-                       passes its truth */
-  bool silent;      /* ... and says nothing about it */
-  bool probe_fails; /* probe returns an error */
-  bool terse;       /* probe gives no reason and no version */
-  int prepared;     /* sessions handed out */
-  int disposed;     /* sessions disposed of */
-  int started;      /* start calls: must stay 0 */
-  bool saw_enabled; /* policy.enabled of the last prepare */
+  bool usable;        /* what its probe says */
+  bool confined;      /* what its probe says */
+  bool own_failure;   /* prepare fails for its own reasons once the policy
+                         passes its truth */
+  bool silent;        /* ... and says nothing about it */
+  bool probe_fails;   /* probe returns an error */
+  bool terse;         /* probe gives no reason and no version */
+  const char *reason; /* probe's reason, when set */
+  int prepared;       /* sessions handed out */
+  int disposed;       /* sessions disposed of */
+  int started;        /* start calls: must stay 0 */
+  bool saw_enabled;   /* policy.enabled of the last prepare */
   const char *saw_workspace;
 };
 
@@ -63,7 +64,9 @@ fake_probe (struct sandbox_backend *b, struct sandbox_probe *out,
   out->confined = f->confined;
   if (f->terse)
     return 0;
-  out->reason = f->usable ? NULL : xstrdup ("the fake engine is not running");
+  out->reason = f->reason != NULL ? xstrdup (f->reason)
+                : f->usable       ? NULL
+                                  : xstrdup ("the fake engine is not running");
   out->version = xstrdup ("9.9");
   return 0;
 }
@@ -362,6 +365,30 @@ test_terse_and_silent (void **state)
   sandbox_backend_free (&f->base);
 }
 
+/* A long reason for not confining is kept bounded, cut between characters
+ * (here inside a two-byte "é" that straddles byte 256).  */
+static void
+test_reason_bounded (void **state)
+{
+  struct fake_backend *f = fake_new ();
+  char reason[400];
+
+  memset (reason, 'x', 255);
+  strcpy (reason + 255, "\xc3\xa9 and then more");
+  f->reason = reason;
+  f->confined = false;
+  struct conformance_audit *a = audit (&f->base);
+  assert_int_equal (strlen (a->unconfined_reason), 255 + 3);
+  assert_memory_equal (a->unconfined_reason, reason, 255);
+  assert_string_equal (a->unconfined_reason + 255, "...");
+  conformance_free (a);
+  f->reason = "short";
+  a = audit (&f->base);
+  assert_string_equal (a->unconfined_reason, "short");
+  conformance_free (a);
+  sandbox_backend_free (&f->base);
+}
+
 static void
 test_relative_workspace (void **state)
 {
@@ -508,6 +535,7 @@ main (void)
     cmocka_unit_test (test_no_backend),
     cmocka_unit_test (test_probe_errors),
     cmocka_unit_test (test_terse_and_silent),
+    cmocka_unit_test (test_reason_bounded),
     cmocka_unit_test (test_relative_workspace),
     cmocka_unit_test (test_claims_read_from_backend),
     cmocka_unit_test (test_refusal_by_field),
