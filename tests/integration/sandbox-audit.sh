@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 39
+plan 41
 
 new_workspace
 FEATURE_ROW='^  [a-z_]+ +(enforced|observed|unsupported) +(accepted|refused|overclaimed|withheld|unreached|stated|absent)'
@@ -42,6 +42,10 @@ like "$out" '^\{"format_version":1,"kind":"sandbox-audit","status":"pass","backe
 like "$out" '"faults":0,"unreached":0\}$' "compat --json: no fault, nothing unreached"
 like "$out" '"enabled":false,"confined":false,"disabled_reason":"confinement is disabled \(sandbox.enabled is false\)","features":\[\{"feature":"filesystem","family":"isolation","claim":"unsupported","answer":"refused","exercised":true,"fault":false,"reason":"the policy requires filesystem, which the compat backend does not enforce"\}' \
   "compat --json: not enabled, not confined, the reason, the claims and answers"
+is "$(grep -o '"feature":' <<<"$out" | wc -l)|$(grep -o '"exercised":false' <<<"$out" | wc -l)" "26|3" \
+  "compat --json: every feature, three of them read, not tested"
+like "$out" ',"families":\{"isolation":"holds","materialization":"holds","network":"holds","resources":"holds","terminal":"not tested","persistence":"holds","accounting":"holds","cost":"holds"\},' \
+  "compat --json: every family's verdict"
 [[ "$out" != */* ]]
 ok $? "compat --json: no path at all"
 
