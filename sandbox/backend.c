@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,16 +66,25 @@ sandbox_support_name (enum sandbox_support s)
 }
 
 int
+sandbox_refuse (struct cr_error **err, enum sandbox_feature feature,
+                const char *backend_id)
+{
+  cr_error_set (err, 0,
+                "the policy requires %s, which the %s backend does not enforce",
+                sandbox_feature_name (feature), backend_id);
+  if (err != NULL && *err != NULL)
+    (*err)->refused_feature = (int) feature;
+  return -1;
+}
+
+int
 sandbox_check_policy (const struct sandbox_claims *claims,
                       const struct sandbox_policy *policy,
                       const char *backend_id, struct cr_error **err)
 {
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (policy->requires[f] && claims->support[f] != SANDBOX_ENFORCED)
-      return cr_error_set (
-          err, 0,
-          "the policy requires %s, which the %s backend does not enforce",
-          sandbox_feature_name ((enum sandbox_feature) f), backend_id);
+    if (policy->requires[f] && claims->support[f] == SANDBOX_UNSUPPORTED)
+      return sandbox_refuse (err, (enum sandbox_feature) f, backend_id);
   return 0;
 }
 
@@ -84,6 +94,12 @@ sandbox_probe_clear (struct sandbox_probe *p)
   free (p->reason);
   free (p->version);
   p->reason = p->version = NULL;
+}
+
+const char *
+sandbox_backend_id (const struct sandbox_backend *b)
+{
+  return b->ops->id != NULL ? b->ops->id : "unnamed";
 }
 
 void
@@ -153,6 +169,8 @@ int
 sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
                     struct cr_error **err)
 {
+  /* A backend that leaves a field alone leaves it empty, message too.  */
+  memset (ev, 0, sizeof *ev);
   return s->ops->next_event (s, ev, err);
 }
 
