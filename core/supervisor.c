@@ -61,6 +61,7 @@ struct command
   uint64_t grace_timer;
   uint64_t early_timer; /* background: answer after SUPERVISOR_EARLY_MS */
   uint64_t stop_timer;  /* a stop from the list that has not finished */
+  uint64_t deadline_ms; /* what the deadline timer was set to, or 0 */
 
   enum command_stop stopped;
   bool exited; /* the workload's wait status is known */
@@ -484,6 +485,15 @@ command_grace_over (struct loop *loop, void *data)
   command_advance (cmd);
 }
 
+/* A limit the command hit, as a fact: which, and the ceiling it had.  */
+static void
+command_violation (struct command *cmd, const char *limit, int64_t value)
+{
+  struct journal_field f[]
+      = { JOURNAL_STR ("limit", limit), JOURNAL_INT64 ("value", value) };
+  supervisor_fact (cmd->sup, JOURNAL_VIOLATION, cmd, f, sizeof f / sizeof *f);
+}
+
 /* The command ran past its deadline.  */
 static void
 command_deadline (struct loop *loop, void *data)
@@ -493,6 +503,7 @@ command_deadline (struct loop *loop, void *data)
   if (cmd->exited || cmd->stopped != COMMAND_NOT_STOPPED)
     return;
   cmd->stopped = COMMAND_STOPPED_DEADLINE;
+  command_violation (cmd, "time", (int64_t) cmd->deadline_ms);
   command_stop_scope (cmd);
 }
 
@@ -585,6 +596,8 @@ command_read_output (struct command *cmd)
           && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
         {
           cmd->stopped = COMMAND_STOPPED_CEILING;
+          command_violation (cmd, "output",
+                             (int64_t) cmd->sup->config->output_bytes);
           command_stop_scope (cmd);
         }
     }
@@ -605,6 +618,9 @@ command_on_exit (struct command *cmd, int wait_status)
 {
   cmd->exited = true;
   cmd->wait_status = wait_status;
+  /* SIGXCPU is the kernel's word for the CPU ceiling (RLIMIT_CPU).  */
+  if (WIFSIGNALED (wait_status) && WTERMSIG (wait_status) == SIGXCPU)
+    command_violation (cmd, "cpu", (int64_t) cmd->sup->config->cpu_seconds);
   if (!cmd->output_eof)
     cmd->grace_timer = loop_add_timer (cmd->sup->loop, SUPERVISOR_GRACE_MS,
                                        command_grace_over, cmd);
@@ -923,9 +939,12 @@ supervisor_start_command (struct supervisor *sup,
     cmd->early_timer = loop_add_timer (sup->loop, SUPERVISOR_EARLY_MS,
                                        command_early_over, cmd);
   else
-    cmd->deadline_timer = loop_add_timer (
-        sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
-        command_deadline, cmd);
+    {
+      cmd->deadline_ms
+          = supervisor_deadline_ms (sup->config, req->timeout_seconds);
+      cmd->deadline_timer
+          = loop_add_timer (sup->loop, cmd->deadline_ms, command_deadline, cmd);
+    }
   *out = cmd;
   return 0;
 }

@@ -2,7 +2,7 @@
 # Lifecycle facts: written as JSON lines under $XDG_STATE_HOME/crucible (or
 # ~/.local/state/crucible), carrying no command line and no environment.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 10
+plan 12
 new_workspace
 
 crun run --env API_TOKEN=sekrit-env -- 'echo sekrit-line; exit 3'
@@ -25,6 +25,21 @@ like "$(grep '"fact":"capabilities"' "${files[0]}")" \
 like "$(grep '"fact":"finish"' "${files[0]}")" '"ending":"exited","exit_status":3,"signal":0,"still_arriving":false,"bytes":12,"lines":1}$' \
   "finish says how it ended and how much it printed"
 ok "$(grep -q sekrit "${files[0]}" && echo 1 || echo 0)" "no command line or environment value is written"
+
+# A limit the command hits is a violation fact, with the ceiling it had.
+rm -rf "$HOME/.local/state/crucible"
+crun run --timeout 0.3 -- 'sleep 5'
+like "$(cat "$HOME"/.local/state/crucible/*.jsonl)" \
+  '"fact":"violation","command":1,"sandbox":"[0-9a-f]{16}","limit":"time","value":300}' \
+  "a deadline is a violation: time, 300 ms"
+rm -rf "$HOME/.local/state/crucible"
+mkdir -p "$HOME/.crucible"
+printf '{"sandbox":{"limits":{"outputBytes":1000}}}\n' >"$HOME/.crucible/config.json"
+crun run -- 'head -c 100000 /dev/zero'
+like "$(cat "$HOME"/.local/state/crucible/*.jsonl)" \
+  '"fact":"violation","command":1,"sandbox":"[0-9a-f]{16}","limit":"output","value":1000}' \
+  "an output ceiling is a violation: output, 1000 bytes"
+rm -f "$HOME/.crucible/config.json"
 
 export XDG_STATE_HOME="$TEST_TMP/state"
 crun run -- 'true'
