@@ -248,6 +248,8 @@ main (int argc, char **argv)
   if (sandbox_prepare (b, &a.policy, &s, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      cr_error_free (err);
+      sandbox_backend_free (b);
       return 125;
     }
   if (pipe2 (fds, O_CLOEXEC) < 0 || fcntl (fds[0], F_SETFL, O_NONBLOCK) < 0)
@@ -260,6 +262,12 @@ main (int argc, char **argv)
   if (sandbox_start (s, &cmd, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      cr_error_clear (&err);
+      close (fds[0]);
+      close (fds[1]);
+      sandbox_dispose (s, NULL, &err);
+      cr_error_free (err);
+      sandbox_backend_free (b);
       return 125;
     }
   close (fds[1]);
