@@ -553,6 +553,9 @@ publish_transact (struct publish_txn *t, const struct publish_request *req,
         {
           rep->status = PUBLISH_DONE;
           rep->published = t->plan->n;
+          for (size_t i = 0; i < t->plan->n; i++)
+            if (t->plan->changes[i].kind == PUBPLAN_FILE)
+              rep->bytes += t->plan->changes[i].size;
           rep->note = publish_note_left_out (t->plan);
           publish_txn_remove (t);
           return;

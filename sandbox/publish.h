@@ -63,6 +63,7 @@ struct publish_report
 {
   enum publish_status status;
   size_t published;    /* paths published */
+  uint64_t bytes;      /* bytes of file content published */
   char *note;          /* the result's note, or NULL; owned */
   char *quarantine_id; /* PUBLISH_QUARANTINED: the entry kept; owned */
 };
