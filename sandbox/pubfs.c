@@ -47,27 +47,59 @@ pubfs_open_parent (int rootfd, const char *rel, const char **base)
   return pubfs_open_beneath (rootfd, dir);
 }
 
-/* Copy every byte of in to out.  */
+/* Copy len bytes of in at *off to out at the same offset.  */
 static int
-pubfs_copy_bytes (int in, int out, const char *phase)
+pubfs_copy_range (int in, int out, off_t off, off_t len, const char *phase)
 {
-  for (;;)
+  off_t in_off = off, out_off = off;
+  while (len > 0)
     {
       if (phase != NULL && wal_fault_enospc (phase))
         return errno = ENOSPC, -1;
-      ssize_t n = copy_file_range (in, NULL, out, NULL, PUBFS_CHUNK, 0);
+      size_t want = len > PUBFS_CHUNK ? PUBFS_CHUNK : (size_t) len;
+      ssize_t n = copy_file_range (in, &in_off, out, &out_off, want, 0);
       if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))
         {
           static char chunk[65536];
-          n = read (in, chunk, sizeof chunk);
-          if (n > 0 && write (out, chunk, (size_t) n) != n)
-            return errno = errno ? errno : EIO, -1;
+          n = pread (in, chunk, want < sizeof chunk ? want : sizeof chunk,
+                     in_off);
+          if (n > 0 && pwrite (out, chunk, (size_t) n, out_off) != n)
+            return -1;
+          in_off += n > 0 ? n : 0;
+          out_off += n > 0 ? n : 0;
         }
       if (n < 0 && errno == EINTR)
         continue;
-      if (n <= 0)
-        return (int) n;
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        return errno = EIO, -1; /* the file shrank under us */
+      len -= n;
     }
+  return 0;
+}
+
+/* Copy every byte of in (size bytes) to out, keeping holes as holes: a
+ * sparse file stays sparse.  */
+static int
+pubfs_copy_bytes (int in, int out, off_t size, const char *phase)
+{
+  off_t off = 0;
+  while (off < size)
+    {
+      off_t data = lseek (in, off, SEEK_DATA);
+      if (data < 0 && errno == ENXIO)
+        break;
+      if (data < 0)
+        data = off; /* no hole support: copy it all */
+      off_t hole = lseek (in, data, SEEK_HOLE);
+      if (hole < 0 || hole > size)
+        hole = size;
+      if (pubfs_copy_range (in, out, data, hole - data, phase) < 0)
+        return -1;
+      off = hole;
+    }
+  return ftruncate (out, size);
 }
 
 /* Give fd its mode, owner (only root can, and only root needs to) and
@@ -117,7 +149,7 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
       dst, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return -1;
-  if (pubfs_copy_bytes (in, out, phase) < 0)
+  if (pubfs_copy_bytes (in, out, st.st_size, phase) < 0)
     return -1;
   struct pubfs_meta m = meta ? *meta
                              : (struct pubfs_meta){ .mode = st.st_mode,
