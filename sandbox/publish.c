@@ -714,17 +714,17 @@ publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
   if (publish_recover (statedir, &rerr) < 0)
     cr_error_free (rerr);
   int rc = publock_count_read (statedir, root, &out->count, &last, err);
-  /* A publication in this same tick of the coarse clock could stamp a
-   * ctime equal to the baseline instant: wait for the next tick, so that
-   * only a later change can compare as new.  */
-  out->instant = publock_now ();
-  for (int i = 0; i < 100
-                  && (out->instant.tv_sec < last.tv_sec
-                      || (out->instant.tv_sec == last.tv_sec
-                          && out->instant.tv_nsec <= last.tv_nsec));
+  /* The instant is the next tick of the coarse clock file times are
+   * stamped from: whatever changed before the baseline, including a
+   * publication a moment ago, has a ctime older than it, and whatever
+   * changes after has one at least as new.  */
+  struct timespec start = publock_now ();
+  out->instant = start;
+  for (int i = 0; i < 200 && out->instant.tv_sec == start.tv_sec
+                  && out->instant.tv_nsec == start.tv_nsec;
        i++)
     {
-      usleep (1000);
+      usleep (200);
       out->instant = publock_now ();
     }
   publock_drop (lock);
