@@ -24,6 +24,7 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
+#include "tui/cmd_quarantine.h"
 #include "tui/front.h"
 
 /* The report's options: [--json].  */
@@ -47,6 +48,7 @@ sandbox_usage (FILE *out)
 {
   fputs (_ ("Usage: crucible sandbox inspect [--json]\n"
             "       crucible sandbox enable | disable\n"
+            "       crucible sandbox quarantine [list | restore ID | drop ID]\n"
             "       crucible --sandbox [--json]\n\n"
             "inspect  print the backend and what a command here would run "
             "under,\n"
@@ -54,7 +56,9 @@ sandbox_usage (FILE *out)
             "enable   turn confinement on in ~/.crucible/config.json, once "
             "this\n"
             "         machine is found able to enforce it\n"
-            "disable  turn confinement off in ~/.crucible/config.json\n"),
+            "disable  turn confinement off in ~/.crucible/config.json\n"
+            "quarantine  what publication kept when a rollback could not "
+            "be proved\n"),
          out);
 }
 
@@ -509,6 +513,8 @@ cmd_sandbox (int argc, char **argv)
     }
   if (strcmp (argv[1], "inspect") == 0)
     return cmd_sandbox_report (argc - 1, argv + 1);
+  if (strcmp (argv[1], "quarantine") == 0)
+    return cmd_quarantine (argc - 1, argv + 1);
   if (strcmp (argv[1], "enable") == 0 || strcmp (argv[1], "disable") == 0)
     {
       if (argc == 2)
