@@ -694,6 +694,63 @@ publish_run (const struct publish_request *req, struct publish_report *rep,
 /* --- baseline and recovery -----------------------------------------------
  */
 
+/* Whether a is later than b.  */
+static bool
+publish_later (const struct timespec *a, const struct timespec *b)
+{
+  return a->tv_sec > b->tv_sec
+         || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* Wait (a few ticks at most) until the coarse clock is past t.  */
+static void
+publish_tick_past (const struct timespec *t)
+{
+  for (int i = 0; i < 500; i++)
+    {
+      struct timespec now = publock_now ();
+      if (publish_later (&now, t))
+        return;
+      usleep (200);
+    }
+}
+
+/* Change the state directory's stamp file and read back the ctime the
+ * kernel gave it.  */
+static int
+publish_stamp (const char *statedir, struct timespec *out,
+               struct cr_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/baseline.stamp", statedir);
+  cleanup_close int fd
+      = open (path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st;
+  if (fd < 0 || futimens (fd, NULL) < 0 || fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "stamping the baseline");
+  *out = st.st_ctim;
+  return 0;
+}
+
+/* The baseline instant, as a ctime: a change made before the baseline has
+ * an older ctime, and one made after it a ctime at least as new.  File
+ * times come from a coarse clock, or (multigrain timestamps) from a finer
+ * one kept in order across every file: so two stamps, a clock tick apart,
+ * are taken, and the second is the instant once the coarse clock has
+ * passed it too.  */
+static int
+publish_instant (const char *statedir, struct timespec *instant,
+                 struct cr_error **err)
+{
+  struct timespec first;
+  if (publish_stamp (statedir, &first, err) < 0)
+    return -1;
+  publish_tick_past (&first);
+  if (publish_stamp (statedir, instant, err) < 0)
+    return -1;
+  publish_tick_past (instant);
+  return 0;
+}
+
 int
 publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
                        struct publish_baseline *out, struct cr_error **err)
@@ -714,19 +771,8 @@ publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
   if (publish_recover (statedir, &rerr) < 0)
     cr_error_free (rerr);
   int rc = publock_count_read (statedir, root, &out->count, &last, err);
-  /* The instant is the next tick of the coarse clock file times are
-   * stamped from: whatever changed before the baseline, including a
-   * publication a moment ago, has a ctime older than it, and whatever
-   * changes after has one at least as new.  */
-  struct timespec start = publock_now ();
-  out->instant = start;
-  for (int i = 0; i < 200 && out->instant.tv_sec == start.tv_sec
-                  && out->instant.tv_nsec == start.tv_nsec;
-       i++)
-    {
-      usleep (200);
-      out->instant = publock_now ();
-    }
+  if (rc == 0)
+    rc = publish_instant (statedir, &out->instant, err);
   publock_drop (lock);
   out->taken = rc == 0;
   return rc;
