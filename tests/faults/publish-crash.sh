@@ -138,6 +138,8 @@ for t in $(seq 0 $((TREES - 1))); do
 
   # ENOSPC while staging and while applying: rolled back.
   for phase in stage apply; do
+    word=staging
+    [ "$phase" = apply ] && word=applying
     fresh
     res=$(CRUCIBLE_FAULT_ENOSPC=$phase:2 "$H" publish "$STATE" "$R" "$U" 2>&1)
     if [[ "$res" == published* ]] || [ "$n" -eq 0 ]; then
@@ -148,8 +150,6 @@ for t in $(seq 0 $((TREES - 1))); do
       note_re='^rolled-back.\[published nothing: publication failed \((staging|publishing) .+: No space left on device\) and the workspace was left as it was\]$'
       state_is before && clean && [[ "$res" =~ $note_re ]]
     fi
-    word=staging
-    [ "$phase" = apply ] && word=applying
     ok $? "tree $seed: ENOSPC while $word: ${res%%$'\n'*}"
   done
 
