@@ -36,8 +36,8 @@ int wal_create (int dirfd, struct cr_error **err);
 /* Open an existing log for appending; returns its fd.  */
 int wal_open (int dirfd, struct cr_error **err);
 
-/* Append a record and sync it; then, in a test build, the step's fault
- * point.  */
+/* Append a record and sync it (an apply record is only written: recovery
+ * does not depend on it); then, in a test build, the step's fault point. */
 int wal_append (int fd, enum wal_step step, const char *payload, size_t len,
                 struct cr_error **err);
 

@@ -9,7 +9,9 @@
  *
  * publish prints the status word, then the note when there is one.  The
  * environment variable PUBLISH_RUN_TOUCH, when set, names a file created
- * in ROOT between the baseline and the publication (a second writer).  */
+ * in ROOT between the baseline and the publication (a second writer);
+ * PUBLISH_RUN_TIME, when set, has it print "publish_us=N" on stderr: the
+ * publication alone, without the baseline.  */
 #include <config.h>
 
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/publish.h"
@@ -59,6 +62,8 @@ publish_run_publish (const char *statedir, const char *root, const char *upper)
                                  .upper = upper,
                                  .call_id = "publish_run",
                                  .baseline = &base };
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
   for (int tries = 0;; tries++)
     {
       if (publish_run (&req, &rep, &err) < 0)
@@ -67,6 +72,11 @@ publish_run_publish (const char *statedir, const char *root, const char *upper)
         break;
       usleep (10000);
     }
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  if (getenv ("PUBLISH_RUN_TIME") != NULL)
+    fprintf (stderr, "publish_us=%lld\n",
+             (long long) (t1.tv_sec - t0.tv_sec) * 1000000
+                 + (t1.tv_nsec - t0.tv_nsec) / 1000);
   printf ("%s\n", status_words[rep.status]);
   if (rep.note != NULL)
     printf ("%s\n", rep.note);
