@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -17,7 +18,7 @@
 #include "sandbox/wal.h"
 
 #define PUBFS_MAX_DEPTH 256
-#define PUBFS_CHUNK (1024 * 1024)
+#define PUBFS_CHUNK ((size_t) 1 << 20)
 
 /* Open a directory below rootfd by a relative path, refusing any symlink
  * on the way and anything that would leave the root ("..", an absolute
@@ -56,7 +57,7 @@ pubfs_copy_range (int in, int out, off_t off, off_t len, const char *phase)
     {
       if (phase != NULL && wal_fault_enospc (phase))
         return errno = ENOSPC, -1;
-      size_t want = len > PUBFS_CHUNK ? PUBFS_CHUNK : (size_t) len;
+      size_t want = (size_t) len > PUBFS_CHUNK ? PUBFS_CHUNK : (size_t) len;
       ssize_t n = copy_file_range (in, &in_off, out, &out_off, want, 0);
       if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))
         {
@@ -242,6 +243,21 @@ pubfs_copy_tree (int src, const char *sname, int dst, const char *dname,
   return pubfs_copy_at (src, sname, dst, dname, phase, 0);
 }
 
+int
+pubfs_chmod_dir (int dir, const char *name, mode_t mode)
+{
+  char path[64];
+  struct stat st;
+  cleanup_close int fd
+      = openat (dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return -1;
+  if (!S_ISDIR (st.st_mode))
+    return errno = ENOTDIR, -1;
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  return chmod (path, mode & 07777);
+}
+
 static int pubfs_remove_at (int dir, const char *name, int depth);
 
 /* Empty an open directory.  */
@@ -278,7 +294,7 @@ pubfs_remove_at (int dir, const char *name, int depth)
   /* A directory its owner cannot list (overlayfs's work/work is mode 000)
    * is made listable first.  */
   if ((st.st_mode & 0700) != 0700)
-    fchmodat (dir, name, (st.st_mode & 07777) | 0700, 0);
+    pubfs_chmod_dir (dir, name, (st.st_mode & 07777) | 0700);
   cleanup_close int fd
       = openat (dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || pubfs_empty (fd, depth) < 0)

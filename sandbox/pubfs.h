@@ -36,6 +36,10 @@ int pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
 int pubfs_copy_tree (int src, const char *sname, int dst, const char *dname,
                      const char *phase);
 
+/* Change the mode of the directory dir/name, which must not be a link
+ * (a name swapped for one is refused, not followed).  */
+int pubfs_chmod_dir (int dir, const char *name, mode_t mode);
+
 /* Remove dir/name and everything below it; absent is fine.  */
 int pubfs_remove_tree (int dir, const char *name);
 

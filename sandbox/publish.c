@@ -215,7 +215,7 @@ publish_apply_one (struct publish_txn *t, size_t i)
       if (geteuid () == 0
           && fchownat (parent, base, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
         return -1;
-      return fchmodat (parent, base, c->mode, 0);
+      return pubfs_chmod_dir (parent, base, c->mode);
     case PUBPLAN_DELETE:
       return 0;
     }
@@ -348,7 +348,7 @@ publish_undo_one (struct publish_txn *t, size_t i)
         return -1;
       if (mkdirat (parent, base, c->before_mode) < 0 && errno != EEXIST)
         return -1;
-      return fchmodat (parent, base, c->before_mode, 0);
+      return pubfs_chmod_dir (parent, base, c->before_mode);
     }
   if (pubfs_remove_tree (parent, base) < 0)
     return -1;
@@ -731,6 +731,7 @@ publish_stamp (const char *statedir, struct timespec *out,
   cleanup_close int fd
       = open (path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   struct stat st;
+  memset (out, 0, sizeof *out);
   if (fd < 0 || futimens (fd, NULL) < 0 || fstat (fd, &st) < 0)
     return cr_error_set (err, errno, "stamping the baseline");
   *out = st.st_ctim;
@@ -747,7 +748,7 @@ static int
 publish_instant (const char *statedir, struct timespec *instant,
                  struct cr_error **err)
 {
-  struct timespec first;
+  struct timespec first = { 0 };
   if (publish_stamp (statedir, &first, err) < 0)
     return -1;
   publish_tick_past (&first);
@@ -896,6 +897,7 @@ publish_read_entry (struct publish_txn *t, struct pubplan *plan, char **root,
                     struct cr_error **err)
 {
   struct wal_log log;
+  struct cr_error *perr = NULL;
   bool staged = false;
 
   if (wal_read (t->dirfd, &log, err) < 0)
@@ -910,14 +912,12 @@ publish_read_entry (struct publish_txn *t, struct pubplan *plan, char **root,
           *root = pubplan_unescape (p + 5);
         }
       if (log.records[i].step == WAL_STAGED && !staged)
-        staged = pubplan_parse (p, log.records[i].len, plan, err) == 0;
+        staged = pubplan_parse (p, log.records[i].len, plan, &perr) == 0;
     }
   wal_log_clear (&log);
+  cr_error_free (perr);
   if (*root == NULL || !staged)
-    {
-      cr_error_clear (err);
-      return cr_error_set (err, 0, "its log holds no plan to restore from");
-    }
+    return cr_error_set (err, 0, "its log holds no plan to restore from");
   return 0;
 }
 
@@ -950,15 +950,16 @@ quarantine_restore (const char *statedir, const char *id, struct cr_error **err)
     cr_error_set (err, errno, "opening quarantine entry %s", id);
   else if (publish_read_entry (&t, &plan, &root, err) < 0)
     cr_error_prefix (err, "quarantine entry %s", id);
-  else if ((t.rootfd
-            = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-               < 0
+  else if (root == NULL
+           || (t.rootfd
+               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+                  < 0
            || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
            || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
            || (t.wal = wal_open (t.dirfd, err)) < 0)
     {
       if (*err == NULL)
-        cr_error_set (err, errno, "opening %s", root);
+        cr_error_set (err, errno, "opening %s", root ? root : "its root");
     }
   else
     {

@@ -108,7 +108,14 @@ publock_count_read (const char *statedir, const char *root, uint64_t *count,
   if (n < 0)
     return cr_error_set (err, errno, "reading the publication count");
   text[n] = '\0';
-  if (sscanf (text, "%" SCNu64 " %lld %ld", count, &sec, &nsec) != 3)
+  char *end;
+  errno = 0;
+  *count = strtoull (text, &end, 10);
+  if (end != text && *end == ' ')
+    sec = strtoll (end + 1, &end, 10);
+  if (end != text && *end == ' ')
+    nsec = strtol (end + 1, &end, 10);
+  if (errno != 0 || *end != '\n')
     return cr_error_set (err, 0, "the publication count is malformed");
   last->tv_sec = sec;
   last->tv_nsec = nsec;

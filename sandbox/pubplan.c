@@ -390,6 +390,19 @@ pubplan_escape (const char *s)
   return buf_steal (&b, NULL);
 }
 
+/* The value of a hex digit, or -1.  */
+static int
+pubplan_hex (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
 char *
 pubplan_unescape (const char *s)
 {
@@ -398,18 +411,18 @@ pubplan_unescape (const char *s)
     return NULL;
   for (const char *p = s + 1; *p; p++)
     {
-      unsigned v;
       if (*p != '%')
         {
           buf_putc (&b, *p);
           continue;
         }
-      if (sscanf (p + 1, "%2x", &v) != 1 || v == 0)
+      int hi = pubplan_hex (p[1]), lo = hi < 0 ? -1 : pubplan_hex (p[2]);
+      if (lo < 0 || (hi == 0 && lo == 0))
         {
           buf_free (&b);
           return NULL;
         }
-      buf_putc (&b, (char) v);
+      buf_putc (&b, (char) (hi * 16 + lo));
       p += 2;
     }
   buf_append (&b, "", 0);
@@ -456,7 +469,8 @@ pubplan_take_digest (const char *field, char *out)
   size_t n = strlen (field);
   if (field[0] != '=' || (n != 1 && n != SHA256_HEX_LEN + 1))
     return false;
-  memcpy (out, field + 1, n);
+  memcpy (out, field + 1, n - 1);
+  out[n - 1] = '\0';
   return true;
 }
 
@@ -479,15 +493,15 @@ pubplan_parse_change (char *line, struct pubplan *plan)
       return -1;
     }
   struct pubplan_change *c
-      = pubplan_add (plan, path, (enum pubplan_kind) atoi (f[1]));
-  c->opaque = atoi (f[2]) != 0;
+      = pubplan_add (plan, path, (enum pubplan_kind) strtol (f[1], NULL, 10));
+  c->opaque = strtol (f[2], NULL, 10) != 0;
   c->mode = (mode_t) strtoul (f[3], NULL, 8);
   c->uid = (uid_t) strtoul (f[4], NULL, 10);
   c->gid = (gid_t) strtoul (f[5], NULL, 10);
   c->mtime.tv_sec = strtoll (f[6], NULL, 10);
   c->mtime.tv_nsec = strtol (f[7], NULL, 10);
   c->size = strtoull (f[8], NULL, 10);
-  c->before = (enum pubplan_before) atoi (f[10]);
+  c->before = (enum pubplan_before) strtol (f[10], NULL, 10);
   c->before_mode = (mode_t) strtoul (f[11], NULL, 8);
   c->before_mtime.tv_sec = strtoll (f[12], NULL, 10);
   c->before_mtime.tv_nsec = strtol (f[13], NULL, 10);

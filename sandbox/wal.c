@@ -116,6 +116,29 @@ wal_append (int fd, enum wal_step step, const char *payload, size_t len,
   return 0;
 }
 
+/* Split "W NAME LEN HEX" into its fields.  */
+static int
+wal_parse_header (const char *head, char *name, size_t name_size, size_t *len,
+                  char *hex)
+{
+  if (strncmp (head, "W ", 2) != 0)
+    return -1;
+  const char *n = head + 2, *sp = strchr (n, ' ');
+  if (sp == NULL || (size_t) (sp - n) >= name_size)
+    return -1;
+  memcpy (name, n, (size_t) (sp - n));
+  name[sp - n] = '\0';
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull (sp + 1, &end, 10);
+  if (errno != 0 || end == sp + 1 || *end != ' '
+      || strlen (end + 1) != SHA256_HEX_LEN)
+    return -1;
+  *len = (size_t) v;
+  memcpy (hex, end + 1, SHA256_HEX_LEN + 1);
+  return 0;
+}
+
 /* Parse one record at p (n bytes left); returns its size, 0 when it is
  * cut short, -1 when it fails its checksum or is malformed.  */
 static long
@@ -130,7 +153,7 @@ wal_parse_one (const char *p, size_t n, struct wal_record *out)
   cleanup_free char *head = xmalloc ((size_t) (nl - p) + 1);
   memcpy (head, p, (size_t) (nl - p));
   head[nl - p] = '\0';
-  if (sscanf (head, "W %31s %zu %64s", name, &len, hex) != 3)
+  if (wal_parse_header (head, name, sizeof name, &len, hex) < 0)
     return -1;
   size_t header = (size_t) (nl - p) + 1;
   if (len > n - header || n - header - len < 1)
