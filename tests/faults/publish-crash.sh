@@ -17,24 +17,26 @@ TREES=${CRUCIBLE_FAULT_TREES:-4}
 SEED=${CRUCIBLE_FAULT_SEED:-$(date +%s)}
 GEN="$CRUCIBLE_SRCDIR/tests/faults/gentree.py"
 PER_TREE=13
-plan $((TREES * PER_TREE + 1))
 
-why=""
+why="" need=faults
 if [ ! -x "$H" ]; then
   why="the publish_run helper was not built"
 elif ! "$H" faults; then
+  # A build without fault points is not a missing requirement: test.sh
+  # runs this script again over a build that has them.
   why="this build has no fault points (configure --enable-fault-injection)"
+  need=""
 elif [ "$(id -u)" -ne 0 ]; then
   why="making whiteouts (mknod) and mounting the reference overlay need root"
 elif ! command -v python3 >/dev/null; then
   why="python3 generates the random trees"
 fi
 if [ -n "$why" ]; then
-  for i in $(seq $((TREES * PER_TREE + 1))); do
-    skip "publication fault $i" "$why" faults
-  done
+  plan 1
+  skip "publication faults" "$why" $need
   exit 0
 fi
+plan $((TREES * PER_TREE + 1))
 
 diag "seeds $SEED..$((SEED + TREES - 1)); CRUCIBLE_FAULT_SEED repeats them"
 export CRUCIBLE_FAULT_LOG="$TEST_TMP/hits"
