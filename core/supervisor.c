@@ -101,6 +101,8 @@ struct supervisor
   uint64_t next_number;
   uint64_t next_serial;
   uint64_t stop_ms;
+  uint64_t publish_overdue_ms; /* PUBLISH_WAIT_OVERDUE_MS outside tests */
+  uint64_t publish_short_ms;   /* PUBLISH_WAIT_SHORT_MS outside tests */
   struct journal *journal;
   /* Ending notes not told yet, in the order they happened, and the
    * journal's numbers of their commands.  */
@@ -122,6 +124,8 @@ supervisor_new (struct loop *loop, struct sandbox_backend *backend,
   sup->host_env = host_env;
   sup->next_number = 1;
   sup->stop_ms = SUPERVISOR_STOP_MS;
+  sup->publish_overdue_ms = PUBLISH_WAIT_OVERDUE_MS;
+  sup->publish_short_ms = PUBLISH_WAIT_SHORT_MS;
   return sup;
 }
 
@@ -167,6 +171,14 @@ void
 supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms)
 {
   sup->stop_ms = ms;
+}
+
+void
+supervisor_set_publish_ms (struct supervisor *sup, uint64_t overdue_ms,
+                           uint64_t short_ms)
+{
+  sup->publish_overdue_ms = overdue_ms;
+  sup->publish_short_ms = short_ms;
 }
 
 uint64_t
@@ -519,8 +531,8 @@ command_publish_begin (struct command *cmd)
   uint64_t now = loop_now_ms ();
   uint64_t from = cmd->deadline_at > now ? cmd->deadline_at : now;
   cmd->publishing = true;
-  cmd->publish_until = from + PUBLISH_WAIT_OVERDUE_MS;
-  cmd->publish_ceiling = PUBLISH_WAIT_OVERDUE_MS;
+  cmd->publish_until = from + cmd->sup->publish_overdue_ms;
+  cmd->publish_ceiling = cmd->sup->publish_overdue_ms;
   command_cancel (cmd, &cmd->deadline_timer);
   command_stop_scope (cmd);
 }
@@ -583,11 +595,11 @@ command_publish_cut (struct command *cmd)
 {
   if (!cmd->publishing || cmd->published)
     return false;
-  uint64_t short_until = loop_now_ms () + PUBLISH_WAIT_SHORT_MS;
+  uint64_t short_until = loop_now_ms () + cmd->sup->publish_short_ms;
   if (short_until < cmd->publish_until)
     {
       cmd->publish_until = short_until;
-      cmd->publish_ceiling = PUBLISH_WAIT_SHORT_MS;
+      cmd->publish_ceiling = cmd->sup->publish_short_ms;
     }
   return true;
 }
