@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -344,6 +346,41 @@ test_publish_whiteouts (void **state)
   scratch_free (&s);
 }
 
+/* A socket, a device and a file over 8 GiB are left out and named; a
+ * file of exactly 8 GiB is not.  */
+static void
+test_publish_left_out (void **state)
+{
+  struct scratch s;
+  struct publish_baseline base;
+  struct publish_report rep;
+
+  scratch_make (&s);
+  int sock = socket (AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  const char *sock_path = at (s.upper, "sock");
+  assert_true (strlen (sock_path) < sizeof addr.sun_path);
+  memcpy (addr.sun_path, sock_path, strlen (sock_path) + 1);
+  assert_int_equal (bind (sock, (struct sockaddr *) &addr, sizeof addr), 0);
+  close (sock);
+  int fd = open (at (s.upper, "big"), O_WRONLY | O_CREAT, 0644);
+  assert_int_equal (ftruncate (fd, (off_t) PUBPLAN_MAX_BYTES + 1), 0);
+  close (fd);
+  bool dev = mknod (at (s.upper, "null"), S_IFCHR | 0600, makedev (1, 3)) == 0;
+  publish (&s, &base, true, &rep);
+  assert_int_equal (rep.status, PUBLISH_DONE);
+  assert_string_equal (rep.note,
+                       dev ? "[not published: big (a file over 8 GiB), null "
+                             "(a device), sock (a socket); everything else "
+                             "it wrote was published]"
+                           : "[not published: big (a file over 8 GiB), sock "
+                             "(a socket); everything else it wrote was "
+                             "published]");
+  assert_int_equal (access (at (s.root, "big"), F_OK), -1);
+  publish_report_clear (&rep);
+  scratch_free (&s);
+}
+
 int
 main (void)
 {
@@ -356,6 +393,7 @@ main (void)
     cmocka_unit_test (test_publish_refused_by_count),
     cmocka_unit_test (test_publish_nothing),
     cmocka_unit_test (test_publish_whiteouts),
+    cmocka_unit_test (test_publish_left_out),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
