@@ -40,8 +40,8 @@ for who in $ids; do
     || ok 1 "$who: ... and its writes are discarded"
 
   # Someone outside the sandbox writes a file the command also writes.
-  (prun run -- 'sleep 1; echo mine >a'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
-  sleep 0.4
+  (prun run -- 'sleep 2; echo mine >a'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
+  wait_started
   (cd "$WS" && "${PUB_AS[@]}" sh -c 'echo outside >a')
   wait
   is "$(cat "$TEST_TMP/bg.out")" "(no output)
@@ -49,8 +49,8 @@ $REFUSED_OUTSIDE" "$who: a root changed outside the sandbox publishes nothing, a
   is "$(cat "$WS/a")" outside "$who: ... and the outside write stands"
 
   # A command that wrote nothing into the changed root is not refused.
-  (prun run -- 'sleep 1; echo looked'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
-  sleep 0.4
+  (prun run -- 'sleep 2; echo looked'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
+  wait_started
   (cd "$WS" && "${PUB_AS[@]}" sh -c 'echo again >a')
   wait
   is "$(cat "$TEST_TMP/bg.out")" looked "$who: a root the command left unchanged is not checked"
@@ -59,8 +59,8 @@ $REFUSED_OUTSIDE" "$who: a root changed outside the sandbox publishes nothing, a
   # publishes; the other ran while it did, and publishes nothing.
   rm -f "$WS/a"
   pub_owner
-  (prun run -- 'sleep 1.5; echo A >a'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
-  sleep 0.4
+  (prun run -- 'sleep 3; echo A >a'; printf '%s\n' "$out" >"$TEST_TMP/bg.out") &
+  wait_started
   prun run -- 'echo B >b; echo second'
   wait
   is "$out" second "$who: the first to end publishes"
@@ -70,21 +70,21 @@ $REFUSED_COUNT" "$who: the other publishes nothing, and says another command pub
   [ ! -e "$WS/a" ] && ok 0 "$who: ... and nothing of it reaches the workspace" \
     || ok 1 "$who: ... and nothing of it reaches the workspace"
 
-  # Another holder of the per-user lock: the command ends, waits for it,
-  # then publishes.
+  # Another holder of the per-user lock: the command ends while it is
+  # held, waits for it, then publishes.
   uid=$(cd "$WS" && "${PUB_AS[@]}" id -u)
   lock="/var/tmp/crucible-code-sandbox-$uid-v1/publish.lock"
-  prun run -- 'true' # makes the state directory and its lock
+  (prun run -- 'sleep 1; echo waited >w; echo done'
+    printf '%s\n' "$out" >"$TEST_TMP/bg.out"
+    date +%s%N >"$TEST_TMP/bg.end") &
+  wait_started
   start=$(date +%s%N)
-  ("${PUB_AS[@]}" flock "$lock" sleep 1.5) &
-  holder=$!
-  sleep 0.3
-  prun run -- 'echo waited >w; echo done'
-  end=$(date +%s%N)
-  wait "$holder"
-  is "$out" done "$who: a command that waits for the lock still publishes"
+  "${PUB_AS[@]}" flock "$lock" sleep 2.5
+  wait
+  end=$(cat "$TEST_TMP/bg.end")
+  is "$(cat "$TEST_TMP/bg.out")" done "$who: a command that ends while the lock is held still publishes"
   is "$(cat "$WS/w" 2>/dev/null)" waited "$who: ... its writes"
-  [ $(((end - start) / 1000000)) -ge 1400 ] \
+  [ $(((end - start) / 1000000)) -ge 2400 ] \
     && ok 0 "$who: ... after the holder let go" \
     || ok 1 "$who: ... after the holder let go ($(((end - start) / 1000000)) ms)"
 done

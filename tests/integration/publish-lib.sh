@@ -81,3 +81,15 @@ tree() {
   (cd "$1" && find . -mindepth 1 -printf '%p %y %m %s %l\n' | LC_ALL=C sort \
     && find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2)
 }
+
+# wait_started: wait (up to 20 s) until a confined command runs in WS: its
+# bwrap, started right after the baseline, names WS in its arguments.
+wait_started() {
+  local tries=400
+  while [ "$tries" -gt 0 ]; do
+    pgrep -f -- "--dir $WS" >/dev/null 2>&1 && return 0
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  return 1
+}
