@@ -522,10 +522,8 @@ struct sandbox_subcommand
 };
 
 static const struct sandbox_subcommand sandbox_subcommands[] = {
-  { "inspect", cmd_sandbox_report },
-  { "audit", cmd_audit },
-  { "enable", sandbox_cmd_set },
-  { "disable", sandbox_cmd_set },
+  { "inspect", cmd_sandbox_report }, { "audit", cmd_audit },
+  { "enable", sandbox_cmd_set },     { "disable", sandbox_cmd_set },
   { "quarantine", cmd_quarantine },
 };
 
