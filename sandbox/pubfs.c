@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -118,6 +119,36 @@ pubfs_set_meta (int fd, const struct pubfs_meta *meta)
   return futimens (fd, times);
 }
 
+/* Copy the user.* extended attributes of in to out, best effort (a
+ * filesystem without them keeps none).  Only user.*: security.* (file
+ * capabilities among them) and trusted.* are never carried over.  From an
+ * upper, overlayfs's own user.overlay.* are left behind and the user's
+ * escaped user.overlay.overlay.NAME becomes user.overlay.NAME again.  */
+static void
+pubfs_copy_xattrs (int in, int out, bool from_upper)
+{
+  static char names[65536], value[65536];
+  ssize_t n = flistxattr (in, names, sizeof names);
+
+  for (ssize_t off = 0; off < n; off += (ssize_t) strlen (names + off) + 1)
+    {
+      const char *name = names + off;
+      char to[512];
+      if (strncmp (name, "user.", 5) != 0)
+        continue;
+      snprintf (to, sizeof to, "%s", name);
+      if (from_upper && strncmp (name, "user.overlay.", 13) == 0)
+        {
+          if (strncmp (name, "user.overlay.overlay.", 21) != 0)
+            continue;
+          snprintf (to, sizeof to, "user.%s", name + 13);
+        }
+      ssize_t len = fgetxattr (in, name, value, sizeof value);
+      if (len >= 0)
+        fsetxattr (out, to, value, (size_t) len, 0);
+    }
+}
+
 int
 pubfs_digest (int dir, const char *name, char *hex)
 {
@@ -157,6 +188,7 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
                                                     .uid = st.st_uid,
                                                     .gid = st.st_gid,
                                                     .mtime = st.st_mtim };
+  pubfs_copy_xattrs (in, out, m.from_upper);
   if (pubfs_set_meta (out, &m) < 0)
     return -1;
   if (hex != NULL && pubfs_digest (dst, dname, hex) < 0)

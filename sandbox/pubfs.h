@@ -17,15 +17,18 @@
 int pubfs_open_parent (int rootfd, const char *rel, const char **base);
 
 /* Copy the regular file src/sname to dst/dname (created, replacing
- * nothing), with mode, owner (when root) and mtime; hex gets the digest of
- * what was written.  phase names the ENOSPC fault a test build may
- * inject.  -1 with errno.  */
+ * nothing), with mode, owner (when root), mtime and user.* extended
+ * attributes; hex gets the digest of what was written.  phase names the
+ * ENOSPC fault a test build may inject.  -1 with errno.  */
 struct pubfs_meta
 {
   mode_t mode;
   uid_t uid;
   gid_t gid;
   struct timespec mtime;
+  bool from_upper; /* the source is an overlay upper: its user.overlay.*
+                      attributes are overlayfs's own, except the escaped
+                      user.overlay.overlay.*, which are the user's */
 };
 int pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
                      const struct pubfs_meta *meta, char *hex,

@@ -176,8 +176,11 @@ publish_apply_one (struct publish_txn *t, size_t i)
   struct pubplan_change *c = &t->plan->changes[i];
   const char *base;
   char stage[32], tmp[48];
-  struct pubfs_meta m
-      = { .mode = c->mode, .uid = c->uid, .gid = c->gid, .mtime = c->mtime };
+  struct pubfs_meta m = { .mode = c->mode,
+                          .uid = c->uid,
+                          .gid = c->gid,
+                          .mtime = c->mtime,
+                          .from_upper = true };
 
   snprintf (stage, sizeof stage, "%zu", i);
   publish_tmp_name (tmp, sizeof tmp, i);

@@ -8,7 +8,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/publish-lib.sh"
 
-PER_ID=17
+PER_ID=18
 ids=$(pub_identities)
 plan $(($(wc -w <<<"$ids") * PER_ID))
 pub_setup
@@ -76,6 +76,22 @@ exit 3'
   prun run -- 'exec 3<>kept; cat kept >/dev/null; echo opened'
   is "$out" opened "$who: a read-write open without a write has no publication note"
   is "$(stat -c %i "$WS/kept")" "$inode" "$who: ... and the file was not replaced"
+
+  # A file's user.* attributes are published; the user's own
+  # user.overlay.* ones come back from their escaped names in the upper.
+  if command -v python3 >/dev/null 2>&1; then
+    prun run -- "python3 -c \"import os
+open('attrs', 'w').write('x')
+os.setxattr('attrs', 'user.mine', b'1')
+os.setxattr('attrs', 'user.overlay.mine', b'2')\""
+    got=$(python3 -c "import os, sys
+p = sys.argv[1]
+print(sorted((n, os.getxattr(p, n).decode()) for n in os.listxattr(p)))" "$WS/attrs" 2>&1)
+    is "$got" "[('user.mine', '1'), ('user.overlay.mine', '2')]" \
+      "$who: user extended attributes are published, user.overlay.* as the user set them"
+  else
+    skip "$who: user extended attributes are published" "python3 sets them"
+  fi
 
   # Changes under .git are refused, the rest publishes.
   rm -rf "$WS/.git"
