@@ -343,6 +343,15 @@ publish_undo_one (struct publish_txn *t, size_t i)
     return -1;
   if (publish_holds (t, i, false))
     return 0;
+  /* A backup that no longer matches its digest is not restored over what
+   * is there: the rollback is then unproved, and kept in quarantine.  */
+  if (c->before == PUBPLAN_WAS_FILE)
+    {
+      char hex[SHA256_HEX_LEN + 1];
+      if (pubfs_digest (t->backupfd, name, hex) < 0
+          || strcmp (hex, c->before_digest) != 0)
+        return errno = EIO, -1;
+    }
   if (c->before == PUBPLAN_WAS_DIRMETA)
     {
       struct stat st;

@@ -16,7 +16,7 @@ H="${CRUCIBLE_HELPER_DIR:-}/publish_run"
 TREES=${CRUCIBLE_FAULT_TREES:-4}
 SEED=${CRUCIBLE_FAULT_SEED:-$(date +%s)}
 GEN="$CRUCIBLE_SRCDIR/tests/faults/gentree.py"
-PER_TREE=13
+PER_TREE=14
 
 why="" need=faults
 if [ ! -x "$H" ]; then
@@ -137,6 +137,26 @@ for t in $(seq 0 $((TREES - 1))); do
   [ "$(snap "$R")" == "$partial" ] && [ -n "$("$H" quarantine "$STATE")" ] \
     || [ "$n" -eq 0 ]
   ok $? "tree $seed: a damaged log is quarantined and the root left alone"
+
+  # A rollback that cannot be proved (its backup was damaged) keeps the
+  # transaction in quarantine rather than deleting the evidence.
+  fresh
+  CRUCIBLE_FAULT=applied "$H" publish "$STATE" "$R" "$U" >/dev/null 2>&1
+  damaged=0
+  for b in "$STATE"/txn/*/backup/*; do
+    [ -f "$b" ] && echo damage >>"$b" && damaged=1
+  done
+  "$H" recover "$STATE" 2>/dev/null
+  if [ "$damaged" -eq 1 ]; then
+    [ -n "$("$H" quarantine "$STATE")" ] \
+      && [ -z "$(ls -A "$STATE/txn" 2>/dev/null)" ] \
+      && grep -qx 'its rollback could not be proved' "$STATE"/quarantine/*/reason \
+      && ! grep -rq damage "$R"
+  else
+    # Nothing was backed up as a file: the rollback is proved.
+    state_is before && clean
+  fi
+  ok $? "tree $seed: an unprovable rollback is quarantined (damaged backups: $damaged)"
 
   # ENOSPC while staging and while applying: rolled back.
   for phase in stage apply; do
