@@ -133,19 +133,18 @@ pubfs_copy_xattrs (int in, int out, bool from_upper)
   for (ssize_t off = 0; off < n; off += (ssize_t) strlen (names + off) + 1)
     {
       const char *name = names + off;
-      char to[512];
+      cleanup_free char *to = NULL;
       if (strncmp (name, "user.", 5) != 0)
         continue;
-      snprintf (to, sizeof to, "%s", name);
       if (from_upper && strncmp (name, "user.overlay.", 13) == 0)
         {
           if (strncmp (name, "user.overlay.overlay.", 21) != 0)
             continue;
-          snprintf (to, sizeof to, "user.%s", name + 13);
+          to = xasprintf ("user.%s", name + 13);
         }
       ssize_t len = fgetxattr (in, name, value, sizeof value);
       if (len >= 0)
-        fsetxattr (out, to, value, (size_t) len, 0);
+        fsetxattr (out, to ? to : name, value, (size_t) len, 0);
     }
 }
 
