@@ -71,7 +71,16 @@ $REFUSED_COUNT" "$who: the other publishes nothing, and says another command pub
     || ok 1 "$who: ... and nothing of it reaches the workspace"
 
   # Another holder of the per-user lock: the command ends while it is
-  # held, waits for it, then publishes.
+  # held, waits for it, then publishes.  Root's lock is shared with every
+  # other test running as root at the same time, which this would hold up,
+  # so it is held only for another identity.
+  if [ "$who" = root ]; then
+    for what in "still publishes" "... its writes" "... after the holder let go"; do
+      skip "$who: a command that ends while the lock is held: $what" \
+        "root's lock is shared with the tests running beside this one; checked as the other identity"
+    done
+    continue
+  fi
   uid=$(cd "$WS" && "${PUB_AS[@]}" id -u)
   lock="/var/tmp/crucible-code-sandbox-$uid-v1/publish.lock"
   (prun run -- 'sleep 1; echo waited >w; echo done'
