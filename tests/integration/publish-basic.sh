@@ -8,7 +8,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/publish-lib.sh"
 
-PER_ID=18
+PER_ID=19
 ids=$(pub_identities)
 plan $(($(wc -w <<<"$ids") * PER_ID))
 pub_setup
@@ -69,6 +69,12 @@ exit 3'
   [ ! -e "$WS/pipe" ] && ok 0 "$who: the fifo is left out" \
     || ok 1 "$who: the fifo is left out"
   is "$(cat "$WS/kept")" keep "$who: what the command did not touch stays"
+  home=$PUB_HOME
+  [ "$who" = root ] || [ "$who" = self ] || home=$PUB_UHOME
+  fact=$(cat "$home"/.local/state/crucible/*.jsonl 2>/dev/null \
+    | grep -o '"fact":"publication".*' | tail -n 1)
+  like "$fact" '"outcome":"published","paths":9,"bytes":19' \
+    "$who: the journal records the publication, its paths and bytes"
 
   # A read-write open copies the file up without changing it: nothing to
   # publish, and the file in the workspace is the same file.
