@@ -62,7 +62,7 @@ pubfs_copy_range (int in, int out, off_t off, off_t len, const char *phase)
       ssize_t n = copy_file_range (in, &in_off, out, &out_off, want, 0);
       if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))
         {
-          static char chunk[65536];
+          char chunk[16384];
           n = pread (in, chunk, want < sizeof chunk ? want : sizeof chunk,
                      in_off);
           if (n > 0 && pwrite (out, chunk, (size_t) n, out_off) != n)
@@ -127,8 +127,14 @@ pubfs_set_meta (int fd, const struct pubfs_meta *meta)
 static void
 pubfs_copy_xattrs (int in, int out, bool from_upper)
 {
-  static char names[65536], value[65536];
-  ssize_t n = flistxattr (in, names, sizeof names);
+  /* The most a Linux attribute list or value holds.  */
+  enum
+  {
+    XATTR_BYTES = 65536
+  };
+  cleanup_free char *names = xmalloc (XATTR_BYTES);
+  cleanup_free char *value = xmalloc (XATTR_BYTES);
+  ssize_t n = flistxattr (in, names, XATTR_BYTES);
 
   for (ssize_t off = 0; off < n; off += (ssize_t) strlen (names + off) + 1)
     {
@@ -142,7 +148,7 @@ pubfs_copy_xattrs (int in, int out, bool from_upper)
             continue;
           to = xasprintf ("user.%s", name + 13);
         }
-      ssize_t len = fgetxattr (in, name, value, sizeof value);
+      ssize_t len = fgetxattr (in, name, value, XATTR_BYTES);
       if (len >= 0)
         fsetxattr (out, to ? to : name, value, (size_t) len, 0);
     }

@@ -470,12 +470,14 @@ static int
 publish_txn_begin (struct publish_txn *t, const char *call_id,
                    struct cr_error **err)
 {
-  static unsigned serial;
-  struct timespec now = publock_now ();
+  struct timespec now = publock_now (), mono;
   cleanup_free char *parent = xasprintf ("%s/" PUBLISH_TXN_DIR, t->statedir);
 
-  t->id = xasprintf ("%lld-%ld-%u", (long long) now.tv_sec, (long) getpid (),
-                     serial++);
+  /* Unique: the time, the process and a monotonic nanosecond count (two
+   * transactions of one process never share one).  */
+  clock_gettime (CLOCK_MONOTONIC, &mono);
+  t->id = xasprintf ("%lld-%ld-%lld%09ld", (long long) now.tv_sec,
+                     (long) getpid (), (long long) mono.tv_sec, mono.tv_nsec);
   t->dir = xasprintf ("%s/%s", parent, t->id);
   if ((mkdir (parent, 0700) < 0 && errno != EEXIST) || mkdir (t->dir, 0700) < 0)
     return cr_error_set (err, errno, "making the publication's directory");

@@ -73,10 +73,11 @@ pubplan_leave_out (struct pubplan *plan, const char *path, const char *why)
 static bool
 pubplan_same_content (int a, int b)
 {
-  static char x[PUBPLAN_CHUNK], y[PUBPLAN_CHUNK];
+  cleanup_free char *x = xmalloc (PUBPLAN_CHUNK);
+  cleanup_free char *y = xmalloc (PUBPLAN_CHUNK);
   for (;;)
     {
-      ssize_t n = read (a, x, sizeof x);
+      ssize_t n = read (a, x, PUBPLAN_CHUNK);
       if (n < 0)
         return false;
       ssize_t m = 0;
