@@ -25,6 +25,9 @@
 
 #define PUBLISH_TXN_DIR "txn"
 
+/* Plans of at most this many changes are synced path by path.  */
+#define PUBLISH_SMALL_PLAN 64
+
 /* The most left-out paths named in a result; the rest are counted.  */
 #define PUBLISH_NAMED_MAX 20
 
@@ -494,6 +497,75 @@ publish_txn_begin (struct publish_txn *t, const char *call_id,
   return wal_append (t->wal, WAL_BEGIN, begin, strlen (begin), err);
 }
 
+/* Whether a plan is small enough to sync path by path: syncfs costs what
+ * the whole filesystem has unwritten, whoever wrote it, and a few fsyncs
+ * cost what was changed.  A plan that backs up whole trees is synced
+ * whole.  */
+static bool
+publish_small (const struct publish_txn *t)
+{
+  if (t->plan->n > PUBLISH_SMALL_PLAN)
+    return false;
+  for (size_t i = 0; i < t->plan->n; i++)
+    if (t->plan->changes[i].before == PUBPLAN_WAS_TREE)
+      return false;
+  return true;
+}
+
+/* Sync dir/name (a file or directory; a link has nothing of its own to
+ * sync beyond its directory entry).  */
+static int
+publish_sync_at (int dir, const char *name)
+{
+  cleanup_close int fd
+      = openat (dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ELOOP || errno == ENOENT ? 0 : -1;
+  return fsync (fd);
+}
+
+/* Make what was staged durable: the backups and both directories, or the
+ * whole filesystem for a large plan.  */
+static int
+publish_sync_staged (struct publish_txn *t)
+{
+  if (!publish_small (t))
+    return syncfs (t->dirfd);
+  for (size_t i = 0; i < t->plan->n; i++)
+    {
+      char name[32];
+      snprintf (name, sizeof name, "%zu", i);
+      if (t->plan->changes[i].before == PUBPLAN_WAS_FILE
+          && publish_sync_at (t->backupfd, name) < 0)
+        return -1;
+      if (t->plan->changes[i].kind == PUBPLAN_FILE
+          && publish_sync_at (t->stagefd, name) < 0)
+        return -1;
+    }
+  return fsync (t->backupfd) < 0 || fsync (t->stagefd) < 0 ? -1 : 0;
+}
+
+/* Make what was applied durable: each changed path and the directory
+ * holding it, or the whole filesystem for a large plan.  */
+static int
+publish_sync_root (struct publish_txn *t)
+{
+  if (!publish_small (t))
+    return syncfs (t->rootfd);
+  for (size_t i = 0; i < t->plan->n; i++)
+    {
+      const char *base;
+      cleanup_close int parent
+          = pubfs_open_parent (t->rootfd, t->plan->changes[i].path, &base);
+      if (parent < 0 && (errno == ENOENT || errno == ENOTDIR))
+        continue; /* removed with a directory above it */
+      if (parent < 0 || publish_sync_at (parent, base) < 0
+          || fsync (parent) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 /* Back up and stage every change, then log the plan.  */
 static int
 publish_txn_stage (struct publish_txn *t, const char *upper,
@@ -506,7 +578,7 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
   for (size_t i = 0; i < t->plan->n; i++)
     if (publish_backup_one (t, i) < 0 || publish_stage_one (t, upperfd, i) < 0)
       return cr_error_set (err, errno, "staging %s", t->plan->changes[i].path);
-  if (syncfs (t->dirfd) < 0)
+  if (publish_sync_staged (t) < 0)
     return cr_error_set (err, errno, "syncing what was staged");
   size_t len;
   cleanup_free char *text = pubplan_serialize (t->plan, &len);
@@ -528,7 +600,7 @@ publish_txn_apply (struct publish_txn *t, struct cr_error **err)
                              t->plan->changes[i].path);
     }
   publish_dir_times (t, false);
-  if (syncfs (t->rootfd) < 0)
+  if (publish_sync_root (t) < 0)
     return cr_error_set (err, errno, "syncing the workspace");
   if (wal_append (t->wal, WAL_APPLIED, "", 0, err) < 0)
     return -1;
