@@ -5,14 +5,14 @@
 # settings are read by the command that a person runs.
 . "$(dirname "$0")/lib.sh"
 
-plan 9
+plan 11
 
 new_workspace
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in 1 2 3 4 5 6 7 8 9; do skip "confined crucible run" "$why" bwrap; done
+  for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "confined crucible run" "$why" bwrap; done
   exit 0
 fi
 echo notes >notes
@@ -60,6 +60,24 @@ is "$rc:$out" \
   "125:[refused: setting up the command: \"crucible-sandbox-broker: covering unreadable paths: Too many levels of symbolic links\"; nothing was run]" \
   "a scan deeper than its bound refuses the command, quoting the broker"
 rm -rf deep
+
+# Run by root over a workspace another user owns: the command runs as that
+# user, and what it wrote is published as theirs.
+if [ "$(id -u)" -eq 0 ]; then
+  OWS=$(mktemp -d "$TEST_TMP/owned.XXXXXX")
+  echo original >"$OWS/tracked"
+  chown -R 65534:65534 "$OWS"
+  chmod 755 "$OWS"
+  config '' ''
+  out=$(cd "$OWS" && "$CRUCIBLE" run -- 'id -u; echo more >> tracked; echo new > made' 2>&1)
+  is "$out" 65534 "as root over 65534's workspace, the command runs as 65534"
+  is "$(stat -c %u:%g "$OWS/tracked" "$OWS/made" | tr '\n' ' ')$(cat "$OWS/tracked" | tr '\n' ' ')" \
+    "65534:65534 65534:65534 original more " \
+    "and what it wrote is published as 65534's"
+else
+  skip "crucible run as root over another user's workspace" "not root"
+  skip "what it wrote is published as the owner's" "not root"
+fi
 
 if ! command -v python3 >/dev/null 2>&1; then
   for i in 1 2 3; do skip "allowUnixSockets through crucible run" "no python3"; done
