@@ -1401,6 +1401,52 @@ bwrap_owner (struct bwrap_session *s, const char *workspace,
   return 0;
 }
 
+/* Effective identity saved while root acts as a workspace's owner.  */
+struct bwrap_ids
+{
+  bool switched;
+  gid_t groups[64];
+  int n_groups;
+};
+
+/* Act as the workspace's owner (effective uid, gid and groups) for what
+ * touches their state directory and workspace: publication's baseline,
+ * lock, counts and journal are then theirs, as their own crucible would
+ * make them, and what is published is written as them.  crucible is one
+ * thread, so nothing else runs under the borrowed identity.  */
+static int
+bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
+                    struct cr_error **err)
+{
+  saved->switched = false;
+  if (!s->as_owner)
+    return 0;
+  saved->n_groups = getgroups (64, saved->groups);
+  if (saved->n_groups < 0 || setgroups (1, &s->owner_gid) < 0
+      || setegid (s->owner_gid) < 0 || seteuid (s->owner_uid) < 0)
+    {
+      int saved_errno = errno;
+      if (seteuid (0) == 0 && setegid (0) == 0 && saved->n_groups >= 0)
+        setgroups ((size_t) saved->n_groups, saved->groups);
+      return cr_error_set (err, saved_errno, "acting as the workspace's owner");
+    }
+  saved->switched = true;
+  return 0;
+}
+
+/* Back to root.  Failing here would leave crucible as someone else:
+ * abort rather than carry on.  */
+static void
+bwrap_become_self (struct bwrap_ids *saved)
+{
+  if (!saved->switched)
+    return;
+  if (seteuid (0) < 0 || setegid (0) < 0
+      || setgroups ((size_t) saved->n_groups, saved->groups) < 0)
+    abort ();
+  saved->switched = false;
+}
+
 static int bwrap_launch (struct bwrap_session *s,
                          const struct sandbox_command *cmd,
                          const char *workspace, const char *gitdir,
@@ -1448,9 +1494,13 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
   /* The baseline comes before the layers, under the publication lock, so
    * no baseline is taken halfway through another command's publication;
    * it also recovers what an earlier process abandoned.  */
-  if (publish_baseline_take (s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS,
-                             &s->baseline, err)
-      < 0)
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int taken = publish_baseline_take (
+      s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
+  bwrap_become_self (&ids);
+  if (taken < 0)
     return -1;
   s->root = xstrdup (workspace);
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
@@ -1683,7 +1733,12 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
                                  .upper = s->pair.upper,
                                  .call_id = call_id,
                                  .baseline = &s->baseline };
-  if (publish_run (&req, &rep, err) < 0)
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int ran = publish_run (&req, &rep, err);
+  bwrap_become_self (&ids);
+  if (ran < 0)
     {
       s->published = true;
       return -1;

@@ -5,14 +5,14 @@
 # settings are read by the command that a person runs.
 . "$(dirname "$0")/lib.sh"
 
-plan 11
+plan 12
 
 new_workspace
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "confined crucible run" "$why" bwrap; done
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "confined crucible run" "$why" bwrap; done
   exit 0
 fi
 echo notes >notes
@@ -74,9 +74,15 @@ if [ "$(id -u)" -eq 0 ]; then
   is "$(stat -c %u:%g "$OWS/tracked" "$OWS/made" | tr '\n' ' ')$(cat "$OWS/tracked" | tr '\n' ' ')" \
     "65534:65534 65534:65534 original more " \
     "and what it wrote is published as 65534's"
+  # Everything root made in the owner's state directory (layers, the
+  # publication's baseline, counts, journal) is the owner's: their own
+  # crucible must be able to use it afterwards.
+  is "$(find /var/tmp/crucible-code-sandbox-65534-v1 ! -user 65534 2>&1 | head -3)" "" \
+    "nothing in the owner's state directory is left root's"
 else
   skip "crucible run as root over another user's workspace" "not root"
   skip "what it wrote is published as the owner's" "not root"
+  skip "nothing in the owner's state directory is left root's" "not root"
 fi
 
 if ! command -v python3 >/dev/null 2>&1; then
