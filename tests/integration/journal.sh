@@ -35,7 +35,7 @@ like "$(cat "$HOME"/.local/state/crucible/*.jsonl)" \
 rm -rf "$HOME/.local/state/crucible"
 mkdir -p "$HOME/.crucible"
 printf '{"sandbox":{"limits":{"outputBytes":1000}}}\n' >"$HOME/.crucible/config.json"
-crun run -- 'head -c 100000 /dev/zero'
+crun run -- 'yes | head -c 100000'
 like "$(cat "$HOME"/.local/state/crucible/*.jsonl)" \
   '"fact":"violation","command":1,"sandbox":"[0-9a-f]{16}","limit":"output","value":1000}' \
   "an output ceiling is a violation: output, 1000 bytes"
