@@ -248,6 +248,12 @@ rules_mode (const struct rules *r)
   return r->mode;
 }
 
+void
+rules_set_mode (struct rules *r, enum rules_mode mode)
+{
+  r->mode = mode;
+}
+
 /* Whether a wrapped command's words from k on are tried as a command of
  * their own: the first RULES_SUFFIX_WORDS words, the program the reader
  * found, and what follows find's -exec family or a "--".  The bound keeps

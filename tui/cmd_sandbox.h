@@ -29,4 +29,11 @@ int cmd_sandbox_report (int argc, char **argv);
 int cmd_sandbox_write_enabled (const char *home_file, bool enabled,
                                struct cr_error **err);
 
+/* Set sandbox.enabled in the home configuration for workspace, as
+ * `crucible sandbox enable|disable` does: enabling only after checking that
+ * confinement can be enforced here, disabling never under a project that
+ * requires it.  *message (owned) is what the person is told either way.
+ * Returns SANDBOX_EXIT_OK or SANDBOX_EXIT_FAILED.  */
+int cmd_sandbox_set (bool enabled, const char *workspace, char **message);
+
 #endif

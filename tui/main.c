@@ -5,13 +5,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/i18n.h"
-#include "tui/cmd_mcp.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
 #include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
+#include "tui/ui.h"
 
 #define MAIN_EXIT_USAGE 2
 
@@ -37,9 +38,13 @@ static const struct cmd_entry main_commands[] = {
 static void
 main_usage (FILE *out)
 {
-  fputs (_ ("Usage: crucible COMMAND [ARG]...\n"
+  fputs (_ ("Usage: crucible [--agent CMD] [--theme NAME] [DIR]\n"
+            "       crucible COMMAND [ARG]...\n"
             "       crucible --sandbox [--json]\n"
             "       crucible --help | --version\n\n"
+            "Without a command, the full-screen session opens in DIR "
+            "(default: the\n"
+            "current directory).\n\n"
             "Commands:\n"),
          out);
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
@@ -65,10 +70,7 @@ main (int argc, char **argv)
   /* A closed pipe is reported where it is written, not by dying.  */
   signal (SIGPIPE, SIG_IGN);
   if (argc < 2)
-    {
-      main_usage (stderr);
-      return MAIN_EXIT_USAGE;
-    }
+    return ui_main (argc, argv);
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
       main_usage (stdout);
@@ -84,6 +86,11 @@ main (int argc, char **argv)
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
     if (strcmp (argv[1], main_commands[i].name) == 0)
       return main_commands[i].fn (argc - 1, argv + 1);
+  /* Options of the session, or the directory it opens in.  */
+  struct stat st;
+  if (argv[1][0] == '-' || strchr (argv[1], '/') != NULL
+      || (stat (argv[1], &st) == 0 && S_ISDIR (st.st_mode)))
+    return ui_main (argc, argv);
   fprintf (stderr, _ ("crucible: unknown command '%s'\n"), argv[1]);
   main_usage (stderr);
   return MAIN_EXIT_USAGE;
