@@ -4,6 +4,7 @@
 #include "tui/pager.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,12 +53,19 @@ pager_add_cells (struct pager *p, int cols, const VTermScreenCell *cells)
     {
       if (cells[i].chars[0] == (uint32_t) -1)
         continue;
-      uint32_t c = cells[i].chars[0] == 0 ? ' ' : cells[i].chars[0];
+      /* A blank cell's other characters are not set: stop at the first
+       * zero.  */
       for (int k = 0;
-           k < VTERM_MAX_CHARS_PER_CELL && (k == 0 || cells[i].chars[k]); k++)
+           k < VTERM_MAX_CHARS_PER_CELL && (k == 0 || cells[i].chars[k] != 0);
+           k++)
         {
-          char u[8];
-          uint32_t ch = k == 0 ? c : cells[i].chars[k];
+          char u[MB_LEN_MAX];
+          uint32_t ch = cells[i].chars[k];
+          if (ch == 0)
+            {
+              buf_putc (&line, ' ');
+              break;
+            }
           int n = wctomb (u, (wchar_t) ch);
           buf_append (&line, n > 0 ? u : "?", n > 0 ? (size_t) n : 1);
         }

@@ -286,34 +286,60 @@ ui_call (void *data, const struct session_call *call)
   ui->announced = call;
 }
 
-/* Keep a result in the transcript, cut to UI_RESULT_ROWS rows.  */
+/* Where a result's closing note begins ("[exit status 1]", "[left running
+ * as #1; …]", which may take several lines), or NULL when it has none.  */
+static const char *
+ui_result_note (const char *clean)
+{
+  size_t len = strlen (clean);
+  if (len == 0 || clean[len - 1] != ']')
+    return NULL;
+  const char *line = clean + len;
+  for (int rows = 0; rows < 6 && line > clean; rows++)
+    {
+      line--;
+      while (line > clean && line[-1] != '\n')
+        line--;
+      if (*line == '[')
+        return line;
+    }
+  return NULL;
+}
+
+/* Add rows of a result to the transcript, the first marked ⎿.  */
+static void
+ui_add_rows (struct ui *ui, const char *text, size_t len, bool first,
+             enum theme_role role)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, first ? "  \xe2\x8e\xbf  " : "     ");
+  for (size_t i = 0; i < len; i++)
+    {
+      buf_putc (&b, text[i]);
+      if (text[i] == '\n' && i + 1 < len)
+        buf_puts (&b, "     ");
+    }
+  transcript_add (&ui->transcript, role, TRANSCRIPT_PLAIN, 5, b.data, b.len);
+  buf_free (&b);
+}
+
+/* Keep a result in the transcript, cut to UI_RESULT_ROWS rows of output
+ * with a hint that Ctrl+O shows it all; its closing note is always kept. */
 static void
 ui_keep_result (struct ui *ui, const char *text, size_t len, bool is_error)
 {
   cleanup_free char *clean = text_clean (text, len, 1);
-  size_t rows = 1;
-  for (const char *p = clean; (p = strchr (p, '\n')) != NULL; p++)
-    rows++;
-  const char *end = clean;
-  for (size_t i = 0; i < UI_RESULT_ROWS && end != NULL; i++)
-    {
-      end = strchr (end, '\n');
-      if (end != NULL && i + 1 < UI_RESULT_ROWS)
-        end++;
-    }
-  size_t shown = end != NULL && rows > UI_RESULT_ROWS ? (size_t) (end - clean)
-                                                      : strlen (clean);
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "  \xe2\x8e\xbf  ");
-  for (size_t i = 0; i < shown; i++)
-    {
-      buf_putc (&b, clean[i]);
-      if (clean[i] == '\n')
-        buf_puts (&b, "     ");
-    }
-  transcript_add (&ui->transcript, is_error ? THEME_ERROR : THEME_TEXT,
-                  TRANSCRIPT_PLAIN, 5, b.data, b.len);
-  buf_free (&b);
+  const char *note = ui_result_note (clean);
+  size_t body_len = note != NULL ? (size_t) (note - clean) : strlen (clean);
+  while (body_len > 0 && clean[body_len - 1] == '\n')
+    body_len--;
+  size_t rows = body_len > 0 ? 1 : 0, shown = body_len;
+  for (size_t i = 0; i < body_len; i++)
+    if (clean[i] == '\n' && ++rows == UI_RESULT_ROWS + 1 && shown == body_len)
+      shown = i;
+  enum theme_role role = is_error ? THEME_ERROR : THEME_TEXT;
+  if (body_len > 0)
+    ui_add_rows (ui, clean, shown, true, THEME_TEXT);
   if (rows > UI_RESULT_ROWS)
     {
       size_t more = rows - UI_RESULT_ROWS;
@@ -322,15 +348,15 @@ ui_keep_result (struct ui *ui, const char *text, size_t len, bool is_error)
                 P_ ("\xe2\x80\xa6 +%zu line (ctrl+o to see all)",
                     "\xe2\x80\xa6 +%zu lines (ctrl+o to see all)", more),
                 more);
-      char *line = xasprintf ("     %s", hint);
-      transcript_add (&ui->transcript, THEME_DIM, TRANSCRIPT_PLAIN, 5, line,
-                      strlen (line));
-      free (line);
+      ui_add_rows (ui, hint, strlen (hint), false, THEME_DIM);
       free (ui->last_result);
-      ui->last_result = xmemdup (text, len + 1);
+      ui->last_result = xmalloc (len + 1);
+      memcpy (ui->last_result, text, len);
       ui->last_result[len] = '\0';
       ui->last_result_len = len;
     }
+  if (note != NULL)
+    ui_add_rows (ui, note, strlen (note), body_len == 0, role);
 }
 
 /* A call has its answer: the call line and the result go to the
