@@ -61,10 +61,10 @@ approval_lines (struct ui *ui, int cols, struct screen_lines *out)
   free (rule);
   screen_lines_add (out, THEME_ACCENT, "%s",
                     _ ("The agent wants to run a command"));
-  screen_lines_add (out, THEME_TEXT, "  %s", session_call_label (call));
   const char *desc = session_call_description (call);
   if (desc != NULL)
-    screen_lines_add (out, THEME_DIM, "  %s", desc);
+    screen_lines_add (out, THEME_TEXT, "  %s", desc);
+  screen_lines_add (out, THEME_TEXT, "  %s", session_call_label (call));
   char *progs = approval_programs (session_call_line (call));
   if (progs != NULL)
     screen_lines_add (out, THEME_TEXT, _ ("  runs: %s"), progs);

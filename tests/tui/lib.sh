@@ -46,7 +46,7 @@ tui_start() {
   tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" \
     -y "$TUI_ROWS" -c "$WS" \
     "env LANG=\${TUI_LANG:-C.UTF-8} LC_ALL=\${TUI_LANG:-C.UTF-8} \
-NCURSES_NO_UTF8_ACS=1 TERM=screen-256color HOME=$(printf '%q' "$HOME") \
+NCURSES_NO_UTF8_ACS=1 TERM=${TUI_TERM:-screen-256color} ${TUI_ENV:-} HOME=$(printf '%q' "$HOME") \
 CRUCIBLE_HISTORY=$(printf '%q' "$TEST_TMP/history") \
 $(printf '%q' "$CRUCIBLE")$args; echo \$? >$(printf '%q' "$TEST_TMP/tui-exit"); sleep 600"
   tmux -L "$TUI_SOCK" set-option -g remain-on-exit on >/dev/null 2>&1
@@ -107,4 +107,16 @@ tui_exited() {
   done
   TUI_RC=
   return 1
+}
+
+# The process id of crucible inside the pane (the pane's shell runs it).
+tui_crucible_pid() {
+  local pane
+  pane=$(tmux -L "$TUI_SOCK" display-message -p '#{pane_pid}')
+  pgrep -P "$pane" -x crucible | head -1
+}
+
+# The newest child of process $1.
+newest_child() {
+  tr ' ' '\n' <"/proc/$1/task/$1/children" | grep . | sort -n | tail -1
 }
