@@ -48,7 +48,8 @@ sandbox_panel_list (struct screen_lines *l, const char *what,
 {
   if (list->count == 0)
     {
-      screen_lines_add (l, THEME_TEXT, "  %-12s %s", what, _ ("none"));
+      if (*what != '\0')
+        screen_lines_add (l, THEME_TEXT, "  %-12s %s", what, _ ("none"));
       return;
     }
   for (size_t i = 0; i < list->count; i++)
@@ -70,7 +71,9 @@ sandbox_panel_settings (struct ui *ui, struct screen_lines *l)
                                          : _ ("compat (unconfined)"));
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"),
                     ui->workspace);
-  sandbox_panel_list (l, _ ("writable"), &cfg->fs_writable);
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
+                    _ ("the workspace"));
+  sandbox_panel_list (l, "", &cfg->fs_writable);
   sandbox_panel_list (l, _ ("read-only"), &cfg->fs_read_only);
   sandbox_panel_list (l, _ ("network"), &cfg->net_domains);
   screen_lines_add (l, THEME_TEXT,
@@ -142,9 +145,9 @@ sandbox_panel_parts (struct screen_lines *l)
   char *broker = NULL;
   int fd = -1;
   if (broker_locate (&broker, &fd, &err) == 0)
-    sandbox_panel_dep (l, true, BROKER_PROGRAM_NAME, broker);
+    sandbox_panel_dep (l, true, _ ("broker"), broker);
   else
-    sandbox_panel_dep (l, false, BROKER_PROGRAM_NAME, err->msg);
+    sandbox_panel_dep (l, false, _ ("broker"), err->msg);
   cr_error_clear (&err);
   free (broker);
   if (fd >= 0)
