@@ -833,8 +833,20 @@ static void
 ui_on_paste (void *data, const char *text, size_t len)
 {
   struct ui *ui = data;
-  if (ui->panel == UI_PANEL_NONE)
-    prompt_insert (&ui->prompt, text, len);
+  if (ui->panel != UI_PANEL_NONE)
+    return;
+  /* Terminals paste a line break as CR (the Enter key); in the box it is
+   * a newline, so the paste runs as the lines it was.  */
+  struct buf b = BUF_INIT;
+  for (size_t i = 0; i < len; i++)
+    {
+      if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+        continue;
+      buf_putc (&b, text[i] == '\r' ? '\n' : text[i]);
+    }
+  if (b.len > 0)
+    prompt_insert (&ui->prompt, b.data, b.len);
+  buf_free (&b);
   ui_dirty (ui);
 }
 
