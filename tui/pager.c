@@ -301,6 +301,7 @@ pager_key (struct pager *p, TermKey *tk, const TermKeyKey *key)
       pager_search_key (p, key);
       return true;
     }
+  p->not_found = false;
   if (key->type == TERMKEY_TYPE_KEYSYM)
     switch (key->code.sym)
       {
