@@ -1,13 +1,17 @@
 /* crucible's entry point: the subcommand table.  */
 #include <config.h>
 
+#include <limits.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/i18n.h"
+#include "lib/xalloc.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
 #include "tui/cmd_sandbox.h"
@@ -52,14 +56,30 @@ main_usage (FILE *out)
              _ (main_commands[i].summary));
 }
 
-/* Set up gettext for the person's language.  */
+/* Set up gettext for the person's language.  The catalogues are looked
+ * for in share/locale beside the installed program first (an installation
+ * moved as a whole keeps its language), then where configure put them. */
 static void
 main_locale (void)
 {
   setlocale (LC_ALL, "");
 #ifdef ENABLE_NLS
-  bindtextdomain (PACKAGE, LOCALEDIR);
+  char exe[PATH_MAX];
+  const char *dir = LOCALEDIR;
+  char *beside = NULL;
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = '\0', strrchr (exe, '/')) : NULL;
+  if (slash != NULL)
+    {
+      *slash = '\0';
+      beside = xasprintf ("%s/../share/locale", exe);
+      struct stat st;
+      if (stat (beside, &st) == 0 && S_ISDIR (st.st_mode))
+        dir = beside;
+    }
+  bindtextdomain (PACKAGE, dir);
   textdomain (PACKAGE);
+  free (beside);
 #endif
 }
 

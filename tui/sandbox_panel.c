@@ -176,7 +176,7 @@ sandbox_panel_probe (struct screen_lines *l)
   else
     {
       cleanup_free char *ok
-          = xasprintf (_ ("the options crucible needs work (bubblewrap %s)"),
+          = xasprintf (_ ("the options crucible needs work (%s)"),
                        probe.version != NULL ? probe.version : "?");
       sandbox_panel_dep (l, true, _ ("probe"), ok);
     }

@@ -1185,11 +1185,14 @@ ui_main (int argc, char **argv)
     }
   if (!isatty (STDIN_FILENO) || !isatty (STDOUT_FILENO))
     {
-      fprintf (stderr,
-               _ ("crucible: the session needs a terminal, and standard %s "
-                  "is not one; for a session over pipes use crucible "
-                  "session, for one command crucible run\n"),
-               !isatty (STDIN_FILENO) ? _ ("input") : _ ("output"));
+      fputs (!isatty (STDIN_FILENO)
+                 ? _ ("crucible: the session needs a terminal, and standard "
+                      "input is not one; for a session over pipes use "
+                      "crucible session, for one command crucible run\n")
+                 : _ ("crucible: the session needs a terminal, and standard "
+                      "output is not one; for a session over pipes use "
+                      "crucible session, for one command crucible run\n"),
+             stderr);
       return UI_EXIT_FAILED;
     }
   cleanup_free char *workspace = ui_workspace (opts.dir, &err);
