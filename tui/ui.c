@@ -186,11 +186,13 @@ ui_on_output (void *data, struct command *cmd, const char *bytes, size_t len)
     c->lines++;
   c->bytes += len;
   c->last_newline = bytes[len - 1] == '\n';
-  if (c->spool_fd >= 0 && c->spooled < ui->cfg->output_bytes)
+  uint64_t cap = ui->cfg->output_bytes < UI_SPOOL_MAX ? ui->cfg->output_bytes
+                                                      : UI_SPOOL_MAX;
+  if (c->spool_fd >= 0 && c->spooled < cap)
     {
       size_t n = len;
-      if (c->spooled + n > ui->cfg->output_bytes)
-        n = (size_t) (ui->cfg->output_bytes - c->spooled);
+      if (c->spooled + n > cap)
+        n = (size_t) (cap - c->spooled);
       if (write (c->spool_fd, bytes, n) != (ssize_t) n)
         c->spool_failed = true;
       c->spooled += n;

@@ -24,6 +24,10 @@
 /* Rows of a finished result the transcript keeps before its hint.  */
 #define UI_RESULT_ROWS 3
 
+/* The most of one command's output kept on disk for the full view (the
+ * output ceiling is usually lower; a raised one does not fill the disk). */
+#define UI_SPOOL_MAX ((uint64_t) 256 * 1024 * 1024)
+
 /* How long a second Ctrl+C on an empty box has to quit.  */
 #define UI_CTRL_C_MS 2000
 
