@@ -87,8 +87,11 @@ run_unprivileged() {
 # The tests that run again as an unprivileged user.
 # (tests/security/ already runs every escape attempt as root and as uid
 # 65534 from within each script.)
+# The Linux backend must pass the conformance audit for both identities
+# (.ci/run requires bwrap, so its absence fails rather than skips).
 UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh
-tests/integration/broker.sh tests/integration/sandbox-inspect.sh"
+tests/integration/broker.sh tests/integration/sandbox-inspect.sh
+tests/integration/sandbox-audit.sh tests/integration/sandbox-audit-library.sh"
 
 # Configure and build in a directory; the log is kept.
 build_in() {
@@ -107,6 +110,31 @@ count_results "$work/plain" plain
 echo "== sandbox tests as an unprivileged user"
 chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null
 run_unprivileged
+
+# The Linux backend must pass the conformance audit with no fault and
+# nothing unreached, as root and as the unprivileged user.  Where no bwrap
+# can be used (exit 3) that is a skip, unless bwrap is required.
+audit_linux() {
+  local label=$1 dir=$2 log=$work/audit-$1.log rc; shift 2
+  (cd "$dir" && "$@" /opt/crucible-check/bin/crucible sandbox audit \
+    --backend linux-bubblewrap) >"$log" 2>&1 </dev/null
+  rc=$?
+  if [ "$rc" -eq 3 ] && [[ ",${CRUCIBLE_TEST_REQUIRE:-}," != *",bwrap,"* ]]; then
+    skipped=$((skipped + 1))
+    skips+=("conformance audit ($label): $(tail -n 1 "$log")")
+    return
+  fi
+  grep -q '^unreached' "$log" && rc=1
+  stage_result "conformance audit of linux-bubblewrap ($label)" "$rc" "$log"
+}
+
+echo "== conformance audit of the Linux backend"
+audit_linux root "$work"
+if [ "$(id -u)" -eq 0 ] && id crucibletest >/dev/null 2>&1; then
+  audit_linux unprivileged "$work/unprivileged" runuser -u crucibletest -- \
+    env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+    HOME="$(getent passwd crucibletest | cut -d: -f6)"
+fi
 
 echo "== ASan+UBSan build: make check"
 build_in "$work/asan" --enable-werror --enable-sanitizers \

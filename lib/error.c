@@ -32,6 +32,7 @@ cr_error_set (struct cr_error **err, int code, const char *fmt, ...)
   cr_error_clear (err);
   *err = xmalloc (sizeof **err);
   (*err)->code = code;
+  (*err)->refused_feature = -1;
   va_start (ap, fmt);
   (*err)->msg = error_format (code, fmt, ap);
   va_end (ap);
@@ -53,6 +54,7 @@ cr_error_prefix (struct cr_error **err, const char *fmt, ...)
     {
       *err = xmalloc (sizeof **err);
       (*err)->code = 0;
+      (*err)->refused_feature = -1;
       (*err)->msg = context;
       return -1;
     }

@@ -59,16 +59,25 @@ sandbox_support_name (enum sandbox_support s)
 }
 
 int
+sandbox_refuse (struct cr_error **err, enum sandbox_feature feature,
+                const char *backend_id)
+{
+  cr_error_set (err, 0,
+                "the policy requires %s, which the %s backend does not enforce",
+                sandbox_feature_name (feature), backend_id);
+  if (err != NULL && *err != NULL)
+    (*err)->refused_feature = (int) feature;
+  return -1;
+}
+
+int
 sandbox_check_policy (const struct sandbox_claims *claims,
                       const struct sandbox_policy *policy,
                       const char *backend_id, struct cr_error **err)
 {
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (policy->requires[f] && claims->support[f] != SANDBOX_ENFORCED)
-      return cr_error_set (
-          err, 0,
-          "the policy requires %s, which the %s backend does not enforce",
-          sandbox_feature_name ((enum sandbox_feature) f), backend_id);
+    if (policy->requires[f] && claims->support[f] == SANDBOX_UNSUPPORTED)
+      return sandbox_refuse (err, (enum sandbox_feature) f, backend_id);
   return 0;
 }
 
@@ -78,6 +87,12 @@ sandbox_probe_clear (struct sandbox_probe *p)
   free (p->reason);
   free (p->version);
   p->reason = p->version = NULL;
+}
+
+const char *
+sandbox_backend_id (const struct sandbox_backend *b)
+{
+  return b->ops->id != NULL ? b->ops->id : "unnamed";
 }
 
 void

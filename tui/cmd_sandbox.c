@@ -24,6 +24,7 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
+#include "tui/cmd_audit.h"
 #include "tui/front.h"
 
 /* The report's options: [--json].  */
@@ -46,11 +47,13 @@ static void
 sandbox_usage (FILE *out)
 {
   fputs (_ ("Usage: crucible sandbox inspect [--json]\n"
+            "       crucible sandbox audit [--json] [--backend ID]\n"
             "       crucible sandbox enable | disable\n"
             "       crucible --sandbox [--json]\n\n"
             "inspect  print the backend and what a command here would run "
             "under,\n"
             "         starting nothing and writing nothing\n"
+            "audit    check the backend's claims against its answers\n"
             "enable   turn confinement on in ~/.crucible/config.json, once "
             "this\n"
             "         machine is found able to enforce it\n"
@@ -517,6 +520,33 @@ sandbox_set (bool enabled)
   return status;
 }
 
+/* `crucible sandbox enable` or `disable` (argv[0]), which take nothing.  */
+static int
+sandbox_cmd_set (int argc, char **argv)
+{
+  if (argc == 1)
+    return sandbox_set (strcmp (argv[0], "enable") == 0);
+  fprintf (stderr, _ ("crucible: sandbox %s: unexpected argument '%s'\n"),
+           argv[0], argv[1]);
+  sandbox_usage (stderr);
+  return SANDBOX_EXIT_USAGE;
+}
+
+/* A subcommand of `crucible sandbox`: its name, and what runs it with
+ * argv[0] its name.  */
+struct sandbox_subcommand
+{
+  const char *name;
+  int (*run) (int argc, char **argv);
+};
+
+static const struct sandbox_subcommand sandbox_subcommands[] = {
+  { "inspect", cmd_sandbox_report },
+  { "audit", cmd_audit },
+  { "enable", sandbox_cmd_set },
+  { "disable", sandbox_cmd_set },
+};
+
 int
 cmd_sandbox (int argc, char **argv)
 {
@@ -530,17 +560,10 @@ cmd_sandbox (int argc, char **argv)
       sandbox_usage (stdout);
       return SANDBOX_EXIT_OK;
     }
-  if (strcmp (argv[1], "inspect") == 0)
-    return cmd_sandbox_report (argc - 1, argv + 1);
-  if (strcmp (argv[1], "enable") == 0 || strcmp (argv[1], "disable") == 0)
-    {
-      if (argc == 2)
-        return sandbox_set (strcmp (argv[1], "enable") == 0);
-      fprintf (stderr, _ ("crucible: sandbox %s: unexpected argument '%s'\n"),
-               argv[1], argv[2]);
-      sandbox_usage (stderr);
-      return SANDBOX_EXIT_USAGE;
-    }
+  for (size_t i = 0;
+       i < sizeof sandbox_subcommands / sizeof *sandbox_subcommands; i++)
+    if (strcmp (argv[1], sandbox_subcommands[i].name) == 0)
+      return sandbox_subcommands[i].run (argc - 1, argv + 1);
   fprintf (stderr, _ ("crucible: sandbox: unknown command '%s'\n"), argv[1]);
   sandbox_usage (stderr);
   return SANDBOX_EXIT_USAGE;

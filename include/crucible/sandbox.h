@@ -1,0 +1,210 @@
+/* The sandbox backend interface: what every way of running a command offers
+ * the supervisor (prepare, start, stop, dispose, claims, probe), and the
+ * features a policy can name.  Installed with libcrucible-sandbox, so that
+ * a backend built outside this tree implements the same vtable and can be
+ * audited by the same suite (crucible/conformance.h, doc/sandbox-library.md).
+ *
+ * A backend states, per feature, whether it enforces it, only observes it,
+ * or does not support it.  A policy that requires a feature the backend does
+ * not support is refused by that feature's name in prepare, before any
+ * session exists.  A row says "enforced" only when the backend does it and a
+ * test exercises it.  */
+#ifndef CRUCIBLE_SANDBOX_H
+#define CRUCIBLE_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <crucible/error.h>
+
+/* Every feature, in the order of the inspection report.  */
+enum sandbox_feature
+{
+  SANDBOX_FILESYSTEM,
+  SANDBOX_NETWORK_DENY,
+  SANDBOX_NETWORK_ALLOWLIST,
+  SANDBOX_DESCRIPTOR_ISOLATION,
+  SANDBOX_PROCESS_ISOLATION,
+  SANDBOX_KERNEL_SURFACE,
+  SANDBOX_PRIVILEGE_ISOLATION,
+  SANDBOX_MATERIALIZATION,
+  SANDBOX_CPU_LIMIT,
+  SANDBOX_MEMORY_LIMIT,
+  SANDBOX_DISK_LIMIT,
+  SANDBOX_PROCESS_LIMIT,
+  SANDBOX_OPEN_FILE_LIMIT,
+  SANDBOX_COMMAND_TIME_LIMIT,
+  SANDBOX_SESSION_TIME_LIMIT,
+  SANDBOX_OUTBOUND_BYTE_LIMIT,
+  SANDBOX_OUTPUT_LIMIT,
+  SANDBOX_CONCURRENCY_LIMIT,
+  SANDBOX_COST_LIMIT,
+  SANDBOX_PTY,
+  SANDBOX_FILE_OPERATIONS,
+  SANDBOX_PERSISTENCE,
+  SANDBOX_SNAPSHOT,
+  SANDBOX_RESUME,
+  SANDBOX_AUDIT,
+  SANDBOX_USAGE,
+  SANDBOX_FEATURE_COUNT
+};
+
+enum sandbox_support
+{
+  SANDBOX_UNSUPPORTED = 0,
+  SANDBOX_OBSERVED,
+  SANDBOX_ENFORCED
+};
+
+struct sandbox_claims
+{
+  enum sandbox_support support[SANDBOX_FEATURE_COUNT];
+};
+
+/* The report's name of a feature ("process_isolation").  */
+const char *sandbox_feature_name (enum sandbox_feature f);
+
+/* The report's word for a support level ("enforced").  */
+const char *sandbox_support_name (enum sandbox_support s);
+
+/* What one command is to run under, resolved by the host before prepare.  */
+struct sandbox_policy
+{
+  bool enabled; /* confinement asked for */
+  /* The workspace root the command will run in, absolute, for a backend
+   * that checks it at prepare; NULL when the caller does not say (crucible's
+   * supervisor hands it over at start, as sandbox_command.cwd).  */
+  const char *workspace;
+  bool requires[SANDBOX_FEATURE_COUNT];
+  double command_seconds; /* the deadline the supervisor enforces */
+  uint64_t output_bytes;  /* the raw-stream ceiling capture enforces */
+  uint64_t concurrency;   /* commands at once, enforced by the supervisor */
+};
+
+/* The one command to start in a prepared session.  */
+struct sandbox_command
+{
+  const char *shell; /* absolute path of the POSIX shell */
+  const char *line;  /* the command line given to sh -c */
+  const char *cwd;   /* the workspace root */
+  char *const *envp; /* the built environment */
+  int output_fd;     /* write end of the pipe stdout and stderr share */
+};
+
+/* What the process scope reported, read from the session's status fd.  */
+enum sandbox_event_kind
+{
+  SANDBOX_EVENT_NONE,   /* nothing complete yet */
+  SANDBOX_EVENT_EXITED, /* the workload ended; wait_status says how */
+  SANDBOX_EVENT_FAILED, /* the workload could not be started; error says why */
+  SANDBOX_EVENT_DONE    /* nothing of the scope is left; cleanup confirmed */
+};
+
+struct sandbox_event
+{
+  enum sandbox_event_kind kind;
+  int wait_status;
+  int error; /* errno, for SANDBOX_EVENT_FAILED */
+  int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
+};
+
+/* What a command's whole scope used, measured when it is disposed of.  */
+struct sandbox_usage
+{
+  bool known;
+  int64_t cpu_user_ms;
+  int64_t cpu_system_ms;
+  int64_t max_rss_kib; /* the largest of its processes */
+};
+
+struct sandbox_backend;
+struct sandbox_session;
+
+/* The result of asking whether a backend can run here at all.  */
+struct sandbox_probe
+{
+  bool usable;
+  bool confined; /* false for the compatibility backend */
+  char *reason;  /* why not usable, or why not confined; owned */
+  char *version; /* owned, or NULL */
+};
+
+struct sandbox_backend_ops
+{
+  const char *id; /* "compat", "linux-bubblewrap" */
+  void (*claims) (const struct sandbox_backend *b, struct sandbox_claims *out);
+  int (*probe) (struct sandbox_backend *b, struct sandbox_probe *out,
+                struct cr_error **err);
+  int (*prepare) (struct sandbox_backend *b,
+                  const struct sandbox_policy *policy,
+                  struct sandbox_session **out, struct cr_error **err);
+  int (*start) (struct sandbox_session *s, const struct sandbox_command *cmd,
+                struct cr_error **err);
+  /* Descriptor to poll for events once started; read with next_event.  */
+  int (*status_fd) (const struct sandbox_session *s);
+  int (*next_event) (struct sandbox_session *s, struct sandbox_event *ev,
+                     struct cr_error **err);
+  /* End the whole scope with signo; returns at once, DONE follows.  */
+  int (*stop) (struct sandbox_session *s, int signo, struct cr_error **err);
+  /* Release the session; fails (and keeps what it holds) while the scope
+   * has not been confirmed empty.  usage, when not NULL, gets what the
+   * scope used.  */
+  int (*dispose) (struct sandbox_session *s, struct sandbox_usage *usage,
+                  struct cr_error **err);
+  /* Give up on a session whose scope never confirmed it was empty, because
+   * crucible is leaving: close the channel (the keeper ends the scope when
+   * it sees that) and free what the host holds.  */
+  void (*abandon) (struct sandbox_session *s);
+  void (*free) (struct sandbox_backend *b);
+};
+
+struct sandbox_backend
+{
+  const struct sandbox_backend_ops *ops;
+};
+
+/* The first member of every backend's session.  */
+struct sandbox_session
+{
+  const struct sandbox_backend_ops *ops;
+};
+
+/* Refuse a policy because the backend does not hold feature: the message
+ * names the feature and the backend ("the policy requires cpu_limit, which
+ * the compat backend does not enforce") and err->refused_feature is set,
+ * which is how the conformance audit tells a refusal from a backend
+ * failing for its own reasons.  Returns -1.  */
+int sandbox_refuse (struct cr_error **err, enum sandbox_feature feature,
+                    const char *backend_id);
+
+/* Refuse a policy requiring a feature the claims mark unsupported, by name
+ * (sandbox_refuse); an observed feature is bounded measurement, and is not
+ * refused.  Every backend's prepare calls this first.  */
+int sandbox_check_policy (const struct sandbox_claims *claims,
+                          const struct sandbox_policy *policy,
+                          const char *backend_id, struct cr_error **err);
+
+void sandbox_probe_clear (struct sandbox_probe *p);
+
+/* Calls through the vtable, so callers never reach into ops.  */
+const char *sandbox_backend_id (const struct sandbox_backend *b);
+void sandbox_claims (const struct sandbox_backend *b,
+                     struct sandbox_claims *out);
+int sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
+                   struct cr_error **err);
+int sandbox_prepare (struct sandbox_backend *b,
+                     const struct sandbox_policy *policy,
+                     struct sandbox_session **out, struct cr_error **err);
+int sandbox_start (struct sandbox_session *s, const struct sandbox_command *cmd,
+                   struct cr_error **err);
+int sandbox_status_fd (const struct sandbox_session *s);
+int sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
+                        struct cr_error **err);
+int sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err);
+int sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
+                     struct cr_error **err);
+void sandbox_abandon (struct sandbox_session *s);
+void sandbox_backend_free (struct sandbox_backend *b);
+
+#endif

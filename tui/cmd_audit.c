@@ -1,0 +1,311 @@
+/* `crucible sandbox audit`: run the conformance suite over the backend the
+ * configuration selects (or the one --backend names) in the current
+ * directory, and print the table, or one line of JSON.
+ *
+ * The report itself is not translated: like the inspection report, it is
+ * compared between machines.  What this command says about itself (usage,
+ * errors) is.  */
+#include <config.h>
+
+#include "tui/cmd_audit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "core/config.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "sandbox/bwrap.h"
+#include "sandbox/compat.h"
+#include "sandbox/conformance.h"
+#include "sandbox/inspect.h"
+#include "tui/front.h"
+
+struct audit_options
+{
+  bool json;
+  const char *backend; /* "compat", "linux-bubblewrap", or NULL */
+};
+
+/* Print audit's usage.  */
+static void
+audit_usage (FILE *out)
+{
+  fputs (_ ("Usage: crucible sandbox audit [--json] [--backend ID]\n\n"
+            "Offer the sandbox backend one policy per feature (preparing a\n"
+            "session for each and dropping it; no command is started) and\n"
+            "check each answer against what the backend claims.\n\n"
+            "--backend ID  audit ID (linux-bubblewrap or compat) instead of\n"
+            "              the backend the configuration selects\n"
+            "--json        one line of JSON\n\n"
+            "Exit status: 0 no fault, 1 a fault, 2 usage, 3 no backend could\n"
+            "be probed, 4 the audit could not be run.\n"),
+         out);
+}
+
+/* Parse the options (argv[0] is "audit"); 1 when --help was printed.  */
+static int
+audit_parse (int argc, char **argv, struct audit_options *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--json") == 0)
+        opts->json = true;
+      else if (strcmp (argv[i], "--backend") == 0 && i + 1 < argc)
+        opts->backend = argv[++i];
+      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+        {
+          audit_usage (stdout);
+          return 1;
+        }
+      else
+        {
+          fprintf (stderr, _ ("crucible: sandbox audit: unknown option '%s'\n"),
+                   argv[i]);
+          audit_usage (stderr);
+          return -1;
+        }
+    }
+  if (opts->backend != NULL && strcmp (opts->backend, "compat") != 0
+      && strcmp (opts->backend, BWRAP_BACKEND_ID) != 0)
+    {
+      fprintf (stderr,
+               _ ("crucible: sandbox audit: unknown backend '%s' (known: %s, "
+                  "compat)\n"),
+               opts->backend, BWRAP_BACKEND_ID);
+      return -1;
+    }
+  return 0;
+}
+
+/* The backend to audit: the one named, or the configuration's choice.  */
+static struct sandbox_backend *
+audit_backend (const struct audit_options *opts, const struct config *cfg)
+{
+  bool bwrap = opts->backend != NULL
+                   ? strcmp (opts->backend, BWRAP_BACKEND_ID) == 0
+                   : cfg->sandbox_enabled;
+  if (!bwrap)
+    return compat_backend_new ();
+  struct bwrap_options bo = { .cpu_seconds = cfg->cpu_seconds,
+                              .open_files = cfg->open_files,
+                              .processes = BWRAP_DEFAULT_PROCESSES };
+  return bwrap_backend_new (&bo);
+}
+
+/* Generate a string key or value.  */
+static void
+audit_gen_str (yajl_gen g, const char *s)
+{
+  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+/* Generate "key": "value", the value with any path replaced by <path>.  */
+static void
+audit_gen_text (yajl_gen g, const char *key, const char *value)
+{
+  cleanup_free char *redacted = inspect_redact_paths (value);
+  audit_gen_str (g, key);
+  audit_gen_str (g, redacted);
+}
+
+/* Start the one JSON object: format_version, kind, status.  */
+static yajl_gen
+audit_json_begin (const char *status)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  audit_gen_str (g, "format_version");
+  yajl_gen_integer (g, 1);
+  audit_gen_str (g, "kind");
+  audit_gen_str (g, "sandbox-audit");
+  audit_gen_str (g, "status");
+  audit_gen_str (g, status);
+  return g;
+}
+
+/* Close the object and print it as one line.  */
+static int
+audit_json_end (yajl_gen g, int status)
+{
+  const unsigned char *out;
+  size_t len;
+
+  yajl_gen_map_close (g);
+  yajl_gen_get_buf (g, &out, &len);
+  fwrite (out, 1, len, stdout);
+  fputc ('\n', stdout);
+  yajl_gen_free (g);
+  if (fflush (stdout) == EOF)
+    {
+      fprintf (stderr, _ ("crucible: writing the report: %s\n"),
+               strerror (errno));
+      return AUDIT_EXIT_FAILED;
+    }
+  return status;
+}
+
+/* One feature's row.  */
+static void
+audit_json_feature (yajl_gen g, const struct conformance_result *r)
+{
+  yajl_gen_map_open (g);
+  audit_gen_str (g, "feature");
+  audit_gen_str (g, sandbox_feature_name (r->feature));
+  audit_gen_str (g, "family");
+  audit_gen_str (g,
+                 conformance_family_name (conformance_family_of (r->feature)));
+  audit_gen_str (g, "claim");
+  audit_gen_str (g, sandbox_support_name (r->claim));
+  audit_gen_str (g, "answer");
+  audit_gen_str (g, conformance_answer_name (r->answer));
+  audit_gen_str (g, "exercised");
+  yajl_gen_bool (g, conformance_askable (r->feature));
+  audit_gen_str (g, "fault");
+  yajl_gen_bool (g, conformance_is_fault (r->answer));
+  if (r->detail != NULL)
+    audit_gen_text (g, "reason", r->detail);
+  yajl_gen_map_close (g);
+}
+
+/* The audit as one line of JSON.  */
+static int
+audit_print_json (const struct conformance_audit *a, int status)
+{
+  yajl_gen g = audit_json_begin (conformance_faults (a) > 0 ? "fault" : "pass");
+
+  audit_gen_str (g, "backend");
+  yajl_gen_map_open (g);
+  audit_gen_str (g, "id");
+  audit_gen_str (g, a->backend_id);
+  audit_gen_str (g, "version");
+  if (a->version != NULL)
+    audit_gen_str (g, a->version);
+  else
+    yajl_gen_null (g);
+  yajl_gen_map_close (g);
+  /* The plan's mode: every policy offered asked for confinement, or none
+   * did (spec, "Unconfined execution").  */
+  audit_gen_str (g, "enabled");
+  yajl_gen_bool (g, a->confined);
+  audit_gen_str (g, "confined");
+  yajl_gen_bool (g, a->confined);
+  if (!a->confined && a->unconfined_reason != NULL)
+    audit_gen_text (g, "disabled_reason", a->unconfined_reason);
+  audit_gen_str (g, "features");
+  yajl_gen_array_open (g);
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    audit_json_feature (g, &a->results[f]);
+  yajl_gen_array_close (g);
+  audit_gen_str (g, "families");
+  yajl_gen_map_open (g);
+  for (int i = 0; i < CONFORMANCE_FAMILY_COUNT; i++)
+    {
+      enum conformance_family fam = (enum conformance_family) i;
+      audit_gen_str (g, conformance_family_name (fam));
+      audit_gen_str (
+          g, conformance_verdict_name (conformance_family_verdict (a, fam)));
+    }
+  yajl_gen_map_close (g);
+  audit_gen_str (g, "faults");
+  yajl_gen_integer (g, (long long) conformance_faults (a));
+  audit_gen_str (g, "unreached");
+  yajl_gen_integer (g, (long long) conformance_unreached (a));
+  return audit_json_end (g, status);
+}
+
+/* Say the audit could not be run at stage, and why.  */
+static int
+audit_failed (const struct audit_options *opts, const char *stage,
+              struct cr_error *err)
+{
+  if (opts->json)
+    {
+      yajl_gen g = audit_json_begin ("failed");
+      audit_gen_str (g, "stage");
+      audit_gen_str (g, stage);
+      audit_json_end (g, AUDIT_EXIT_FAILED);
+    }
+  fprintf (stderr, _ ("crucible: sandbox audit: %s\n"), err->msg);
+  cr_error_free (err);
+  return AUDIT_EXIT_FAILED;
+}
+
+/* Say there was no backend to audit: the probe's error, not a table.  */
+static int
+audit_no_backend (const struct audit_options *opts, const char *id,
+                  struct cr_error *err)
+{
+  if (opts->json)
+    {
+      yajl_gen g = audit_json_begin ("unavailable");
+      audit_gen_str (g, "backend");
+      yajl_gen_map_open (g);
+      audit_gen_str (g, "id");
+      audit_gen_str (g, id);
+      yajl_gen_map_close (g);
+      audit_gen_text (g, "reason", err->msg);
+      audit_json_end (g, AUDIT_EXIT_NO_BACKEND);
+    }
+  fprintf (stderr, _ ("crucible: sandbox audit: no backend to audit: %s\n"),
+           err->msg);
+  cr_error_free (err);
+  return AUDIT_EXIT_NO_BACKEND;
+}
+
+/* Run the audit over backend in workspace and print it.  */
+static int
+audit_print (const struct audit_options *opts, struct sandbox_backend *backend,
+             const char *workspace)
+{
+  struct conformance_audit *a = NULL;
+  struct cr_error *err = NULL;
+  int ret = conformance_run (backend, workspace, &a, &err);
+
+  if (ret == CONFORMANCE_NO_BACKEND)
+    return audit_no_backend (opts, sandbox_backend_id (backend), err);
+  if (ret < 0)
+    return audit_failed (opts, "audit", err);
+  int status = conformance_faults (a) > 0 ? AUDIT_EXIT_FAULT : AUDIT_EXIT_PASS;
+  if (opts->json)
+    status = audit_print_json (a, status);
+  else
+    {
+      cleanup_free char *text = conformance_report (a);
+      if (fputs (text, stdout) == EOF || fflush (stdout) == EOF)
+        {
+          fprintf (stderr, _ ("crucible: writing the report: %s\n"),
+                   strerror (errno));
+          status = AUDIT_EXIT_FAILED;
+        }
+    }
+  conformance_free (a);
+  return status;
+}
+
+int
+cmd_audit (int argc, char **argv)
+{
+  struct audit_options opts;
+  struct cr_error *err = NULL;
+  struct config *cfg = NULL;
+  int ret = audit_parse (argc, argv, &opts);
+
+  if (ret != 0)
+    return ret > 0 ? AUDIT_EXIT_PASS : AUDIT_EXIT_USAGE;
+  cleanup_free char *workspace = front_workspace (&err);
+  if (workspace == NULL)
+    return audit_failed (&opts, "workspace", err);
+  if (config_load (&cfg, NULL, workspace, &err) < 0)
+    return audit_failed (&opts, "configuration", err);
+  struct sandbox_backend *backend = audit_backend (&opts, cfg);
+  config_free (cfg);
+  ret = audit_print (&opts, backend, workspace);
+  sandbox_backend_free (backend);
+  return ret;
+}
