@@ -371,8 +371,8 @@ sandbox_home_target (const char *home_file, struct cr_error **err)
 }
 
 int
-cmd_sandbox_write_enabled (const char *home_file, bool enabled,
-                           struct cr_error **err)
+cmd_home_update (const char *home_file, cmd_home_rewrite_fn rewrite,
+                 const void *data, struct cr_error **err)
 {
   cleanup_free char *target = sandbox_home_target (home_file, err);
   cleanup_free char *old = NULL;
@@ -394,7 +394,7 @@ cmd_sandbox_write_enabled (const char *home_file, bool enabled,
                                home_file);
         }
     }
-  text = sandbox_rewrite (root, enabled);
+  text = rewrite (root, data);
   yajl_tree_free (root);
   /* What is written must load: a file crucible cannot read back would stop
    * every later run.  */
@@ -405,6 +405,26 @@ cmd_sandbox_write_enabled (const char *home_file, bool enabled,
   if (ret < 0)
     return -1;
   return sandbox_replace (target, text, err);
+}
+
+void
+cmd_home_gen_value (yajl_gen g, yajl_val v)
+{
+  sandbox_gen_value (g, v);
+}
+
+/* cmd_home_update's rewrite for sandbox.enabled (data: a bool).  */
+static char *
+sandbox_rewrite_enabled (yajl_val root, const void *data)
+{
+  return sandbox_rewrite (root, *(const bool *) data);
+}
+
+int
+cmd_sandbox_write_enabled (const char *home_file, bool enabled,
+                           struct cr_error **err)
+{
+  return cmd_home_update (home_file, sandbox_rewrite_enabled, &enabled, err);
 }
 
 /* Why confinement cannot be enforced here, or NULL when it can: a backend

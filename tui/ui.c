@@ -31,6 +31,7 @@
 #include "tui/sandbox_panel.h"
 #include "tui/screen.h"
 #include "tui/tasks.h"
+#include "tui/terminfo.h"
 #include "tui/text.h"
 
 extern char **environ;
@@ -903,7 +904,9 @@ ui_on_signal (struct loop *loop, int signo, void *data)
 static int
 ui_term_enter (struct ui *ui, struct cr_error **err)
 {
-  SCREEN *scr = newterm (NULL, stdout, stdin);
+  /* Ask terminfo first: a newterm that fails cannot be undone.  */
+  SCREEN *scr
+      = terminfo_known (STDOUT_FILENO) ? newterm (NULL, stdout, stdin) : NULL;
   if (scr == NULL)
     return cr_error_set (err, 0, _ ("the terminal '%s' is not known"),
                          getenv ("TERM") != NULL ? getenv ("TERM") : "");
@@ -1201,10 +1204,15 @@ ui_main (int argc, char **argv)
   if (workspace == NULL || config_load (&ui.cfg, NULL, workspace, &err) < 0)
     return ui_fail (err);
   ui.workspace = workspace;
+  /* Where the approval panel's rules go; without HOME, nowhere.  */
+  struct cr_error *no_home = NULL;
+  ui.home_file = config_home_path (&no_home);
+  cr_error_free (no_home);
   ui.rules = permit_rules (ui.cfg, &err);
   if (ui.rules == NULL)
     {
       config_free (ui.cfg);
+      free (ui.home_file);
       return ui_fail (err);
     }
   cleanup_free char *refusal = NULL;
@@ -1231,6 +1239,7 @@ ui_main (int argc, char **argv)
     }
   rules_free (ui.rules);
   config_free (ui.cfg);
+  free (ui.home_file);
   if (status == 0 && ui.host_signal != 0 && ui.host_signal != SIGHUP)
     return 128 + ui.host_signal;
   return status;
