@@ -63,8 +63,17 @@ screen_row_split (const char *left, const char *right, int cols)
   int lw = 0;
   if (room > 0)
     {
-      size_t n = text_fit (left, strlen (left), room, &lw);
+      size_t len = strlen (left);
+      size_t n = text_fit (left, len, room, &lw);
+      if (n < len)
+        {
+          /* Cut: one column less, and say so.  */
+          n = text_fit (left, len, room - 1, &lw);
+          lw++;
+        }
       buf_append (&b, left, n);
+      if (n < len)
+        buf_puts (&b, "\xe2\x80\xa6");
     }
   for (int i = lw; i < cols - rw; i++)
     buf_putc (&b, ' ');

@@ -13,13 +13,20 @@
 # tui_row N           row N of $SCREEN (1-based), trailing blanks removed
 # tui_exited [S]      wait until crucible has exited; its status in $TUI_RC
 
-TUI_SOCK="crucible-tui-$$-$RANDOM"
 TUI_COLS=${TUI_COLS:-100}
 TUI_ROWS=${TUI_ROWS:-30}
 SCREEN=
 
-# The server goes with the test, and the test's files after it.
-trap 'tmux -L "$TUI_SOCK" kill-server 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+# Each start gets a socket of its own (a server being killed may still
+# answer on the old one), and every server goes with the test, and the
+# test's files after them.
+TUI_SOCKS=
+tui_new_sock() {
+  TUI_SOCK="crucible-tui-$$-$RANDOM$RANDOM"
+  TUI_SOCKS="$TUI_SOCKS $TUI_SOCK"
+}
+tui_new_sock
+trap 'for s in $TUI_SOCKS; do tmux -L "$s" kill-server 2>/dev/null; done; rm -rf "$TEST_TMP"' EXIT
 
 # Whether tmux can be used; when not, every test is a skip (or a failure
 # where CRUCIBLE_TEST_REQUIRE lists tmux).
@@ -43,6 +50,7 @@ tui_start() {
     args="$args $(printf '%q' "$a")"
   done
   rm -f "$TEST_TMP/tui-exit"
+  tui_new_sock
   tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" \
     -y "$TUI_ROWS" -c "$WS" \
     "env LANG=\${TUI_LANG:-C.UTF-8} LC_ALL=\${TUI_LANG:-C.UTF-8} \

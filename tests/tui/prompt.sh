@@ -4,7 +4,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=17
+N=18
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -95,9 +95,11 @@ is "$(box)" "› sleep 1; echo first" "up and down walk the history"
 # terminal back; fg brings it back drawn again.  (A process group with no
 # shell to resume it is orphaned, and the kernel does not stop it.)
 tmux -L "$TUI_SOCK" kill-server
+tui_new_sock
 tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" -y "$TUI_ROWS" \
   -c "$WS" "env -i PATH=/usr/bin:/bin LANG=C.UTF-8 TERM=screen-256color HOME=$HOME PS1='shell\$ ' bash --norc --noprofile -i"
-tui_wait 'shell$' >/dev/null
+tui_wait 'shell$'
+ok $? "a shell with job control starts"
 tui_keys "CRUCIBLE_HISTORY=$TEST_TMP/history $CRUCIBLE" Enter
 tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
 tui_keys 'kept'
