@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run crucible's whole test suite the way CI does, and end with one line:
 #   N passed, N failed, N skipped
-# Stages: a -Wall -Wextra -Werror build running every test; an ASan+UBSan
+# Stages: a -Wall -Wextra -Werror build running every test; publication's
+# fault tests over a build with fault points; an ASan+UBSan
 # build running the unit and integration tests; make lint; make
 # bench-smoke.  Every skip is printed with its reason.  As root it installs
 # the Debian packages it needs.
@@ -106,6 +107,19 @@ stage_result "plain build" $? "$work/plain.build.log"
 echo "== plain build: make check"
 (cd "$work/plain" && make -j"$(nproc)" check) >"$work/plain.check.log" 2>&1
 count_results "$work/plain" plain
+
+# Publication's crash and fault tests need a build with fault points; only
+# the helper that drives publication is built with them.
+echo "== fault injection: publication killed at every step"
+mkdir -p "$work/faults"
+(cd "$work/faults" && "$top/configure" -q --enable-werror \
+  --enable-fault-injection && make -j"$(nproc)" tests/helpers/publish_run) \
+  >"$work/faults.build.log" 2>&1
+stage_result "fault-injection build" $? "$work/faults.build.log"
+CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
+  CRUCIBLE_HELPER_DIR="$work/faults/tests/helpers" CRUCIBLE_FAULT_TREES=4 \
+  bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
+count_tap faults "$work/faults.log"
 
 echo "== sandbox tests as an unprivileged user"
 chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null

@@ -226,6 +226,8 @@ result_assemble (const struct result_input *in, const char *h, size_t hl,
   if (ending != NULL)
     result_put_note (&b, ending);
   free (ending);
+  if (in->publication != NULL)
+    result_put_note (&b, in->publication);
   return buf_steal (&b, len);
 }
 

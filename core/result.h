@@ -45,7 +45,9 @@ struct result_input
   uint64_t ceiling_bytes; /* RESULT_CEILING: the ceiling that was passed */
   bool still_arriving;    /* the command exited but something holds its pipe */
   enum result_incomplete incomplete;
-  size_t max_encoded; /* the cap on the text; 0: RESULT_MAX_ENCODED */
+  size_t max_encoded;      /* the cap on the text; 0: RESULT_MAX_ENCODED */
+  const char *publication; /* the note on what became of its writes, or
+                              NULL (sandbox/publish words it) */
 };
 
 /* Compose the result text.  The caller owns the returned string (valid

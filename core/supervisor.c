@@ -21,6 +21,7 @@
 #include "lib/buf.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
+#include "sandbox/publish.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
  * command cannot starve keys or other commands.  */
@@ -29,6 +30,9 @@
 
 /* The output pipe's capacity asked for.  */
 #define SUPERVISOR_PIPE_BYTES (1024 * 1024)
+
+/* How often a command waiting for another's publication asks again.  */
+#define SUPERVISOR_PUBLISH_RETRY_MS 20
 
 /* The longest command line accepted.  */
 #define SUPERVISOR_MAX_LINE 131072
@@ -60,6 +64,13 @@ struct command
   uint64_t grace_timer;
   uint64_t early_timer; /* background: answer after SUPERVISOR_EARLY_MS */
   uint64_t stop_timer;  /* a stop from the list that has not finished */
+  uint64_t deadline_at; /* loop_now_ms () of the deadline, or 0 */
+  uint64_t publish_timer;
+  uint64_t publish_until;   /* loop_now_ms () past which the wait ends */
+  uint64_t publish_ceiling; /* the ceiling that applies, in ms */
+  bool publishing;          /* ended cleanly; its writes wait to publish */
+  bool published;           /* publication has settled */
+  char *publication;        /* the result's note on its writes, or NULL */
 
   enum command_stop stopped;
   bool exited; /* the workload's wait status is known */
@@ -90,6 +101,8 @@ struct supervisor
   uint64_t next_number;
   uint64_t next_serial;
   uint64_t stop_ms;
+  uint64_t publish_overdue_ms; /* PUBLISH_WAIT_OVERDUE_MS outside tests */
+  uint64_t publish_short_ms;   /* PUBLISH_WAIT_SHORT_MS outside tests */
   struct journal *journal;
   struct supervisor_observer observer;
   /* Ending notes not told yet, in the order they happened, and the
@@ -112,6 +125,8 @@ supervisor_new (struct loop *loop, struct sandbox_backend *backend,
   sup->host_env = host_env;
   sup->next_number = 1;
   sup->stop_ms = SUPERVISOR_STOP_MS;
+  sup->publish_overdue_ms = PUBLISH_WAIT_OVERDUE_MS;
+  sup->publish_short_ms = PUBLISH_WAIT_SHORT_MS;
   return sup;
 }
 
@@ -157,6 +172,14 @@ void
 supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms)
 {
   sup->stop_ms = ms;
+}
+
+void
+supervisor_set_publish_ms (struct supervisor *sup, uint64_t overdue_ms,
+                           uint64_t short_ms)
+{
+  sup->publish_overdue_ms = overdue_ms;
+  sup->publish_short_ms = short_ms;
 }
 
 uint64_t
@@ -209,6 +232,8 @@ command_free (struct command *cmd)
   if (*p == cmd)
     *p = cmd->next;
   capture_free (cmd->capture);
+  loop_cancel_timer (cmd->sup->loop, cmd->publish_timer);
+  free (cmd->publication);
   cr_error_free (cmd->start_error);
   free (cmd->call_id);
   free (cmd->label);
@@ -266,6 +291,7 @@ command_result_input (const struct command *cmd,
       return;
     }
   in->ending = out->ending;
+  in->publication = cmd->publication;
   in->exit_status = out->exit_status;
   in->signal = out->signal;
   in->still_arriving = out->still_arriving;
@@ -455,6 +481,132 @@ command_release (struct command *cmd)
   command_free (cmd);
 }
 
+/* Record what became of the command's writes.  */
+static void
+command_fact_publication (struct command *cmd, const char *outcome,
+                          uint64_t paths, uint64_t bytes)
+{
+  struct journal_field f[] = {
+    JOURNAL_STR ("outcome", outcome),
+    JOURNAL_INT64 ("paths", (int64_t) paths),
+    JOURNAL_INT64 ("bytes", (int64_t) bytes),
+  };
+  supervisor_fact (cmd->sup, JOURNAL_PUBLICATION, cmd, f, sizeof f / sizeof *f);
+}
+
+static void command_advance (struct command *cmd);
+
+/* Ask for the publication lock again.  */
+static void
+command_publish_retry (struct loop *loop, void *data)
+{
+  struct command *cmd = data;
+  cmd->publish_timer = 0;
+  command_advance (cmd);
+}
+
+/* The wait for the lock passed its ceiling: the command publishes
+ * nothing; past its own deadline it ran too long.  */
+static void
+command_publish_give_up (struct command *cmd)
+{
+  cmd->published = true;
+  if (cmd->deadline_at != 0 && loop_now_ms () >= cmd->deadline_at)
+    cmd->stopped = COMMAND_STOPPED_DEADLINE;
+  cmd->publication = publish_note_wait_over ((int64_t) cmd->publish_ceiling);
+  command_fact_publication (cmd, "wait_over", 0, 0);
+}
+
+/* Whether the command's writes are to be published: an ordinary exit,
+ * zero or not, of a session that kept them private.  */
+static bool
+command_wants_publication (const struct command *cmd)
+{
+  return !cmd->start_failed && cmd->stopped == COMMAND_NOT_STOPPED
+         && WIFEXITED (cmd->wait_status) && sandbox_keeps_writes (cmd->session);
+}
+
+/* Start waiting to publish: its deadline no longer stops it but bounds the
+ * wait, and what it left running is ended so nothing writes meanwhile.  */
+static void
+command_publish_begin (struct command *cmd)
+{
+  uint64_t now = loop_now_ms ();
+  uint64_t from = cmd->deadline_at > now ? cmd->deadline_at : now;
+  cmd->publishing = true;
+  cmd->publish_until = from + cmd->sup->publish_overdue_ms;
+  cmd->publish_ceiling = cmd->sup->publish_overdue_ms;
+  command_cancel (cmd, &cmd->deadline_timer);
+  command_stop_scope (cmd);
+}
+
+/* Publish before the result is composed.  False while that waits: for
+ * the scope to be confirmed empty, or for another publication.  */
+static bool
+command_publish_settled (struct command *cmd)
+{
+  struct sandbox_publication pub;
+  struct cr_error *err = NULL;
+
+  if (cmd->published)
+    return true;
+  if (!command_wants_publication (cmd))
+    {
+      if (sandbox_keeps_writes (cmd->session))
+        command_fact_publication (cmd, "discarded", 0, 0);
+      cmd->published = true;
+      return true;
+    }
+  if (!cmd->publishing)
+    command_publish_begin (cmd);
+  if (!cmd->scope_done || cmd->publish_timer != 0)
+    return false;
+  if (sandbox_publish (cmd->session, cmd->call_id, &pub, &err) < 0)
+    {
+      cmd->publication = xasprintf (
+          "[published nothing: publication could not be attempted (%s)]",
+          err->msg);
+      cr_error_free (err);
+      cmd->published = true;
+      command_fact_publication (cmd, "failed", 0, 0);
+      return true;
+    }
+  if (pub.busy)
+    {
+      if (loop_now_ms () >= cmd->publish_until)
+        {
+          command_publish_give_up (cmd);
+          return true;
+        }
+      cmd->publish_timer
+          = loop_add_timer (cmd->sup->loop, SUPERVISOR_PUBLISH_RETRY_MS,
+                            command_publish_retry, cmd);
+      return false;
+    }
+  cmd->published = true;
+  cmd->publication = pub.note;
+  pub.note = NULL;
+  command_fact_publication (cmd, pub.outcome, pub.paths, pub.bytes);
+  sandbox_publication_clear (&pub);
+  return true;
+}
+
+/* A stop (Esc, x, crucible ending) while the command waits to publish:
+ * it is not stopped, but its wait is cut to the short ceiling.  */
+static bool
+command_publish_cut (struct command *cmd)
+{
+  if (!cmd->publishing || cmd->published)
+    return false;
+  uint64_t short_until = loop_now_ms () + cmd->sup->publish_short_ms;
+  if (short_until < cmd->publish_until)
+    {
+      cmd->publish_until = short_until;
+      cmd->publish_ceiling = cmd->sup->publish_short_ms;
+    }
+  return true;
+}
+
 /* Move a command on after anything happened to it.  */
 static void
 command_advance (struct command *cmd)
@@ -462,6 +614,8 @@ command_advance (struct command *cmd)
   if (!cmd->ended && cmd->exited
       && (cmd->output_eof || cmd->grace_over || cmd->start_failed))
     {
+      if (!command_publish_settled (cmd))
+        return;
       command_end (cmd);
       /* Whatever the command left running is ended now that crucible is
        * done with the call.  */
@@ -503,6 +657,7 @@ command_leave_running (struct command *cmd, enum notes_detach who)
 
   /* A command left running has no deadline.  */
   command_cancel (cmd, &cmd->deadline_timer);
+  cmd->deadline_at = 0;
   cmd->left_running = true;
   /* Numbers are for commands left running: #1 is the first of them.  */
   cmd->number = cmd->sup->next_number++;
@@ -876,9 +1031,12 @@ supervisor_start_command (struct supervisor *sup,
     cmd->early_timer = loop_add_timer (sup->loop, SUPERVISOR_EARLY_MS,
                                        command_early_over, cmd);
   else
-    cmd->deadline_timer = loop_add_timer (
-        sup->loop, supervisor_deadline_ms (sup->config, req->timeout_seconds),
-        command_deadline, cmd);
+    {
+      uint64_t ms = supervisor_deadline_ms (sup->config, req->timeout_seconds);
+      cmd->deadline_at = loop_now_ms () + ms;
+      cmd->deadline_timer
+          = loop_add_timer (sup->loop, ms, command_deadline, cmd);
+    }
   *out = cmd;
   return 0;
 }
@@ -916,6 +1074,8 @@ command_stop_overdue (struct loop *loop, void *data)
 void
 supervisor_stop (struct supervisor *sup, struct command *cmd)
 {
+  if (command_publish_cut (cmd))
+    return;
   if (cmd->scope_done)
     return;
   if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
@@ -931,7 +1091,9 @@ void
 supervisor_stop_all (struct supervisor *sup)
 {
   for (struct command *cmd = sup->commands; cmd != NULL; cmd = cmd->next)
-    if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
+    if (command_publish_cut (cmd))
+      continue;
+    else if (!cmd->exited && cmd->stopped == COMMAND_NOT_STOPPED)
       {
         cmd->stopped = COMMAND_STOPPED_HOST;
         command_stop_scope (cmd);

@@ -183,4 +183,9 @@ void supervisor_set_observer (struct supervisor *sup,
 /* Change the stop budget (tests).  */
 void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);
 
+/* Change the ceilings of a wait to publish (tests): past the deadline,
+ * and after a stop.  */
+void supervisor_set_publish_ms (struct supervisor *sup, uint64_t overdue_ms,
+                                uint64_t short_ms);
+
 #endif

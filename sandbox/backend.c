@@ -5,6 +5,7 @@
 #include "sandbox/backend.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const sandbox_feature_names[SANDBOX_FEATURE_COUNT] = {
   [SANDBOX_FILESYSTEM] = "filesystem",
@@ -152,6 +153,29 @@ void
 sandbox_abandon (struct sandbox_session *s)
 {
   s->ops->abandon (s);
+}
+
+bool
+sandbox_keeps_writes (const struct sandbox_session *s)
+{
+  return s->ops->publish != NULL;
+}
+
+int
+sandbox_publish (struct sandbox_session *s, const char *call_id,
+                 struct sandbox_publication *out, struct cr_error **err)
+{
+  memset (out, 0, sizeof *out);
+  if (s->ops->publish == NULL)
+    return 0;
+  return s->ops->publish (s, call_id, out, err);
+}
+
+void
+sandbox_publication_clear (struct sandbox_publication *p)
+{
+  free (p->note);
+  memset (p, 0, sizeof *p);
 }
 
 void

@@ -26,6 +26,7 @@
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/channel.h"
+#include "sandbox/publish.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/statedir.h"
 
@@ -91,6 +92,9 @@ struct bwrap_session
   struct rusage ru; /* bwrap's children: the broker and all it reaped */
   struct statedir_pair pair;
   char *statedir;
+  char *root;                       /* the writable root, resolved */
+  struct publish_baseline baseline; /* taken before the layers */
+  bool published;                   /* publication has settled */
   int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
   char *message; /* what they said, once the channel ended unreported */
 };
@@ -1073,6 +1077,14 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
     return cr_error_set (err, errno, "resolving the workspace root");
   if (bwrap_gitdir (workspace, &gitdir, err) < 0)
     return -1;
+  /* The baseline comes before the layers, under the publication lock, so
+   * no baseline is taken halfway through another command's publication;
+   * it also recovers what an earlier process abandoned.  */
+  if (publish_baseline_take (s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS,
+                             &s->baseline, err)
+      < 0)
+    return -1;
+  s->root = xstrdup (workspace);
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
     return -1;
   devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1243,10 +1255,57 @@ bwrap_stop (struct sandbox_session *base, int signo, struct cr_error **err)
   return 0;
 }
 
+/* Publish what the command wrote (sandbox/publish), once and only once
+ * the scope is confirmed empty: no process of the command can write into
+ * the upper while it is read.  */
+static int
+bwrap_publish (struct sandbox_session *base, const char *call_id,
+               struct sandbox_publication *out, struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct publish_report rep;
+
+  if (s->published || s->pair.upper == NULL || !s->baseline.taken)
+    return 0;
+  if (!s->done)
+    return cr_error_set (err, 0,
+                         "the command's process scope has not been "
+                         "confirmed empty");
+  struct publish_request req = { .statedir = s->statedir,
+                                 .root = s->root,
+                                 .upper = s->pair.upper,
+                                 .call_id = call_id,
+                                 .baseline = &s->baseline };
+  if (publish_run (&req, &rep, err) < 0)
+    {
+      s->published = true;
+      return -1;
+    }
+  out->busy = rep.status == PUBLISH_BUSY;
+  s->published = !out->busy;
+  out->published_nothing = rep.status != PUBLISH_DONE
+                           && rep.status != PUBLISH_NOTHING && !out->busy;
+  static const char *const words[] = {
+    [PUBLISH_NOTHING] = "unchanged",
+    [PUBLISH_DONE] = "published",
+    [PUBLISH_BUSY] = "busy",
+    [PUBLISH_REFUSED_COUNT] = "refused",
+    [PUBLISH_REFUSED_CHANGED] = "refused",
+    [PUBLISH_ROLLED_BACK] = "rolled_back",
+    [PUBLISH_QUARANTINED] = "quarantined",
+  };
+  out->outcome = words[rep.status];
+  out->paths = rep.published;
+  out->bytes = rep.bytes;
+  out->note = rep.note;
+  rep.note = NULL;
+  publish_report_clear (&rep);
+  return 0;
+}
+
 /* Release the session once the scope is confirmed empty: close the
  * channel (the broker exits, then bwrap), reap bwrap within a short
- * budget, discard the layers.  Publication is not done yet: the upper is
- * discarded, so nothing the command wrote reaches the workspace.  */
+ * budget, discard the layers: whatever was not published is dropped.  */
 static int
 bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
                struct cr_error **err)
@@ -1281,6 +1340,7 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
     close (s->err_fd);
   free (s->message);
   free (s->statedir);
+  free (s->root);
   free (s);
   return 0;
 }
@@ -1305,6 +1365,7 @@ bwrap_abandon (struct sandbox_session *base)
     close (s->err_fd);
   free (s->message);
   free (s->statedir);
+  free (s->root);
   free (s);
 }
 
@@ -1332,6 +1393,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .stop = bwrap_stop,
   .dispose = bwrap_dispose,
   .abandon = bwrap_abandon,
+  .publish = bwrap_publish,
   .free = bwrap_free,
 };
 

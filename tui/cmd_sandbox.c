@@ -25,6 +25,7 @@
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
 #include "tui/cmd_audit.h"
+#include "tui/cmd_quarantine.h"
 #include "tui/front.h"
 
 /* The report's options: [--json].  */
@@ -49,6 +50,7 @@ sandbox_usage (FILE *out)
   fputs (_ ("Usage: crucible sandbox inspect [--json]\n"
             "       crucible sandbox audit [--json] [--backend ID]\n"
             "       crucible sandbox enable | disable\n"
+            "       crucible sandbox quarantine [list | restore ID | drop ID]\n"
             "       crucible --sandbox [--json]\n\n"
             "inspect  print the backend and what a command here would run "
             "under,\n"
@@ -57,7 +59,9 @@ sandbox_usage (FILE *out)
             "enable   turn confinement on in ~/.crucible/config.json, once "
             "this\n"
             "         machine is found able to enforce it\n"
-            "disable  turn confinement off in ~/.crucible/config.json\n"),
+            "disable  turn confinement off in ~/.crucible/config.json\n"
+            "quarantine  what publication kept when a rollback could not "
+            "be proved\n"),
          out);
 }
 
@@ -561,10 +565,9 @@ struct sandbox_subcommand
 };
 
 static const struct sandbox_subcommand sandbox_subcommands[] = {
-  { "inspect", cmd_sandbox_report },
-  { "audit", cmd_audit },
-  { "enable", sandbox_cmd_set },
-  { "disable", sandbox_cmd_set },
+  { "inspect", cmd_sandbox_report }, { "audit", cmd_audit },
+  { "enable", sandbox_cmd_set },     { "disable", sandbox_cmd_set },
+  { "quarantine", cmd_quarantine },
 };
 
 int

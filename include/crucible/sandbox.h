@@ -118,6 +118,21 @@ struct sandbox_usage
   int64_t max_rss_kib; /* the largest of its processes */
 };
 
+/* What became of a command's writes once it ended cleanly, for a backend
+ * that keeps them private until then (crucible's sandbox/publish).  */
+struct sandbox_publication
+{
+  bool busy;              /* another publication holds the lock: ask again */
+  bool published_nothing; /* what the command wrote was discarded */
+  char *note;             /* the result's note, or NULL; owned */
+  const char *outcome;    /* the journal's word: "published", "unchanged",
+                             "refused", "rolled_back", "quarantined" */
+  uint64_t paths;         /* paths published */
+  uint64_t bytes;         /* bytes of file content published */
+};
+
+void sandbox_publication_clear (struct sandbox_publication *p);
+
 struct sandbox_backend;
 struct sandbox_session;
 
@@ -157,6 +172,13 @@ struct sandbox_backend_ops
    * it sees that) and free what the host holds.  */
   void (*abandon) (struct sandbox_session *s);
   void (*free) (struct sandbox_backend *b);
+  /* Publish what the command wrote, once its scope is confirmed empty
+   * after an ordinary exit; never waits for the lock (out->busy).  NULL
+   * for a backend whose commands write in place.  Dispose discards
+   * whatever was not published.  Last, so that a backend built before it
+   * existed still lines up.  */
+  int (*publish) (struct sandbox_session *s, const char *call_id,
+                  struct sandbox_publication *out, struct cr_error **err);
 };
 
 struct sandbox_backend
@@ -205,6 +227,10 @@ int sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err);
 int sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
                      struct cr_error **err);
 void sandbox_abandon (struct sandbox_session *s);
+/* Whether the session keeps a command's writes private until publish.  */
+bool sandbox_keeps_writes (const struct sandbox_session *s);
+int sandbox_publish (struct sandbox_session *s, const char *call_id,
+                     struct sandbox_publication *out, struct cr_error **err);
 void sandbox_backend_free (struct sandbox_backend *b);
 
 #endif

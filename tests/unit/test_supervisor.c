@@ -502,11 +502,129 @@ test_stop_failed_keeps_the_slot_and_retries (void **state)
   assert_int_equal (supervisor_slots_held (f->sup), 0);
 }
 
+/* --- publication: compat with a publish op -------------------------- */
+
+/* The fake publication is busy this many times (-1: always), then done.  */
+static int publish_busy_left;
+static int publish_calls;
+static const struct sandbox_backend_ops *compat_ops;
+static struct sandbox_backend_ops publishing_ops;
+
+static int
+fake_publish (struct sandbox_session *s, const char *call_id,
+              struct sandbox_publication *out, struct cr_error **err)
+{
+  publish_calls++;
+  if (publish_busy_left != 0)
+    {
+      if (publish_busy_left > 0)
+        publish_busy_left--;
+      out->busy = true;
+      return 0;
+    }
+  out->note = strdup ("[published: the test says so]");
+  out->outcome = "published";
+  return 0;
+}
+
+/* compat's prepare, giving sessions that publish.  */
+static int
+publishing_prepare (struct sandbox_backend *b,
+                    const struct sandbox_policy *policy,
+                    struct sandbox_session **out, struct cr_error **err)
+{
+  int rc = compat_ops->prepare (b, policy, out, err);
+  if (rc == 0)
+    (*out)->ops = &publishing_ops;
+  return rc;
+}
+
+static int
+setup_publishing (void **state)
+{
+  setup (state);
+  struct fixture *f = *state;
+  compat_ops = f->backend->ops;
+  publishing_ops = *compat_ops;
+  publishing_ops.prepare = publishing_prepare;
+  publishing_ops.publish = fake_publish;
+  f->backend->ops = &publishing_ops;
+  supervisor_set_publish_ms (f->sup, 300, 100);
+  publish_calls = 0;
+  return 0;
+}
+
+static void
+test_publication_note_ends_the_result (void **state)
+{
+  struct fixture *f = *state;
+  publish_busy_left = 3;
+  start_ok (f, "echo hi");
+  drive_until_cleaned (f, 1);
+  assert_string_equal (f->text, "hi\n[published: the test says so]");
+  assert_int_equal (publish_calls, 4);
+}
+
+static void
+test_publication_wait_keeps_the_slot (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req = { .line = "true" };
+  struct command *cmd = NULL;
+  struct cr_error *err = NULL;
+  publish_busy_left = -1;
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
+  uint64_t start = loop_now_ms ();
+  while (loop_now_ms () - start < 200)
+    assert_int_equal (loop_run_once (f->loop, 50, &err), 0);
+  /* Ended, waiting to publish: no answer yet, the slot still held.  */
+  assert_int_equal (f->answered, 0);
+  assert_int_equal (supervisor_slots_held (f->sup), 1);
+  assert_true (publish_calls > 1);
+  /* Esc or x does not stop it; its wait is cut to the short ceiling.  */
+  supervisor_stop (f->sup, cmd);
+  drive_until_cleaned (f, 1);
+  assert_string_equal (
+      f->text, "(no output)\n[published nothing: another publication held "
+               "the workspace for longer than 1 seconds, so what the "
+               "command wrote was discarded]");
+  assert_int_equal (f->last.ending, RESULT_EXITED);
+}
+
+static void
+test_publication_wait_past_the_deadline (void **state)
+{
+  struct fixture *f = *state;
+  struct command_request req = { .line = "true", .timeout_seconds = 0.2 };
+  struct command *cmd = NULL;
+  struct cr_error *err = NULL;
+  publish_busy_left = -1;
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
+  uint64_t start = loop_now_ms ();
+  drive_until_cleaned (f, 1);
+  /* Its deadline did not stop it; a ceiling past the deadline did.  */
+  assert_true (loop_now_ms () - start >= 450);
+  assert_int_equal (f->last.ending, RESULT_TIMED_OUT);
+  assert_string_equal (
+      f->text, "(no output)\n[stopped: the command ran too long]\n"
+               "[published nothing: another publication held the "
+               "workspace for longer than 1 seconds, so what the command "
+               "wrote was discarded]");
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_result_of_a_command, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_note_ends_the_result,
+                                     setup_publishing, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_wait_keeps_the_slot,
+                                     setup_publishing, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_wait_past_the_deadline,
+                                     setup_publishing, teardown),
     cmocka_unit_test_setup_teardown (test_concurrency_ceiling_refuses, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_refusals, setup, teardown),

@@ -1,0 +1,1082 @@
+/* Publication: check, stage, journal, apply, verify, roll back, quarantine,
+ * recover.  */
+#include <config.h>
+
+#include "sandbox/publish.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+#include "sandbox/pubfs.h"
+#include "sandbox/publock.h"
+#include "sandbox/pubplan.h"
+#include "sandbox/quarantine.h"
+#include "sandbox/wal.h"
+
+#define PUBLISH_TXN_DIR "txn"
+
+/* Plans of at most this many changes are synced path by path.  */
+#define PUBLISH_SMALL_PLAN 64
+
+/* The most left-out paths named in a result; the rest are counted.  */
+#define PUBLISH_NAMED_MAX 20
+
+/* One transaction in progress.  */
+struct publish_txn
+{
+  const char *statedir;
+  const char *root;
+  char *id;
+  char *dir; /* statedir/txn/ID */
+  int dirfd;
+  int rootfd;
+  int stagefd;
+  int backupfd;
+  int wal;
+  struct pubplan *plan;
+};
+
+void
+publish_report_clear (struct publish_report *rep)
+{
+  free (rep->note);
+  free (rep->quarantine_id);
+  memset (rep, 0, sizeof *rep);
+}
+
+/* --- notes ---------------------------------------------------------------
+ */
+
+/* "[not published: a (a socket), b (a fifo)]", or NULL.  */
+static char *
+publish_note_left_out (const struct pubplan *plan)
+{
+  struct buf b = BUF_INIT;
+  if (plan->n_left_out == 0)
+    return NULL;
+  buf_puts (&b, "[not published: ");
+  for (size_t i = 0; i < plan->n_left_out && i < PUBLISH_NAMED_MAX; i++)
+    buf_printf (&b, "%s%s", i ? ", " : "", plan->left_out[i]);
+  if (plan->n_left_out > PUBLISH_NAMED_MAX)
+    buf_printf (&b, " and %zu more", plan->n_left_out - PUBLISH_NAMED_MAX);
+  buf_puts (&b, "; everything else it wrote was published]");
+  return buf_steal (&b, NULL);
+}
+
+char *
+publish_note_wait_over (int64_t ms)
+{
+  return xasprintf ("[published nothing: another publication held the "
+                    "workspace for longer than %" PRId64
+                    " seconds, so what the command wrote was discarded]",
+                    (ms + 999) / 1000);
+}
+
+/* --- the transaction's steps ---------------------------------------------
+ */
+
+/* Open a directory of the transaction.  */
+static int
+publish_subdir (int dirfd, const char *name)
+{
+  if (mkdirat (dirfd, name, 0700) < 0 && errno != EEXIST)
+    return -1;
+  return openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* The temporary name a change is written under before its rename.  */
+static void
+publish_tmp_name (char *out, size_t n, size_t i)
+{
+  snprintf (out, n, ".crucible-publish-%zu.tmp", i);
+}
+
+/* Record what change i's path is at the baseline, backing it up.  */
+static int
+publish_backup_one (struct publish_txn *t, size_t i)
+{
+  struct pubplan_change *c = &t->plan->changes[i];
+  const char *base;
+  char name[32];
+  struct stat st;
+
+  snprintf (name, sizeof name, "%zu", i);
+  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  if (parent < 0 || fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+        return -1;
+      c->before = PUBPLAN_WAS_ABSENT;
+      return 0;
+    }
+  c->before_mode = st.st_mode & 07777;
+  c->before_mtime = st.st_mtim;
+  if (S_ISDIR (st.st_mode) && c->kind == PUBPLAN_DIR && !c->opaque)
+    c->before = PUBPLAN_WAS_DIRMETA;
+  else if (S_ISREG (st.st_mode))
+    {
+      c->before = PUBPLAN_WAS_FILE;
+      return pubfs_copy_file (parent, base, t->backupfd, name, NULL,
+                              c->before_digest, "stage");
+    }
+  else if (S_ISLNK (st.st_mode))
+    {
+      char target[PATH_MAX + 1];
+      ssize_t n = readlinkat (parent, base, target, sizeof target - 1);
+      if (n < 0)
+        return -1;
+      target[n] = '\0';
+      c->before = PUBPLAN_WAS_LINK;
+      c->before_target = xstrdup (target);
+    }
+  else
+    {
+      c->before = PUBPLAN_WAS_TREE;
+      return pubfs_copy_tree (parent, base, t->backupfd, name, "stage");
+    }
+  return 0;
+}
+
+/* Stage change i's new content from the upper.  */
+static int
+publish_stage_one (struct publish_txn *t, int upperfd, size_t i)
+{
+  struct pubplan_change *c = &t->plan->changes[i];
+  const char *base;
+  char name[32];
+
+  if (c->kind != PUBPLAN_FILE)
+    return 0;
+  snprintf (name, sizeof name, "%zu", i);
+  cleanup_close int parent = pubfs_open_parent (upperfd, c->path, &base);
+  struct pubfs_meta m = { .mode = 0600, .mtime = c->mtime };
+  if (parent < 0)
+    return -1;
+  /* The upper is in the state directory too, and nothing writes it once
+   * the scope is gone: a hard link pins its content without a copy.  */
+  if (wal_fault_enospc ("stage"))
+    return errno = ENOSPC, -1;
+  if (linkat (parent, base, t->stagefd, name, 0) == 0)
+    return pubfs_digest (t->stagefd, name, c->digest);
+  return pubfs_copy_file (parent, base, t->stagefd, name, &m, c->digest,
+                          "stage");
+}
+
+/* Apply change i to the root.  */
+static int
+publish_apply_one (struct publish_txn *t, size_t i)
+{
+  struct pubplan_change *c = &t->plan->changes[i];
+  const char *base;
+  char stage[32], tmp[48];
+  struct pubfs_meta m = { .mode = c->mode,
+                          .uid = c->uid,
+                          .gid = c->gid,
+                          .mtime = c->mtime,
+                          .from_upper = true };
+
+  snprintf (stage, sizeof stage, "%zu", i);
+  publish_tmp_name (tmp, sizeof tmp, i);
+  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  if (parent < 0)
+    return -1;
+  bool keep_dir = c->kind == PUBPLAN_DIR && c->before == PUBPLAN_WAS_DIRMETA;
+  bool replace = c->before == PUBPLAN_WAS_TREE
+                 || (c->kind == PUBPLAN_DIR && !keep_dir)
+                 || c->kind == PUBPLAN_DELETE;
+  if (replace && pubfs_remove_tree (parent, base) < 0)
+    return -1;
+  switch (c->kind)
+    {
+    case PUBPLAN_FILE:
+      if (pubfs_remove_tree (parent, tmp) < 0
+          || pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL, "apply")
+                 < 0)
+        return -1;
+      return renameat (parent, tmp, parent, base);
+    case PUBPLAN_LINK:
+      {
+        struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, c->mtime };
+        if (pubfs_remove_tree (parent, tmp) < 0
+            || symlinkat (c->target, parent, tmp) < 0)
+          return -1;
+        if (geteuid () == 0)
+          fchownat (parent, tmp, c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
+        utimensat (parent, tmp, times, AT_SYMLINK_NOFOLLOW);
+        return renameat (parent, tmp, parent, base);
+      }
+    case PUBPLAN_DIR:
+      if (!keep_dir && mkdirat (parent, base, 0700) < 0)
+        return -1;
+      if (geteuid () == 0
+          && fchownat (parent, base, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+      return pubfs_chmod_dir (parent, base, c->mode);
+    case PUBPLAN_DELETE:
+      return 0;
+    }
+  return 0;
+}
+
+/* Give directories their mtimes, deepest first, after their contents.  */
+static void
+publish_dir_times (struct publish_txn *t, bool before)
+{
+  for (size_t i = t->plan->n; i-- > 0;)
+    {
+      struct pubplan_change *c = &t->plan->changes[i];
+      const char *base;
+      if (before ? c->before != PUBPLAN_WAS_DIRMETA : c->kind != PUBPLAN_DIR)
+        continue;
+      struct timespec times[2]
+          = { { .tv_nsec = UTIME_OMIT }, before ? c->before_mtime : c->mtime };
+      int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+      if (parent >= 0)
+        {
+          utimensat (parent, base, times, AT_SYMLINK_NOFOLLOW);
+          close (parent);
+        }
+    }
+}
+
+/* Whether the root holds change i as published (after) or as it was
+ * (before).  */
+static bool
+publish_holds (struct publish_txn *t, size_t i, bool after)
+{
+  struct pubplan_change *c = &t->plan->changes[i];
+  const char *base;
+  char hex[SHA256_HEX_LEN + 1], tmp[48], name[32];
+  struct stat st;
+
+  publish_tmp_name (tmp, sizeof tmp, i);
+  snprintf (name, sizeof name, "%zu", i);
+  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  bool absent
+      = parent < 0 || fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0;
+  if (parent >= 0 && fstatat (parent, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0
+      && !after)
+    return false;
+  if (absent)
+    return after ? c->kind == PUBPLAN_DELETE : c->before == PUBPLAN_WAS_ABSENT;
+  fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW);
+  if (after)
+    switch (c->kind)
+      {
+      case PUBPLAN_FILE:
+        return S_ISREG (st.st_mode) && (st.st_mode & 07777) == c->mode
+               && (uint64_t) st.st_size == c->size
+               && pubfs_digest (parent, base, hex) == 0
+               && strcmp (hex, c->digest) == 0;
+      case PUBPLAN_DIR:
+        return S_ISDIR (st.st_mode) && (st.st_mode & 07777) == c->mode;
+      case PUBPLAN_LINK:
+        {
+          char target[PATH_MAX + 1];
+          ssize_t n = readlinkat (parent, base, target, sizeof target);
+          return S_ISLNK (st.st_mode) && n >= 0
+                 && (size_t) n == strlen (c->target)
+                 && memcmp (target, c->target, (size_t) n) == 0;
+        }
+      case PUBPLAN_DELETE:
+        return false;
+      }
+  switch (c->before)
+    {
+    case PUBPLAN_WAS_ABSENT:
+      return false;
+    case PUBPLAN_WAS_FILE:
+      return S_ISREG (st.st_mode) && (st.st_mode & 07777) == c->before_mode
+             && pubfs_digest (parent, base, hex) == 0
+             && strcmp (hex, c->before_digest) == 0;
+    case PUBPLAN_WAS_LINK:
+      {
+        char target[PATH_MAX + 1];
+        ssize_t n = readlinkat (parent, base, target, sizeof target);
+        return S_ISLNK (st.st_mode) && n >= 0
+               && (size_t) n == strlen (c->before_target)
+               && memcmp (target, c->before_target, (size_t) n) == 0;
+      }
+    case PUBPLAN_WAS_TREE:
+      return pubfs_same_tree (parent, base, t->backupfd, name);
+    case PUBPLAN_WAS_DIRMETA:
+      return S_ISDIR (st.st_mode) && (st.st_mode & 07777) == c->before_mode;
+    }
+  return false;
+}
+
+/* Whether every change holds as published (after) or as it was.  */
+static bool
+publish_verify (struct publish_txn *t, bool after)
+{
+  for (size_t i = 0; i < t->plan->n; i++)
+    if (!publish_holds (t, i, after))
+      return false;
+  return true;
+}
+
+/* Put change i's path back as it was.  Idempotent: recovery may run it
+ * over a change that was never applied, or twice.  */
+static int
+publish_undo_one (struct publish_txn *t, size_t i)
+{
+  struct pubplan_change *c = &t->plan->changes[i];
+  const char *base;
+  char name[32], tmp[48];
+  struct pubfs_meta m;
+
+  snprintf (name, sizeof name, "%zu", i);
+  publish_tmp_name (tmp, sizeof tmp, i);
+  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  if (parent < 0)
+    /* Its directory is gone or was never made: an earlier change in the
+     * plan, undone after this one, puts back what was there.  */
+    return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -1;
+  if (pubfs_remove_tree (parent, tmp) < 0)
+    return -1;
+  if (publish_holds (t, i, false))
+    return 0;
+  /* A backup that no longer matches its digest is not restored over what
+   * is there: the rollback is then unproved, and kept in quarantine.  */
+  if (c->before == PUBPLAN_WAS_FILE)
+    {
+      char hex[SHA256_HEX_LEN + 1];
+      if (pubfs_digest (t->backupfd, name, hex) < 0
+          || strcmp (hex, c->before_digest) != 0)
+        return errno = EIO, -1;
+    }
+  if (c->before == PUBPLAN_WAS_DIRMETA)
+    {
+      struct stat st;
+      if (fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) == 0
+          && !S_ISDIR (st.st_mode) && pubfs_remove_tree (parent, base) < 0)
+        return -1;
+      if (mkdirat (parent, base, c->before_mode) < 0 && errno != EEXIST)
+        return -1;
+      return pubfs_chmod_dir (parent, base, c->before_mode);
+    }
+  if (pubfs_remove_tree (parent, base) < 0)
+    return -1;
+  switch (c->before)
+    {
+    case PUBPLAN_WAS_FILE:
+      {
+        struct stat st;
+        if (fstatat (t->backupfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+          return -1;
+        m = (struct pubfs_meta){ .mode = c->before_mode,
+                                 .uid = st.st_uid,
+                                 .gid = st.st_gid,
+                                 .mtime = c->before_mtime };
+        if (pubfs_copy_file (t->backupfd, name, parent, tmp, &m, NULL, NULL)
+            < 0)
+          return -1;
+        return renameat (parent, tmp, parent, base);
+      }
+    case PUBPLAN_WAS_LINK:
+      {
+        struct timespec times[2]
+            = { { .tv_nsec = UTIME_OMIT }, c->before_mtime };
+        if (symlinkat (c->before_target, parent, base) < 0)
+          return -1;
+        utimensat (parent, base, times, AT_SYMLINK_NOFOLLOW);
+        return 0;
+      }
+    case PUBPLAN_WAS_TREE:
+      return pubfs_copy_tree (t->backupfd, name, parent, base, NULL);
+    default:
+      return 0;
+    }
+}
+
+/* --- the transaction -----------------------------------------------------
+ */
+
+/* Close what a transaction holds (the plan is the caller's).  */
+static void
+publish_txn_close (struct publish_txn *t)
+{
+  int *fds[] = { &t->dirfd, &t->rootfd, &t->stagefd, &t->backupfd, &t->wal };
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+  free (t->id);
+  free (t->dir);
+  t->id = t->dir = NULL;
+}
+
+/* Remove a finished transaction's directory.  */
+static void
+publish_txn_remove (struct publish_txn *t)
+{
+  cleanup_free char *parent = xasprintf ("%s/" PUBLISH_TXN_DIR, t->statedir);
+  cleanup_close int fd
+      = open (parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0)
+    pubfs_remove_tree (fd, t->id);
+}
+
+/* Keep a transaction whose rollback could not be proved.  */
+static void
+publish_txn_quarantine (struct publish_txn *t, const char *why,
+                        struct publish_report *rep)
+{
+  struct cr_error *err = NULL;
+  if (quarantine_keep (t->statedir, t->id, why, &err) < 0)
+    cr_error_free (err);
+  rep->status = PUBLISH_QUARANTINED;
+  rep->quarantine_id = xstrdup (t->id);
+}
+
+/* Roll the root back to its baseline and prove it; quarantine otherwise.
+ * Returns 0 when proved.  */
+static int
+publish_rollback (struct publish_txn *t, struct publish_report *rep)
+{
+  struct cr_error *err = NULL;
+  int rc = 0;
+
+  if (wal_append (t->wal, WAL_ROLLBACK, "", 0, &err) < 0)
+    cr_error_clear (&err); /* the log may be what failed: roll back anyway */
+  for (size_t i = t->plan->n; i-- > 0;)
+    if (publish_undo_one (t, i) < 0)
+      rc = -1;
+  publish_dir_times (t, true);
+  syncfs (t->rootfd);
+  if (rc == 0 && publish_verify (t, false)
+      && wal_append (t->wal, WAL_ROLLEDBACK, "", 0, &err) == 0)
+    {
+      rep->status = PUBLISH_ROLLED_BACK;
+      publish_txn_remove (t);
+      return 0;
+    }
+  cr_error_free (err);
+  publish_txn_quarantine (t, "its rollback could not be proved", rep);
+  return -1;
+}
+
+/* Begin: the transaction's directory and its log's first record.  */
+static int
+publish_txn_begin (struct publish_txn *t, const char *call_id,
+                   struct cr_error **err)
+{
+  struct timespec now = publock_now (), mono;
+  cleanup_free char *parent = xasprintf ("%s/" PUBLISH_TXN_DIR, t->statedir);
+
+  /* Unique: the time, the process and a monotonic nanosecond count (two
+   * transactions of one process never share one).  */
+  clock_gettime (CLOCK_MONOTONIC, &mono);
+  t->id = xasprintf ("%lld-%ld-%lld%09ld", (long long) now.tv_sec,
+                     (long) getpid (), (long long) mono.tv_sec, mono.tv_nsec);
+  t->dir = xasprintf ("%s/%s", parent, t->id);
+  if ((mkdir (parent, 0700) < 0 && errno != EEXIST) || mkdir (t->dir, 0700) < 0)
+    return cr_error_set (err, errno, "making the publication's directory");
+  t->dirfd = open (t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t->dirfd < 0 || (t->stagefd = publish_subdir (t->dirfd, "stage")) < 0
+      || (t->backupfd = publish_subdir (t->dirfd, "backup")) < 0)
+    return cr_error_set (err, errno, "making the publication's directory");
+  if ((t->wal = wal_create (t->dirfd, err)) < 0)
+    return -1;
+  cleanup_free char *root = pubplan_escape (t->root);
+  cleanup_free char *call = pubplan_escape (call_id ? call_id : "");
+  cleanup_free char *begin = xasprintf ("root %s\ncall %s\ntime %lld\n", root,
+                                        call, (long long) now.tv_sec);
+  return wal_append (t->wal, WAL_BEGIN, begin, strlen (begin), err);
+}
+
+/* Whether a plan is small enough to sync path by path: syncfs costs what
+ * the whole filesystem has unwritten, whoever wrote it, and a few fsyncs
+ * cost what was changed.  A plan that backs up whole trees is synced
+ * whole.  */
+static bool
+publish_small (const struct publish_txn *t)
+{
+  if (t->plan->n > PUBLISH_SMALL_PLAN)
+    return false;
+  for (size_t i = 0; i < t->plan->n; i++)
+    if (t->plan->changes[i].before == PUBPLAN_WAS_TREE)
+      return false;
+  return true;
+}
+
+/* Sync dir/name (a file or directory; a link has nothing of its own to
+ * sync beyond its directory entry).  */
+static int
+publish_sync_at (int dir, const char *name)
+{
+  cleanup_close int fd
+      = openat (dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ELOOP || errno == ENOENT ? 0 : -1;
+  return fsync (fd);
+}
+
+/* Make what was staged durable: the backups and both directories, or the
+ * whole filesystem for a large plan.  */
+static int
+publish_sync_staged (struct publish_txn *t)
+{
+  if (!publish_small (t))
+    return syncfs (t->dirfd);
+  for (size_t i = 0; i < t->plan->n; i++)
+    {
+      char name[32];
+      snprintf (name, sizeof name, "%zu", i);
+      if (t->plan->changes[i].before == PUBPLAN_WAS_FILE
+          && publish_sync_at (t->backupfd, name) < 0)
+        return -1;
+      if (t->plan->changes[i].kind == PUBPLAN_FILE
+          && publish_sync_at (t->stagefd, name) < 0)
+        return -1;
+    }
+  return fsync (t->backupfd) < 0 || fsync (t->stagefd) < 0 ? -1 : 0;
+}
+
+/* Make what was applied durable: each changed path and the directory
+ * holding it, or the whole filesystem for a large plan.  */
+static int
+publish_sync_root (struct publish_txn *t)
+{
+  if (!publish_small (t))
+    return syncfs (t->rootfd);
+  for (size_t i = 0; i < t->plan->n; i++)
+    {
+      const char *base;
+      cleanup_close int parent
+          = pubfs_open_parent (t->rootfd, t->plan->changes[i].path, &base);
+      if (parent < 0 && (errno == ENOENT || errno == ENOTDIR))
+        continue; /* removed with a directory above it */
+      if (parent < 0 || publish_sync_at (parent, base) < 0
+          || fsync (parent) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* Back up and stage every change, then log the plan.  */
+static int
+publish_txn_stage (struct publish_txn *t, const char *upper,
+                   struct cr_error **err)
+{
+  cleanup_close int upperfd
+      = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upperfd < 0)
+    return cr_error_set (err, errno, "opening the command's upper directory");
+  for (size_t i = 0; i < t->plan->n; i++)
+    if (publish_backup_one (t, i) < 0 || publish_stage_one (t, upperfd, i) < 0)
+      return cr_error_set (err, errno, "staging %s", t->plan->changes[i].path);
+  if (publish_sync_staged (t) < 0)
+    return cr_error_set (err, errno, "syncing what was staged");
+  size_t len;
+  cleanup_free char *text = pubplan_serialize (t->plan, &len);
+  return wal_append (t->wal, WAL_STAGED, text, len, err);
+}
+
+/* Apply, verify, count and commit.  */
+static int
+publish_txn_apply (struct publish_txn *t, struct cr_error **err)
+{
+  for (size_t i = 0; i < t->plan->n; i++)
+    {
+      char index[32];
+      int n = snprintf (index, sizeof index, "%zu", i);
+      if (wal_append (t->wal, WAL_APPLY, index, (size_t) n, err) < 0)
+        return -1;
+      if (publish_apply_one (t, i) < 0)
+        return cr_error_set (err, errno, "publishing %s",
+                             t->plan->changes[i].path);
+    }
+  publish_dir_times (t, false);
+  if (publish_sync_root (t) < 0)
+    return cr_error_set (err, errno, "syncing the workspace");
+  if (wal_append (t->wal, WAL_APPLIED, "", 0, err) < 0)
+    return -1;
+  if (!publish_verify (t, true))
+    return cr_error_set (err, 0,
+                         "the workspace does not hold what was "
+                         "published");
+  if (wal_append (t->wal, WAL_VERIFIED, "", 0, err) < 0
+      || publock_count_bump (t->statedir, t->root, err) < 0)
+    return -1;
+  return wal_append (t->wal, WAL_COMMIT, "", 0, err);
+}
+
+/* "[published nothing: WHAT; ...]" for a failure.  */
+static char *
+publish_note_failed (const struct publish_report *rep, const char *why)
+{
+  if (rep->status == PUBLISH_QUARANTINED)
+    return xasprintf ("[published nothing: publication failed (%s) and the "
+                      "workspace could not be proved rolled back; what was "
+                      "staged is kept in quarantine as %s (crucible sandbox "
+                      "quarantine list)]",
+                      why, rep->quarantine_id);
+  return xasprintf ("[published nothing: publication failed (%s) and the "
+                    "workspace was left as it was]",
+                    why);
+}
+
+/* Run the whole transaction under the lock.  */
+static void
+publish_transact (struct publish_txn *t, const struct publish_request *req,
+                  struct publish_report *rep)
+{
+  struct cr_error *err = NULL;
+  bool staged = false;
+
+  if (publish_txn_begin (t, req->call_id, &err) == 0
+      && publish_txn_stage (t, req->upper, &err) == 0)
+    {
+      staged = true;
+      if (publish_txn_apply (t, &err) == 0)
+        {
+          rep->status = PUBLISH_DONE;
+          rep->published = t->plan->n;
+          for (size_t i = 0; i < t->plan->n; i++)
+            if (t->plan->changes[i].kind == PUBPLAN_FILE)
+              rep->bytes += t->plan->changes[i].size;
+          rep->note = publish_note_left_out (t->plan);
+          publish_txn_remove (t);
+          return;
+        }
+    }
+  if (staged)
+    publish_rollback (t, rep);
+  else
+    {
+      rep->status = PUBLISH_ROLLED_BACK;
+      if (t->id != NULL)
+        publish_txn_remove (t);
+    }
+  rep->note = publish_note_failed (rep, err ? err->msg : "unknown");
+  cr_error_free (err);
+}
+
+/* Whether anyone changed path or a directory above it in the root since
+ * the baseline instant: each one's ctime, without following links.  */
+static bool
+publish_changed_since (int rootfd, const char *path,
+                       const struct timespec *since)
+{
+  cleanup_free char *p = xstrdup (path);
+  struct stat st;
+  if (fstatat (rootfd, ".", &st, AT_SYMLINK_NOFOLLOW) == 0
+      && (st.st_ctim.tv_sec > since->tv_sec
+          || (st.st_ctim.tv_sec == since->tv_sec
+              && st.st_ctim.tv_nsec >= since->tv_nsec)))
+    return true;
+  for (char *slash = p;; slash++)
+    {
+      slash = strchr (slash, '/');
+      if (slash != NULL)
+        *slash = '\0';
+      const char *base;
+      int parent = pubfs_open_parent (rootfd, p, &base);
+      int rc
+          = parent < 0 ? -1 : fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW);
+      if (parent >= 0)
+        close (parent);
+      if (rc < 0)
+        return false;
+      if (st.st_ctim.tv_sec > since->tv_sec
+          || (st.st_ctim.tv_sec == since->tv_sec
+              && st.st_ctim.tv_nsec >= since->tv_nsec))
+        return true;
+      if (slash == NULL || !S_ISDIR (st.st_mode))
+        return false;
+      *slash = '/';
+    }
+}
+
+/* Check the root against the baseline; fill rep on a refusal.  */
+static bool
+publish_check (const struct publish_request *req, int rootfd,
+               const struct pubplan *plan, struct publish_report *rep,
+               struct cr_error **err)
+{
+  uint64_t count;
+  struct timespec last;
+  if (publock_count_read (req->statedir, req->root, &count, &last, err) < 0)
+    return false;
+  if (count != req->baseline->count)
+    {
+      rep->status = PUBLISH_REFUSED_COUNT;
+      rep->note = xstrdup (
+          "[published nothing: another command published into the "
+          "workspace after this one started, so what this command wrote "
+          "was discarded rather than merged]");
+      return false;
+    }
+  for (size_t i = 0; i < plan->n; i++)
+    if (publish_changed_since (rootfd, plan->changes[i].path,
+                               &req->baseline->instant))
+      {
+        rep->status = PUBLISH_REFUSED_CHANGED;
+        rep->note = xasprintf (
+            "[published nothing: %s in the workspace was changed by "
+            "something outside the sandbox after this command started, so "
+            "what this command wrote was discarded rather than merged]",
+            plan->changes[i].path);
+        return false;
+      }
+  return true;
+}
+
+int
+publish_run (const struct publish_request *req, struct publish_report *rep,
+             struct cr_error **err)
+{
+  struct pubplan plan = { 0 };
+  bool busy;
+
+  memset (rep, 0, sizeof *rep);
+  if (pubplan_scan (req->upper, req->root, &plan, err) < 0)
+    return -1;
+  if (plan.n == 0)
+    {
+      rep->status = plan.n_left_out ? PUBLISH_DONE : PUBLISH_NOTHING;
+      rep->note = publish_note_left_out (&plan);
+      pubplan_clear (&plan);
+      return 0;
+    }
+  int lock = publock_take (req->statedir, 0, &busy, err);
+  if (lock < 0)
+    {
+      pubplan_clear (&plan);
+      rep->status = PUBLISH_BUSY;
+      return busy ? 0 : -1;
+    }
+  struct publish_txn t = { .statedir = req->statedir,
+                           .root = req->root,
+                           .dirfd = -1,
+                           .stagefd = -1,
+                           .backupfd = -1,
+                           .wal = -1,
+                           .plan = &plan };
+  int rc = 0;
+  struct cr_error *rerr = NULL;
+  if (publish_recover (req->statedir, &rerr) < 0)
+    cr_error_free (rerr); /* what could not be recovered stays for later */
+  t.rootfd = open (req->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t.rootfd < 0)
+    rc = cr_error_set (err, errno, "opening the writable root");
+  else if (publish_check (req, t.rootfd, &plan, rep, err))
+    publish_transact (&t, req, rep);
+  else if (rep->status == PUBLISH_NOTHING)
+    rc = -1; /* the count could not be read */
+  publish_txn_close (&t);
+  publock_drop (lock);
+  pubplan_clear (&plan);
+  return rc;
+}
+
+/* --- baseline and recovery -----------------------------------------------
+ */
+
+/* Whether a is later than b.  */
+static bool
+publish_later (const struct timespec *a, const struct timespec *b)
+{
+  return a->tv_sec > b->tv_sec
+         || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* Wait (a few ticks at most) until the coarse clock is past t.  */
+static void
+publish_tick_past (const struct timespec *t)
+{
+  for (int i = 0; i < 500; i++)
+    {
+      struct timespec now = publock_now ();
+      if (publish_later (&now, t))
+        return;
+      usleep (200);
+    }
+}
+
+/* Change the state directory's stamp file and read back the ctime the
+ * kernel gave it.  */
+static int
+publish_stamp (const char *statedir, struct timespec *out,
+               struct cr_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/baseline.stamp", statedir);
+  cleanup_close int fd
+      = open (path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st;
+  memset (out, 0, sizeof *out);
+  if (fd < 0 || futimens (fd, NULL) < 0 || fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "stamping the baseline");
+  *out = st.st_ctim;
+  return 0;
+}
+
+/* The baseline instant, as a ctime: a change made before the baseline has
+ * an older ctime, and one made after it a ctime at least as new.  File
+ * times come from a coarse clock, or (multigrain timestamps) from a finer
+ * one kept in order across every file: so two stamps, a clock tick apart,
+ * are taken, and the second is the instant once the coarse clock has
+ * passed it too.  */
+static int
+publish_instant (const char *statedir, struct timespec *instant,
+                 struct cr_error **err)
+{
+  struct timespec first = { 0 };
+  if (publish_stamp (statedir, &first, err) < 0)
+    return -1;
+  publish_tick_past (&first);
+  if (publish_stamp (statedir, instant, err) < 0)
+    return -1;
+  publish_tick_past (instant);
+  return 0;
+}
+
+int
+publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
+                       struct publish_baseline *out, struct cr_error **err)
+{
+  bool busy;
+  struct timespec last;
+  struct cr_error *rerr = NULL;
+
+  memset (out, 0, sizeof *out);
+  int lock = publock_take (statedir, wait_ms, &busy, err);
+  if (lock < 0 && busy)
+    return cr_error_set (err, 0,
+                         "another publication held the workspace for longer "
+                         "than %" PRId64 " seconds",
+                         (wait_ms + 999) / 1000);
+  if (lock < 0)
+    return -1;
+  if (publish_recover (statedir, &rerr) < 0)
+    cr_error_free (rerr);
+  int rc = publock_count_read (statedir, root, &out->count, &last, err);
+  if (rc == 0)
+    rc = publish_instant (statedir, &out->instant, err);
+  publock_drop (lock);
+  out->taken = rc == 0;
+  return rc;
+}
+
+/* Recover one abandoned transaction, id, in statedir.  */
+static int
+publish_recover_one (const char *statedir, const char *id,
+                     struct cr_error **err)
+{
+  struct publish_txn t = { .statedir = statedir,
+                           .id = xstrdup (id),
+                           .dirfd = -1,
+                           .rootfd = -1,
+                           .stagefd = -1,
+                           .backupfd = -1,
+                           .wal = -1 };
+  struct wal_log log;
+  struct pubplan plan = { 0 };
+  struct publish_report rep = { 0 };
+  bool staged = false, done = false;
+  cleanup_free char *root = NULL;
+
+  t.dir = xasprintf ("%s/" PUBLISH_TXN_DIR "/%s", statedir, id);
+  t.dirfd = open (t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t.dirfd < 0 || wal_read (t.dirfd, &log, err) < 0)
+    {
+      /* No log: it died before its first record; the root is untouched.  */
+      cr_error_clear (err);
+      publish_txn_remove (&t);
+      publish_txn_close (&t);
+      return 0;
+    }
+  for (size_t i = 0; i < log.n; i++)
+    {
+      enum wal_step s = log.records[i].step;
+      done |= s == WAL_COMMIT || s == WAL_ROLLEDBACK;
+      if (s == WAL_BEGIN && root == NULL)
+        {
+          char *line = strchr (log.records[i].payload, '\n');
+          if (line != NULL)
+            *line = '\0';
+          root = strncmp (log.records[i].payload, "root ", 5) == 0
+                     ? pubplan_unescape (log.records[i].payload + 5)
+                     : NULL;
+        }
+      if (s == WAL_STAGED && !staged)
+        staged = pubplan_parse (log.records[i].payload, log.records[i].len,
+                                &plan, err)
+                 == 0;
+    }
+  int rc = 0;
+  if (log.corrupt
+      || (!staged && !done && log.n > 0
+          && log.records[log.n - 1].step > WAL_STAGED))
+    {
+      publish_txn_quarantine (&t, "its log is damaged", &rep);
+      cr_error_clear (err);
+    }
+  else if (done || !staged)
+    publish_txn_remove (&t);
+  else if (root == NULL
+           || (t.rootfd
+               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+                  < 0
+           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
+           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
+           || (t.wal = wal_open (t.dirfd, err)) < 0)
+    {
+      cr_error_clear (err);
+      publish_txn_quarantine (&t, "its root could not be opened", &rep);
+    }
+  else
+    {
+      t.root = root;
+      t.plan = &plan;
+      publish_rollback (&t, &rep);
+    }
+  publish_report_clear (&rep);
+  pubplan_clear (&plan);
+  wal_log_clear (&log);
+  publish_txn_close (&t);
+  return rc;
+}
+
+int
+publish_recover (const char *statedir, struct cr_error **err)
+{
+  cleanup_free char *dir = xasprintf ("%s/" PUBLISH_TXN_DIR, statedir);
+  cleanup_closedir DIR *d = opendir (dir);
+  struct dirent *de;
+  int n = 0;
+
+  if (d == NULL)
+    return errno == ENOENT
+               ? 0
+               : cr_error_set (err, errno, "reading the publication journal");
+  while ((de = readdir (d)) != NULL)
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      if (publish_recover_one (statedir, de->d_name, err) < 0)
+        return -1;
+      n++;
+    }
+  return n;
+}
+
+/* --- restoring from quarantine -------------------------------------------
+ */
+
+/* Read a quarantined transaction's root and plan.  */
+static int
+publish_read_entry (struct publish_txn *t, struct pubplan *plan, char **root,
+                    struct cr_error **err)
+{
+  struct wal_log log;
+  struct cr_error *perr = NULL;
+  bool staged = false;
+
+  if (wal_read (t->dirfd, &log, err) < 0)
+    return -1;
+  for (size_t i = 0; i < log.n; i++)
+    {
+      char *p = log.records[i].payload;
+      if (log.records[i].step == WAL_BEGIN && *root == NULL
+          && strncmp (p, "root ", 5) == 0)
+        {
+          p[strcspn (p, "\n")] = '\0';
+          *root = pubplan_unescape (p + 5);
+        }
+      if (log.records[i].step == WAL_STAGED && !staged)
+        staged = pubplan_parse (p, log.records[i].len, plan, &perr) == 0;
+    }
+  wal_log_clear (&log);
+  cr_error_free (perr);
+  if (*root == NULL || !staged)
+    return cr_error_set (err, 0, "its log holds no plan to restore from");
+  return 0;
+}
+
+int
+quarantine_restore (const char *statedir, const char *id, struct cr_error **err)
+{
+  struct pubplan plan = { 0 };
+  struct publish_report rep = { 0 };
+  cleanup_free char *root = NULL;
+  bool busy;
+  int rc = -1;
+
+  if (quarantine_check_id (statedir, id, err) < 0)
+    return -1;
+  int lock = publock_take (statedir, PUBLISH_WAIT_SHORT_MS, &busy, err);
+  if (lock < 0)
+    return busy ? cr_error_set (err, 0, "another publication holds the lock")
+                : -1;
+  struct publish_txn t
+      = { .statedir = statedir,
+          .id = xstrdup (id),
+          .dir = xasprintf ("%s/" QUARANTINE_DIR "/%s", statedir, id),
+          .rootfd = -1,
+          .stagefd = -1,
+          .backupfd = -1,
+          .wal = -1,
+          .plan = &plan };
+  t.dirfd = open (t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t.dirfd < 0)
+    cr_error_set (err, errno, "opening quarantine entry %s", id);
+  else if (publish_read_entry (&t, &plan, &root, err) < 0)
+    cr_error_prefix (err, "quarantine entry %s", id);
+  else if (root == NULL
+           || (t.rootfd
+               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+                  < 0
+           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
+           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
+           || (t.wal = wal_open (t.dirfd, err)) < 0)
+    {
+      if (*err == NULL)
+        cr_error_set (err, errno, "opening %s", root ? root : "its root");
+    }
+  else
+    {
+      t.root = root;
+      size_t i;
+      for (i = 0; i < plan.n; i++)
+        if (!publish_holds (&t, i, true) && !publish_holds (&t, i, false))
+          break;
+      if (i < plan.n)
+        cr_error_set (err, 0,
+                      "%s in %s is neither as the transaction found it nor "
+                      "as it left it: something changed it since; compare "
+                      "it with the entry before restoring by hand",
+                      plan.changes[i].path, root);
+      else
+        {
+          for (i = plan.n; i-- > 0;)
+            publish_undo_one (&t, i);
+          publish_dir_times (&t, true);
+          syncfs (t.rootfd);
+          if (!publish_verify (&t, false))
+            cr_error_set (err, 0, "%s could not be proved restored", root);
+          else
+            rc = 0;
+        }
+    }
+  publish_txn_close (&t);
+  publock_drop (lock);
+  pubplan_clear (&plan);
+  publish_report_clear (&rep);
+  if (rc == 0)
+    return quarantine_drop (statedir, id, err);
+  return rc;
+}
