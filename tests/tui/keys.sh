@@ -6,7 +6,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=22
+N=23
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -61,12 +61,25 @@ tui_keys Escape
 tui_wait "40 lines · 111 B · ctrl+b to leave it running"
 ok $? "esc closes the full view while the command carries on"
 
+# The full view is live: what arrives while it is open is added.
+tui_keys Escape
+tui_gone "✳ running"
+tui_keys 'seq 1 3; sleep 1; seq 4 6; sleep 300' Enter
+tui_wait "3 lines · 6 B"
+tui_keys C-o
+tui_wait "lines 1-3 of 3"
+tui_wait "lines 1-6 of 6"
+ok $? "the full view grows while it is open"
+tui_keys Escape
+tui_wait "6 lines · 12 B · ctrl+b to leave it running"
+
 # Esc interrupts the turn: its own command is stopped.
 tui_keys Escape
 tui_gone "✳ running"
 ok $? "esc interrupts the turn"
-tui_wait "interrupted"
-ok $? "the transcript says it was interrupted"
+tui_capture
+is "$(printf '%s\n' "$SCREEN" | grep -c '^interrupted$')" 2 \
+  "the transcript says each turn was interrupted"
 
 # An ending between turns: said at once, the half-typed text kept.
 tui_keys 'sh -c "sleep 1; exit 3" &' Enter
