@@ -166,19 +166,19 @@ transcript_draw (struct transcript *t, WINDOW *win, int y, int rows, int cols)
 {
   if (rows <= 0 || cols <= 0)
     return;
-  /* Walk back from the end to find the first line shown.  */
-  int total = 0;
-  for (size_t i = t->n; i > 0; i--)
-    total += transcript_rows (&t->lines[i - 1], cols);
-  int max_scroll = total > rows ? total - rows : 0;
-  if (t->scroll > max_scroll)
-    t->scroll = max_scroll;
-  int skip_bottom = t->scroll;
-  int need = rows + skip_bottom;
+  /* Walk back from the end only as far as what is shown: a frame costs
+   * the rows on screen, not the length of the session.  */
+  int need = rows + t->scroll;
   size_t first = t->n;
   int above = 0;
   while (first > 0 && above < need)
     above += transcript_rows (&t->lines[--first], cols);
+  if (above < need)
+    {
+      /* Scrolled back past the first line: stop at it.  */
+      t->scroll = above > rows ? above - rows : 0;
+      need = rows + t->scroll;
+    }
   int skip = above > need ? above - need : 0;
   int at = above < rows ? rows - above + y : y;
   int left = rows - (at - y);
