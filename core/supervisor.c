@@ -104,6 +104,7 @@ struct supervisor
   uint64_t publish_overdue_ms; /* PUBLISH_WAIT_OVERDUE_MS outside tests */
   uint64_t publish_short_ms;   /* PUBLISH_WAIT_SHORT_MS outside tests */
   struct journal *journal;
+  struct supervisor_observer observer;
   /* Ending notes not told yet, in the order they happened, and the
    * journal's numbers of their commands.  */
   struct buf endings;
@@ -475,6 +476,8 @@ command_release (struct command *cmd)
     }
   if (cmd->listener.cleaned != NULL)
     cmd->listener.cleaned (cmd->listener.data, cmd);
+  if (cmd->sup->observer.cleaned != NULL)
+    cmd->sup->observer.cleaned (cmd->sup->observer.data, cmd);
   command_free (cmd);
 }
 
@@ -730,6 +733,9 @@ command_read_output (struct command *cmd)
           command_close_output (cmd);
           return;
         }
+      if (cmd->sup->observer.output != NULL)
+        cmd->sup->observer.output (cmd->sup->observer.data, cmd, chunk,
+                                   (size_t) n);
       if (capture_feed (cmd->capture, chunk, (size_t) n) == CAPTURE_CEILING
           && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
         {
@@ -1019,6 +1025,8 @@ supervisor_start_command (struct supervisor *sup,
    * bug, and carrying on would leave a scope nobody reads.  */
   if (command_watch (cmd, err) < 0)
     abort ();
+  if (sup->observer.started != NULL)
+    sup->observer.started (sup->observer.data, cmd);
   if (req->background)
     cmd->early_timer = loop_add_timer (sup->loop, SUPERVISOR_EARLY_MS,
                                        command_early_over, cmd);
@@ -1059,6 +1067,8 @@ command_stop_overdue (struct loop *loop, void *data)
   supervisor_fact (cmd->sup, JOURNAL_STOP_FAILED, cmd, NULL, 0);
   if (cmd->listener.stop_failed != NULL)
     cmd->listener.stop_failed (cmd->listener.data, cmd);
+  if (cmd->sup->observer.stop_failed != NULL)
+    cmd->sup->observer.stop_failed (cmd->sup->observer.data, cmd);
 }
 
 void
@@ -1172,4 +1182,14 @@ supervisor_free (struct supervisor *sup)
   free (sup->untold);
   free (sup->workspace);
   free (sup);
+}
+
+void
+supervisor_set_observer (struct supervisor *sup,
+                         const struct supervisor_observer *obs)
+{
+  if (obs != NULL)
+    sup->observer = *obs;
+  else
+    memset (&sup->observer, 0, sizeof sup->observer);
 }

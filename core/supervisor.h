@@ -75,6 +75,23 @@ struct supervisor_listener
   void *data;
 };
 
+/* Someone who watches every command of a supervisor rather than one call
+ * (the full-screen UI: the live sample, the list, the full view).  Each
+ * hook may be NULL.  */
+struct supervisor_observer
+{
+  /* A command has started; output for it follows.  */
+  void (*started) (void *data, struct command *cmd);
+  /* Raw bytes read from its pipe, exactly as capture was fed them.  */
+  void (*output) (void *data, struct command *cmd, const char *bytes,
+                  size_t len);
+  /* A stop from the list did not finish in time.  */
+  void (*stop_failed) (void *data, struct command *cmd);
+  /* Its slot is free; cmd is freed right after this returns.  */
+  void (*cleaned) (void *data, struct command *cmd);
+  void *data;
+};
+
 struct command_request
 {
   const char *line;          /* the command line, run as sh -c LINE */
@@ -158,6 +175,10 @@ void supervisor_set_journal (struct supervisor *sup, struct journal *j);
  * or NULL), for the journal.  */
 void supervisor_note_approval (struct supervisor *sup, const char *call_id,
                                bool allowed);
+
+/* Watch every command started from now on (obs is copied; NULL: none).  */
+void supervisor_set_observer (struct supervisor *sup,
+                              const struct supervisor_observer *obs);
 
 /* Change the stop budget (tests).  */
 void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);
