@@ -591,12 +591,20 @@ command_publish_settled (struct command *cmd)
   return true;
 }
 
-/* A stop (Esc, x, crucible ending) while the command waits to publish:
- * it is not stopped, but its wait is cut to the short ceiling.  */
+/* Whether the command has ended and waits to publish.  */
+static bool
+command_waits_to_publish (const struct command *cmd)
+{
+  return cmd->publishing && !cmd->published;
+}
+
+/* An interruption (Esc, a cancelled call, crucible ending) while the
+ * command waits to publish: it is not stopped, but its wait is cut to the
+ * short ceiling.  */
 static bool
 command_publish_cut (struct command *cmd)
 {
-  if (!cmd->publishing || cmd->published)
+  if (!command_waits_to_publish (cmd))
     return false;
   uint64_t short_until = loop_now_ms () + cmd->sup->publish_short_ms;
   if (short_until < cmd->publish_until)
@@ -1071,10 +1079,14 @@ command_stop_overdue (struct loop *loop, void *data)
     cmd->sup->observer.stop_failed (cmd->sup->observer.data, cmd);
 }
 
-void
-supervisor_stop (struct supervisor *sup, struct command *cmd)
+/* Stop a command, or, when it has ended and waits to publish, what the
+ * spec asks of the one who stopped it: the list leaves it to be reported
+ * (its wait keeps the ceiling it had), an interruption cuts the wait to the
+ * short ceiling.  */
+static void
+command_stop_from (struct supervisor *sup, struct command *cmd, bool listed)
 {
-  if (command_publish_cut (cmd))
+  if (listed ? command_waits_to_publish (cmd) : command_publish_cut (cmd))
     return;
   if (cmd->scope_done)
     return;
@@ -1085,6 +1097,18 @@ supervisor_stop (struct supervisor *sup, struct command *cmd)
   cmd->stop_timer
       = loop_add_timer (sup->loop, sup->stop_ms, command_stop_overdue, cmd);
   command_stop_scope (cmd);
+}
+
+void
+supervisor_stop (struct supervisor *sup, struct command *cmd)
+{
+  command_stop_from (sup, cmd, true);
+}
+
+void
+supervisor_interrupt (struct supervisor *sup, struct command *cmd)
+{
+  command_stop_from (sup, cmd, false);
 }
 
 void

@@ -134,6 +134,12 @@ bool supervisor_detach (struct supervisor *sup, struct command *cmd);
  * stopped.  */
 void supervisor_stop (struct supervisor *sup, struct command *cmd);
 
+/* Stop a command because its turn or call was interrupted (Esc, a cancelled
+ * MCP request).  As supervisor_stop, except for a command that has ended and
+ * waits for another command's publication: the list leaves that one to be
+ * reported, an interruption cuts its wait to seconds.  */
+void supervisor_interrupt (struct supervisor *sup, struct command *cmd);
+
 /* Stop every command (crucible is going away or was interrupted); each still
  * gets its answer and cleaned.  */
 void supervisor_stop_all (struct supervisor *sup);
