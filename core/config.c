@@ -150,6 +150,13 @@ static const struct config_key config_keys[] = {
   CONFIG_STRING ("agent.command", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
                  4096, agent_command),
   CONFIG_STRING ("theme", CONFIG_RULE_FREE, CONFIG_CHECK_THEME, 64, theme),
+  /* Rules added from the approval panel, keyed by workspace: "*" stands
+   * for any absolute path, and only this workspace's list is kept.  */
+  { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+    0, 0, 0, 0, 0 },
+  CONFIG_OBJECT ("workspaces.*"),
+  CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+               4096, 1024, workspace_allow),
 };
 
 #define CONFIG_KEY_COUNT (sizeof config_keys / sizeof config_keys[0])
@@ -187,6 +194,7 @@ struct config_parse
   struct config_list items; /* the list being read */
   size_t items_read;        /* entries read, duplicates included */
   bool seen[CONFIG_KEY_COUNT];
+  bool other_workspace; /* inside workspaces.<a workspace other than ours> */
 };
 
 /* --- lists --------------------------------------------------------------- */
@@ -715,6 +723,13 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
 {
   struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
   bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
+  if (field == &p->cfg->workspace_allow && p->other_workspace)
+    {
+      /* Another workspace's rules: checked, then let go.  */
+      config_list_free (&p->items);
+      config_list_init (&p->items);
+      return;
+    }
   if (p->origin == CONFIG_PROJECT && adds)
     config_list_union (field, &p->items);
   else
@@ -730,7 +745,14 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
 static const struct config_key *
 config_key_find (const struct config_key *parent, const char *s, size_t n)
 {
-  if (memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
+  /* Under workspaces, every key is a workspace's absolute path.  */
+  if (parent != NULL && strcmp (parent->name, "workspaces") == 0)
+    {
+      bool path = n > 0 && s[0] == '/' && memchr (s, '\0', n) == NULL;
+      s = "*";
+      n = path ? 1 : 0;
+    }
+  if (n == 0 || memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
     return NULL;
   cleanup_free char *name
       = parent ? xasprintf ("%s.%.*s", parent->name, (int) n, s)
@@ -833,7 +855,19 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
                                "nested objects)"));
       return config_fail (p, shown, "%s", _ ("unknown key"));
     }
-  if (p->seen[key - config_keys])
+  if (strcmp (key->name, "workspaces.*") == 0)
+    {
+      /* Each workspace has its own entry; only this one's is kept.  */
+      cleanup_free char *ws = xstrndup ((const char *) s, n);
+      cleanup_free char *mine
+          = p->workspace != NULL ? config_path_normalize (p->workspace) : NULL;
+      cleanup_free char *theirs = config_path_normalize (ws);
+      p->other_workspace = mine == NULL || strcmp (mine, theirs) != 0;
+      for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+        if (strncmp (config_keys[i].name, "workspaces.*.", 13) == 0)
+          p->seen[i] = false;
+    }
+  else if (p->seen[key - config_keys])
     return config_fail (p, key->name, "%s", _ ("duplicate key"));
   p->seen[key - config_keys] = true;
   if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_HOME_ONLY)
@@ -1050,6 +1084,7 @@ config_new_defaults (void)
   config_list_init (&cfg->net_domains);
   config_list_init (&cfg->net_unix_sockets);
   config_list_init (&cfg->allow);
+  config_list_init (&cfg->workspace_allow);
   config_list_init (&cfg->deny);
   cfg->output_bytes = 10485760;
   cfg->cpu_seconds = 3600;
@@ -1072,6 +1107,7 @@ config_free (struct config *cfg)
   config_list_free (&cfg->net_domains);
   config_list_free (&cfg->net_unix_sockets);
   config_list_free (&cfg->allow);
+  config_list_free (&cfg->workspace_allow);
   config_list_free (&cfg->deny);
   free (cfg->permissions_mode);
   free (cfg->agent_command);

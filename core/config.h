@@ -56,7 +56,10 @@ struct config
   struct config_list allow; /* permissions.allow, home-only */
   struct config_list deny;  /* permissions.deny */
   char *agent_command;      /* agent.command, home-only, or NULL */
-  char *theme;              /* theme, or NULL for the default */
+  /* workspaces.<this workspace>.allow, home-only: the allow rules the
+   * person added for this workspace from the approval panel.  */
+  struct config_list workspace_allow;
+  char *theme; /* theme, or NULL for the default */
 
   char *home_file;    /* the home file that was read, or NULL if none was */
   char *project_file; /* the project file that was read, or NULL */

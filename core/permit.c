@@ -24,7 +24,20 @@ permit_rules (const struct config *cfg, struct cr_error **err)
       = rules_new (cfg->permissions_mode, cfg->allow.items, cfg->allow.count,
                    cfg->deny.items, cfg->deny.count, err);
   if (r == NULL)
-    cr_error_prefix (err, "permissions");
+    {
+      cr_error_prefix (err, "permissions");
+      return NULL;
+    }
+  /* The rules the person added for this workspace from the approval
+   * panel (home-only, like permissions.allow).  */
+  for (size_t i = 0; i < cfg->workspace_allow.count; i++)
+    if (rules_add_allow (r, cfg->workspace_allow.items[i], "workspaces.allow",
+                         err)
+        < 0)
+      {
+        rules_free (r);
+        return NULL;
+      }
   return r;
 }
 

@@ -248,6 +248,24 @@ rules_mode (const struct rules *r)
   return r->mode;
 }
 
+int
+rules_add_allow (struct rules *r, const char *rule, const char *what,
+                 struct cr_error **err)
+{
+  struct rule compiled;
+  if (rule_compile (&compiled, rule, what, err) < 0)
+    return -1;
+  r->allow = xrealloc (r->allow, (r->n_allow + 1) * sizeof *r->allow);
+  r->allow[r->n_allow++] = compiled;
+  return 0;
+}
+
+void
+rules_set_mode (struct rules *r, enum rules_mode mode)
+{
+  r->mode = mode;
+}
+
 /* Whether a wrapped command's words from k on are tried as a command of
  * their own: the first RULES_SUFFIX_WORDS words, the program the reader
  * found, and what follows find's -exec family or a "--".  The bound keeps

@@ -50,6 +50,14 @@ void rules_free (struct rules *r);
 
 enum rules_mode rules_mode (const struct rules *r);
 
+/* Add one allow rule (what names where it came from, for the error).  */
+int rules_add_allow (struct rules *r, const char *rule, const char *what,
+                     struct cr_error **err);
+
+/* Change the mode for the rest of the session (shift+tab in the
+ * full-screen session); the configuration file is not touched.  */
+void rules_set_mode (struct rules *r, enum rules_mode mode);
+
 /* Decide about a line.  cl is NULL when the line could not be read.  On
  * RULES_DENY, *rule_out (when rule_out is not NULL) is the first deny rule
  * that matched, as written, owned by r; otherwise it is set to NULL.  */

@@ -502,7 +502,7 @@ session_abandon_calls (struct session *s, const char *answer)
             s->fe.withdrawn (s->fe.data, c);
         }
       if (c->state == CALL_RUNNING && c->cmd != NULL)
-        supervisor_stop (s->sup, c->cmd);
+        supervisor_interrupt (s->sup, c->cmd);
       else if (answer != NULL)
         session_refuse (s, c, answer);
       else

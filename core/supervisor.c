@@ -106,6 +106,7 @@ struct supervisor
   uint64_t publish_overdue_ms; /* PUBLISH_WAIT_OVERDUE_MS outside tests */
   uint64_t publish_short_ms;   /* PUBLISH_WAIT_SHORT_MS outside tests */
   struct journal *journal;
+  struct supervisor_observer observer;
   /* Ending notes not told yet, in the order they happened, and the
    * journal's numbers of their commands.  */
   struct buf endings;
@@ -482,6 +483,8 @@ command_release (struct command *cmd)
     }
   if (cmd->listener.cleaned != NULL)
     cmd->listener.cleaned (cmd->listener.data, cmd);
+  if (cmd->sup->observer.cleaned != NULL)
+    cmd->sup->observer.cleaned (cmd->sup->observer.data, cmd);
   command_free (cmd);
 }
 
@@ -595,12 +598,20 @@ command_publish_settled (struct command *cmd)
   return true;
 }
 
-/* A stop (Esc, x, crucible ending) while the command waits to publish:
- * it is not stopped, but its wait is cut to the short ceiling.  */
+/* Whether the command has ended and waits to publish.  */
+static bool
+command_waits_to_publish (const struct command *cmd)
+{
+  return cmd->publishing && !cmd->published;
+}
+
+/* An interruption (Esc, a cancelled call, crucible ending) while the
+ * command waits to publish: it is not stopped, but its wait is cut to the
+ * short ceiling.  */
 static bool
 command_publish_cut (struct command *cmd)
 {
-  if (!cmd->publishing || cmd->published)
+  if (!command_waits_to_publish (cmd))
     return false;
   uint64_t short_until = loop_now_ms () + cmd->sup->publish_short_ms;
   if (short_until < cmd->publish_until)
@@ -747,6 +758,9 @@ command_read_output (struct command *cmd)
           command_close_output (cmd);
           return;
         }
+      if (cmd->sup->observer.output != NULL)
+        cmd->sup->observer.output (cmd->sup->observer.data, cmd, chunk,
+                                   (size_t) n);
       if (capture_feed (cmd->capture, chunk, (size_t) n) == CAPTURE_CEILING
           && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
         {
@@ -1090,6 +1104,8 @@ supervisor_start_command (struct supervisor *sup,
    * bug, and carrying on would leave a scope nobody reads.  */
   if (command_watch (cmd, err) < 0)
     abort ();
+  if (sup->observer.started != NULL)
+    sup->observer.started (sup->observer.data, cmd);
   if (req->background)
     cmd->early_timer = loop_add_timer (sup->loop, SUPERVISOR_EARLY_MS,
                                        command_early_over, cmd);
@@ -1131,12 +1147,18 @@ command_stop_overdue (struct loop *loop, void *data)
   supervisor_fact (cmd->sup, JOURNAL_STOP_FAILED, cmd, NULL, 0);
   if (cmd->listener.stop_failed != NULL)
     cmd->listener.stop_failed (cmd->listener.data, cmd);
+  if (cmd->sup->observer.stop_failed != NULL)
+    cmd->sup->observer.stop_failed (cmd->sup->observer.data, cmd);
 }
 
-void
-supervisor_stop (struct supervisor *sup, struct command *cmd)
+/* Stop a command, or, when it has ended and waits to publish, what the
+ * spec asks of the one who stopped it: the list leaves it to be reported
+ * (its wait keeps the ceiling it had), an interruption cuts the wait to the
+ * short ceiling.  */
+static void
+command_stop_from (struct supervisor *sup, struct command *cmd, bool listed)
 {
-  if (command_publish_cut (cmd))
+  if (listed ? command_waits_to_publish (cmd) : command_publish_cut (cmd))
     return;
   if (cmd->scope_done)
     return;
@@ -1147,6 +1169,18 @@ supervisor_stop (struct supervisor *sup, struct command *cmd)
   cmd->stop_timer
       = loop_add_timer (sup->loop, sup->stop_ms, command_stop_overdue, cmd);
   command_stop_scope (cmd);
+}
+
+void
+supervisor_stop (struct supervisor *sup, struct command *cmd)
+{
+  command_stop_from (sup, cmd, true);
+}
+
+void
+supervisor_interrupt (struct supervisor *sup, struct command *cmd)
+{
+  command_stop_from (sup, cmd, false);
 }
 
 void
@@ -1244,4 +1278,14 @@ supervisor_free (struct supervisor *sup)
   free (sup->untold);
   free (sup->workspace);
   free (sup);
+}
+
+void
+supervisor_set_observer (struct supervisor *sup,
+                         const struct supervisor_observer *obs)
+{
+  if (obs != NULL)
+    sup->observer = *obs;
+  else
+    memset (&sup->observer, 0, sizeof sup->observer);
 }

@@ -75,6 +75,23 @@ struct supervisor_listener
   void *data;
 };
 
+/* Someone who watches every command of a supervisor rather than one call
+ * (the full-screen UI: the live sample, the list, the full view).  Each
+ * hook may be NULL.  */
+struct supervisor_observer
+{
+  /* A command has started; output for it follows.  */
+  void (*started) (void *data, struct command *cmd);
+  /* Raw bytes read from its pipe, exactly as capture was fed them.  */
+  void (*output) (void *data, struct command *cmd, const char *bytes,
+                  size_t len);
+  /* A stop from the list did not finish in time.  */
+  void (*stop_failed) (void *data, struct command *cmd);
+  /* Its slot is free; cmd is freed right after this returns.  */
+  void (*cleaned) (void *data, struct command *cmd);
+  void *data;
+};
+
 struct command_request
 {
   const char *line;          /* the command line, run as sh -c LINE */
@@ -117,6 +134,12 @@ bool supervisor_detach (struct supervisor *sup, struct command *cmd);
  * stopped.  */
 void supervisor_stop (struct supervisor *sup, struct command *cmd);
 
+/* Stop a command because its turn or call was interrupted (Esc, a cancelled
+ * MCP request).  As supervisor_stop, except for a command that has ended and
+ * waits for another command's publication: the list leaves that one to be
+ * reported, an interruption cuts its wait to seconds.  */
+void supervisor_interrupt (struct supervisor *sup, struct command *cmd);
+
 /* Stop every command (crucible is going away or was interrupted); each still
  * gets its answer and cleaned.  */
 void supervisor_stop_all (struct supervisor *sup);
@@ -158,6 +181,10 @@ void supervisor_set_journal (struct supervisor *sup, struct journal *j);
  * or NULL), for the journal.  */
 void supervisor_note_approval (struct supervisor *sup, const char *call_id,
                                bool allowed);
+
+/* Watch every command started from now on (obs is copied; NULL: none).  */
+void supervisor_set_observer (struct supervisor *sup,
+                              const struct supervisor_observer *obs);
 
 /* Change the stop budget (tests).  */
 void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);

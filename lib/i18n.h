@@ -6,8 +6,10 @@
 #ifdef ENABLE_NLS
 #include <libintl.h>
 #define _(s) gettext (s)
+#define P_(s, p, n) ngettext (s, p, n)
 #else
 #define _(s) (s)
+#define P_(s, p, n) ((n) == 1 ? (s) : (p))
 #endif
 #define N_(s) (s)
 

@@ -5,7 +5,8 @@
 DEPS_BUILD="build-essential autoconf automake libtool autopoint gettext pkg-config
 libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
 libseccomp-dev nettle-dev"
-DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3"
+DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
+locales"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {

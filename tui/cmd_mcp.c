@@ -523,7 +523,7 @@ mcp_cancelled (struct mcp *m, yajl_val params)
         else
           {
             c->cancelled = true;
-            supervisor_stop (m->sup, c->cmd);
+            supervisor_interrupt (m->sup, c->cmd);
           }
         break;
       }

@@ -375,8 +375,8 @@ sandbox_home_target (const char *home_file, struct cr_error **err)
 }
 
 int
-cmd_sandbox_write_enabled (const char *home_file, bool enabled,
-                           struct cr_error **err)
+cmd_home_update (const char *home_file, cmd_home_rewrite_fn rewrite,
+                 const void *data, struct cr_error **err)
 {
   cleanup_free char *target = sandbox_home_target (home_file, err);
   cleanup_free char *old = NULL;
@@ -398,7 +398,7 @@ cmd_sandbox_write_enabled (const char *home_file, bool enabled,
                                home_file);
         }
     }
-  text = sandbox_rewrite (root, enabled);
+  text = rewrite (root, data);
   yajl_tree_free (root);
   /* What is written must load: a file crucible cannot read back would stop
    * every later run.  */
@@ -409,6 +409,26 @@ cmd_sandbox_write_enabled (const char *home_file, bool enabled,
   if (ret < 0)
     return -1;
   return sandbox_replace (target, text, err);
+}
+
+void
+cmd_home_gen_value (yajl_gen g, yajl_val v)
+{
+  sandbox_gen_value (g, v);
+}
+
+/* cmd_home_update's rewrite for sandbox.enabled (data: a bool).  */
+static char *
+sandbox_rewrite_enabled (yajl_val root, const void *data)
+{
+  return sandbox_rewrite (root, *(const bool *) data);
+}
+
+int
+cmd_sandbox_write_enabled (const char *home_file, bool enabled,
+                           struct cr_error **err)
+{
+  return cmd_home_update (home_file, sandbox_rewrite_enabled, &enabled, err);
 }
 
 /* Why confinement cannot be enforced here, or NULL when it can: a backend
@@ -455,30 +475,30 @@ sandbox_cannot_enforce (const struct config *cfg, const char *workspace)
   return why;
 }
 
-/* `crucible sandbox enable` or `disable`.  */
-static int
-sandbox_set (bool enabled)
+int
+cmd_sandbox_set (bool enabled, const char *workspace, char **message)
 {
   struct cr_error *err = NULL;
   struct config *cfg = NULL;
-  cleanup_free char *workspace = front_workspace (&err);
   cleanup_free char *home_file = NULL;
   cleanup_free char *why = NULL;
 
-  if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0
+  *message = NULL;
+  if (config_load (&cfg, NULL, workspace, &err) < 0
       || (home_file = config_home_path (&err)) == NULL)
     {
       config_free (cfg);
-      return sandbox_fail (err);
+      *message = xstrdup (err->msg);
+      cr_error_free (err);
+      return SANDBOX_EXIT_FAILED;
     }
   if (!enabled && cfg->sandbox_enabled_origin == CONFIG_PROJECT)
     {
-      fprintf (stderr,
-               _ ("crucible: confinement stays enabled: this project's "
-                  "configuration requires it (sandbox.enabled in %s), and "
-                  "only a project can lift its own requirement; nothing was "
-                  "changed\n"),
-               cfg->project_file);
+      *message = xasprintf (
+          _ ("confinement stays enabled: this project's configuration "
+             "requires it (sandbox.enabled in %s), and only a project can "
+             "lift its own requirement; nothing was changed"),
+          cfg->project_file);
       config_free (cfg);
       return SANDBOX_EXIT_FAILED;
     }
@@ -487,18 +507,41 @@ sandbox_set (bool enabled)
   config_free (cfg);
   if (why != NULL)
     {
-      fprintf (stderr,
-               _ ("crucible: confinement was not enabled: %s; nothing was "
-                  "changed\n"),
-               why);
+      *message = xasprintf (_ ("confinement was not enabled: %s; nothing was "
+                               "changed"),
+                            why);
       return SANDBOX_EXIT_FAILED;
     }
   if (cmd_sandbox_write_enabled (home_file, enabled, &err) < 0)
-    return sandbox_fail (err);
-  printf (enabled ? _ ("sandbox enabled: %s sets sandbox.enabled to true\n")
-                  : _ ("sandbox disabled: %s sets sandbox.enabled to false\n"),
-          home_file);
+    {
+      *message = xstrdup (err->msg);
+      cr_error_free (err);
+      return SANDBOX_EXIT_FAILED;
+    }
+  *message = xasprintf (enabled ? _ ("sandbox enabled: %s sets "
+                                     "sandbox.enabled to true")
+                                : _ ("sandbox disabled: %s sets "
+                                     "sandbox.enabled to false"),
+                        home_file);
   return SANDBOX_EXIT_OK;
+}
+
+/* `crucible sandbox enable` or `disable`.  */
+static int
+sandbox_set (bool enabled)
+{
+  struct cr_error *err = NULL;
+  cleanup_free char *workspace = front_workspace (&err);
+  cleanup_free char *message = NULL;
+
+  if (workspace == NULL)
+    return sandbox_fail (err);
+  int status = cmd_sandbox_set (enabled, workspace, &message);
+  if (status == SANDBOX_EXIT_OK)
+    printf ("%s\n", message);
+  else
+    fprintf (stderr, "crucible: %s\n", message);
+  return status;
 }
 
 /* `crucible sandbox enable` or `disable` (argv[0]), which take nothing.  */

@@ -1,17 +1,22 @@
 /* crucible's entry point: the subcommand table.  */
 #include <config.h>
 
+#include <limits.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/i18n.h"
-#include "tui/cmd_mcp.h"
+#include "lib/xalloc.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
 #include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
+#include "tui/ui.h"
 
 #define MAIN_EXIT_USAGE 2
 
@@ -37,9 +42,13 @@ static const struct cmd_entry main_commands[] = {
 static void
 main_usage (FILE *out)
 {
-  fputs (_ ("Usage: crucible COMMAND [ARG]...\n"
+  fputs (_ ("Usage: crucible [--agent CMD] [--theme NAME] [DIR]\n"
+            "       crucible COMMAND [ARG]...\n"
             "       crucible --sandbox [--json]\n"
             "       crucible --help | --version\n\n"
+            "Without a command, the full-screen session opens in DIR "
+            "(default: the\n"
+            "current directory).\n\n"
             "Commands:\n"),
          out);
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
@@ -47,14 +56,30 @@ main_usage (FILE *out)
              _ (main_commands[i].summary));
 }
 
-/* Set up gettext for the person's language.  */
+/* Set up gettext for the person's language.  The catalogues are looked
+ * for in share/locale beside the installed program first (an installation
+ * moved as a whole keeps its language), then where configure put them. */
 static void
 main_locale (void)
 {
   setlocale (LC_ALL, "");
 #ifdef ENABLE_NLS
-  bindtextdomain (PACKAGE, LOCALEDIR);
+  char exe[PATH_MAX];
+  const char *dir = LOCALEDIR;
+  char *beside = NULL;
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = '\0', strrchr (exe, '/')) : NULL;
+  if (slash != NULL)
+    {
+      *slash = '\0';
+      beside = xasprintf ("%s/../share/locale", exe);
+      struct stat st;
+      if (stat (beside, &st) == 0 && S_ISDIR (st.st_mode))
+        dir = beside;
+    }
+  bindtextdomain (PACKAGE, dir);
   textdomain (PACKAGE);
+  free (beside);
 #endif
 }
 
@@ -65,10 +90,7 @@ main (int argc, char **argv)
   /* A closed pipe is reported where it is written, not by dying.  */
   signal (SIGPIPE, SIG_IGN);
   if (argc < 2)
-    {
-      main_usage (stderr);
-      return MAIN_EXIT_USAGE;
-    }
+    return ui_main (argc, argv);
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
       main_usage (stdout);
@@ -84,6 +106,11 @@ main (int argc, char **argv)
   for (size_t i = 0; i < sizeof main_commands / sizeof *main_commands; i++)
     if (strcmp (argv[1], main_commands[i].name) == 0)
       return main_commands[i].fn (argc - 1, argv + 1);
+  /* Options of the session, or the directory it opens in.  */
+  struct stat st;
+  if (argv[1][0] == '-' || strchr (argv[1], '/') != NULL
+      || (stat (argv[1], &st) == 0 && S_ISDIR (st.st_mode)))
+    return ui_main (argc, argv);
   fprintf (stderr, _ ("crucible: unknown command '%s'\n"), argv[1]);
   main_usage (stderr);
   return MAIN_EXIT_USAGE;

@@ -21,7 +21,7 @@ fi
 crun --version
 like "$rc|$out" '^0\|crucible [0-9]+\.[0-9]+\.[0-9]+$' "--version"
 crun --help
-like "$rc|$out" $'^0\\|Usage: crucible COMMAND' "--help"
+like "$rc|$out" $'^0\\|Usage: crucible \\[--agent CMD\\] \\[--theme NAME\\] \\[DIR\\]\n +crucible COMMAND' "--help"
 crun frobnicate
 is "$rc|$(head -n 1 <<<"$err")" "2|crucible: unknown command 'frobnicate'" "an unknown command is named"
 crun run --help

@@ -106,6 +106,33 @@ repeat (char c, size_t n)
   return s;
 }
 
+/* workspaces.<path>.allow: only this workspace's list is kept, a
+ * workspace's key is a path (dots allowed), and a project may not set it. */
+static void
+test_workspace_allow (void **state)
+{
+  struct config *cfg = config_new_defaults ();
+  merge_ok (cfg,
+            "{\"workspaces\": {"
+            "\"/other\": {\"allow\": [\"Bash(rm *)\"]},"
+            "\"/ws/\": {\"allow\": [\"Bash(npm run *)\", \"Bash(make *)\"]},"
+            "\"/my.proj\": {\"allow\": []}}}",
+            CONFIG_HOME);
+  assert_list (&cfg->workspace_allow, "Bash(npm run *)", "Bash(make *)");
+  config_free (cfg);
+  expect_project_error ("{\"workspaces\": {}}",
+                        "project.json:1: workspaces: may only be set in the "
+                        "home configuration (~/.crucible/config.json), not "
+                        "in a project");
+  expect_home_error ("{\"workspaces\": {\"ws\": {}}}",
+                     "home.json:1: workspaces.ws: unknown key");
+  expect_home_error ("{\"workspaces\": {\"/ws\": {\"deny\": []}}}",
+                     "home.json:1: workspaces.*.deny: unknown key");
+  expect_home_error ("{\"workspaces\": {\"/ws\": {\"allow\": [1]}}}",
+                     "home.json:1: workspaces.*.allow: expected an array of "
+                     "strings");
+}
+
 /* --- defaults and parsing --------------------------------------------------
  */
 
@@ -1042,6 +1069,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_load_too_large, dirs_setup,
                                      dirs_teardown),
     cmocka_unit_test_setup_teardown (test_home_path, dirs_setup, dirs_teardown),
+    cmocka_unit_test (test_workspace_allow),
     cmocka_unit_test_setup_teardown (test_load_workspace_is_home, dirs_setup,
                                      dirs_teardown),
   };

@@ -374,7 +374,7 @@ test_reason_bounded (void **state)
   char reason[400];
 
   memset (reason, 'x', 255);
-  strcpy (reason + 255, "\xc3\xa9 and then more");
+  snprintf (reason + 255, sizeof reason - 255, "%s", "\xc3\xa9 and then more");
   f->reason = reason;
   f->confined = false;
   struct conformance_audit *a = audit (&f->base);

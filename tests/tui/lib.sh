@@ -1,0 +1,130 @@
+# Driving the full-screen session in tmux (DESIGN.md, "The terminal").
+# Source after tests/integration/lib.sh.  Each test gets its own tmux
+# server on a unique socket (-L), started with no configuration and killed
+# at exit whatever happens; every wait is a bounded poll of the screen.
+#
+# tui_start [ARG]...  start crucible ARG... in $WS in a TUI_COLS x TUI_ROWS
+#                     window (100 x 30 unless set); its exit status lands in
+#                     $TEST_TMP/tui-exit
+# tui_wait TEXT [S]   wait at most S seconds (10) until the screen holds
+#                     TEXT; the screen is left in $SCREEN either way
+# tui_gone TEXT [S]   wait until the screen no longer holds TEXT
+# tui_keys KEY...     tmux send-keys
+# tui_row N           row N of $SCREEN (1-based), trailing blanks removed
+# tui_exited [S]      wait until crucible has exited; its status in $TUI_RC
+
+TUI_COLS=${TUI_COLS:-100}
+TUI_ROWS=${TUI_ROWS:-30}
+SCREEN=
+
+# Each start gets a socket of its own (a server being killed may still
+# answer on the old one), and every server goes with the test, and the
+# test's files after them.
+TUI_SOCKS=
+tui_new_sock() {
+  TUI_SOCK="crucible-tui-$$-$RANDOM$RANDOM"
+  TUI_SOCKS="$TUI_SOCKS $TUI_SOCK"
+}
+tui_new_sock
+trap 'for s in $TUI_SOCKS; do tmux -L "$s" kill-server 2>/dev/null; done; rm -rf "$TEST_TMP"' EXIT
+
+# Whether tmux can be used; when not, every test is a skip (or a failure
+# where CRUCIBLE_TEST_REQUIRE lists tmux).
+tui_have_tmux() {
+  command -v tmux >/dev/null 2>&1
+}
+
+# skip_all N REASON: plan N tests and skip each.
+tui_skip_all() {
+  plan "$1"
+  local i
+  for i in $(seq 1 "$1"); do
+    skip "full-screen test $i" "$2" tmux
+  done
+  exit 0
+}
+
+tui_start() {
+  local args="" a
+  for a in "$@"; do
+    args="$args $(printf '%q' "$a")"
+  done
+  rm -f "$TEST_TMP/tui-exit"
+  tui_new_sock
+  tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" \
+    -y "$TUI_ROWS" -c "$WS" \
+    "env LANG=\${TUI_LANG:-C.UTF-8} LC_ALL=\${TUI_LANG:-C.UTF-8} \
+NCURSES_NO_UTF8_ACS=1 TERM=${TUI_TERM:-screen-256color} ${TUI_ENV:-} HOME=$(printf '%q' "$HOME") \
+CRUCIBLE_HISTORY=$(printf '%q' "$TEST_TMP/history") \
+$(printf '%q' "$CRUCIBLE")$args; echo \$? >$(printf '%q' "$TEST_TMP/tui-exit"); sleep 600"
+  tmux -L "$TUI_SOCK" set-option -g remain-on-exit on >/dev/null 2>&1
+}
+
+tui_capture() {
+  SCREEN=$(tmux -L "$TUI_SOCK" capture-pane -p 2>/dev/null)
+}
+
+tui_wait() {
+  local text=$1 tries=$(( ${2:-10} * 20 ))
+  while [ "$tries" -gt 0 ]; do
+    tui_capture
+    [[ "$SCREEN" == *"$text"* ]] && return 0
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  diag "waited for: $text" "screen:" "$SCREEN"
+  return 1
+}
+
+tui_gone() {
+  local text=$1 tries=$(( ${2:-10} * 20 ))
+  while [ "$tries" -gt 0 ]; do
+    tui_capture
+    [[ "$SCREEN" != *"$text"* ]] && return 0
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  diag "waited for this to go: $text" "screen:" "$SCREEN"
+  return 1
+}
+
+tui_keys() {
+  tmux -L "$TUI_SOCK" send-keys "$@"
+}
+
+tui_row() {
+  printf '%s\n' "$SCREEN" | sed -n "${1}p" | sed 's/[[:space:]]*$//'
+}
+
+# The rows of $SCREEN from the one holding FIRST for N rows, trailing blanks
+# removed.
+tui_block() {
+  printf '%s\n' "$SCREEN" | sed 's/[[:space:]]*$//' |
+    grep -A "$(($2 - 1))" -F -- "$1" | head -n "$2"
+}
+
+tui_exited() {
+  local tries=$(( ${1:-15} * 20 ))
+  while [ "$tries" -gt 0 ]; do
+    if [ -s "$TEST_TMP/tui-exit" ]; then
+      TUI_RC=$(cat "$TEST_TMP/tui-exit")
+      return 0
+    fi
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  TUI_RC=
+  return 1
+}
+
+# The process id of crucible inside the pane (the pane's shell runs it).
+tui_crucible_pid() {
+  local pane
+  pane=$(tmux -L "$TUI_SOCK" display-message -p '#{pane_pid}')
+  pgrep -P "$pane" -x crucible | head -1
+}
+
+# The newest child of process $1.
+newest_child() {
+  tr ' ' '\n' <"/proc/$1/task/$1/children" | grep . | sort -n | tail -1
+}

@@ -1,0 +1,68 @@
+#!/bin/bash
+# The /sandbox panel: the Settings tab and the Dependencies tab, and
+# /sandbox enable|disable doing what `crucible sandbox enable|disable` does.
+. "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
+. "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
+
+N=11
+tui_have_tmux || tui_skip_all $N "tmux is not installed"
+plan $N
+new_workspace
+TUI_ROWS=40 TUI_COLS=110
+
+tui_start
+tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
+tui_keys /sandbox Enter
+tui_wait "Sandbox  [Settings]    Dependencies"
+ok $? "/sandbox opens on the Settings tab"
+expected="  enabled      no (the default)
+  backend      compat (unconfined)
+  workspace    $WS
+  writable     the workspace
+  read-only    none
+  network      none
+  limits       output 10485760 bytes · cpu 3600 s · 4096 open files · 1200 s a command · 4 at once"
+is "$(tui_block "  enabled" 7)" "$expected" "the Settings tab"
+is "$(tui_row $((TUI_ROWS - 1)))" \
+  "tab switches · esc to close · /sandbox enable|disable changes it" \
+  "the panel's keys"
+
+tui_keys Tab
+tui_wait "Sandbox   Settings    [Dependencies]"
+ok $? "tab switches to the Dependencies tab"
+deps=$(tui_block "Sandbox   Settings    [Dependencies]" 9)
+# Each requirement is found or not, and says why; the positive and the
+# negative forms are both pinned so that the tab is checked on any machine.
+like "$deps" $'\n  [✓✗] bubblewrap +[^\n]+' "bubblewrap: found or why not"
+like "$deps" $'\n  [✓✗] broker +[^\n]+' "the broker: found or why not"
+if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ]; then
+  like "$deps" $'\n  ✓ user namespaces +up to [0-9]+' "user namespaces: found"
+else
+  like "$deps" $'\n  ✗ user namespaces +' "user namespaces: not available, and why"
+fi
+if grep -q $'\toverlay$' /proc/filesystems; then
+  like "$deps" $'\n  ✓ overlay +in /proc/filesystems' "overlay: found"
+else
+  like "$deps" $'\n  ✗ overlay +not in /proc/filesystems' "overlay: not found"
+fi
+like "$deps" $'\n  [✓✗] probe +[^\n]+' "the probe of the backend"
+tui_keys Escape
+tui_gone "Dependencies"
+
+# /sandbox enable says what `crucible sandbox enable` says, and writes the
+# same file (or, where it cannot be enforced, writes nothing).
+mkdir -p "$TEST_TMP/cli-home"
+cli=$(cd "$WS" && HOME="$TEST_TMP/cli-home" "$CRUCIBLE" sandbox enable 2>&1)
+cli=${cli#crucible: }
+cli=${cli//$TEST_TMP\/cli-home/$HOME}
+tui_keys '/sandbox enable' Enter
+tui_wait "${cli:0:30}"
+ok $? "/sandbox enable answers as crucible sandbox enable does"
+if [ -f "$TEST_TMP/cli-home/.crucible/config.json" ]; then
+  is "$(cat "$HOME/.crucible/config.json" 2>/dev/null)" \
+    "$(cat "$TEST_TMP/cli-home/.crucible/config.json")" \
+    "the home configuration is written as the command writes it"
+else
+  ok "$([ ! -e "$HOME/.crucible/config.json" ]; echo $?)" \
+    "where enabling cannot be enforced nothing is written"
+fi

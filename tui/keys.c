@@ -1,0 +1,202 @@
+/* Keys: termkey over bytes read from the loop, bracketed paste taken out
+ * first.  */
+#include <config.h>
+
+#include "tui/keys.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+static const char keys_paste_start[] = "\x1b[200~";
+static const char keys_paste_end[] = "\x1b[201~";
+#define KEYS_MARK_LEN 6
+
+struct keys
+{
+  struct loop *loop;
+  int fd;
+  TermKey *tk;
+  struct keys_handler handler;
+  struct buf held;  /* bytes that may be the start of a marker */
+  struct buf paste; /* the paste so far */
+  bool in_paste;
+  uint64_t force_timer;
+};
+
+/* Hand over every whole key termkey has.  */
+static void keys_drain (struct keys *k);
+
+/* The wait for the rest of a sequence is over: a lone Esc is Esc.  */
+static void
+keys_on_force (struct loop *loop, void *data)
+{
+  struct keys *k = data;
+  TermKeyKey key;
+  k->force_timer = 0;
+  if (termkey_getkey_force (k->tk, &key) == TERMKEY_RES_KEY)
+    k->handler.key (k->handler.data, k->tk, &key);
+  keys_drain (k);
+}
+
+static void
+keys_drain (struct keys *k)
+{
+  TermKeyKey key;
+  TermKeyResult r;
+  loop_cancel_timer (k->loop, k->force_timer);
+  k->force_timer = 0;
+  while ((r = termkey_getkey (k->tk, &key)) == TERMKEY_RES_KEY)
+    k->handler.key (k->handler.data, k->tk, &key);
+  if (r == TERMKEY_RES_AGAIN)
+    k->force_timer = loop_add_timer (
+        k->loop, (uint64_t) termkey_get_waittime (k->tk), keys_on_force, k);
+}
+
+/* Give termkey bytes that are keys.  */
+static void
+keys_push (struct keys *k, const char *p, size_t n)
+{
+  while (n > 0)
+    {
+      size_t took = termkey_push_bytes (k->tk, p, n);
+      keys_drain (k);
+      if (took == 0)
+        break;
+      p += took;
+      n -= took;
+    }
+}
+
+/* How many bytes at the end of p[0..n) could start marker.  */
+static size_t
+keys_partial_mark (const char *p, size_t n, const char *mark)
+{
+  for (size_t k = KEYS_MARK_LEN - 1; k >= 2; k--)
+    if (n >= k && memcmp (p + n - k, mark, k) == 0)
+      return k;
+  return 0;
+}
+
+/* Find marker in p[0..n).  */
+static const char *
+keys_find (const char *p, size_t n, const char *mark)
+{
+  return memmem (p, n, mark, KEYS_MARK_LEN);
+}
+
+/* Take bytes from the terminal: keys to termkey, a paste to the paste.  */
+static void
+keys_take (struct keys *k, const char *p, size_t n)
+{
+  while (n > 0)
+    {
+      const char *mark
+          = keys_find (p, n, k->in_paste ? keys_paste_end : keys_paste_start);
+      size_t upto = mark != NULL ? (size_t) (mark - p) : n;
+      size_t hold
+          = mark != NULL
+                ? 0
+                : keys_partial_mark (
+                    p, n, k->in_paste ? keys_paste_end : keys_paste_start);
+      upto -= hold;
+      if (k->in_paste)
+        {
+          size_t room = KEYS_PASTE_MAX - k->paste.len;
+          buf_append (&k->paste, p, upto < room ? upto : room);
+        }
+      else
+        keys_push (k, p, upto);
+      if (mark == NULL)
+        {
+          buf_append (&k->held, p + upto, hold);
+          return;
+        }
+      if (k->in_paste)
+        {
+          size_t len;
+          char *text = buf_steal (&k->paste, &len);
+          k->handler.paste (k->handler.data, text, len);
+          free (text);
+        }
+      k->in_paste = !k->in_paste;
+      p = mark + KEYS_MARK_LEN;
+      n -= upto + KEYS_MARK_LEN;
+    }
+}
+
+/* The terminal is readable.  */
+static void
+keys_on_readable (struct loop *loop, int fd, short revents, void *data)
+{
+  struct keys *k = data;
+  char chunk[KEYS_READ_MAX + KEYS_MARK_LEN];
+  size_t held = k->held.len;
+  memcpy (chunk, k->held.data != NULL ? k->held.data : "", held);
+  k->held.len = 0;
+  ssize_t n = read (fd, chunk + held, KEYS_READ_MAX);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    {
+      buf_append (&k->held, chunk, held);
+      return;
+    }
+  if (n <= 0)
+    {
+      loop_remove_fd (loop, fd);
+      k->handler.closed (k->handler.data);
+      return;
+    }
+  keys_take (k, chunk, held + (size_t) n);
+}
+
+struct keys *
+keys_new (struct loop *loop, int fd, const struct keys_handler *handler,
+          struct cr_error **err)
+{
+  struct keys *k = xcalloc (1, sizeof *k);
+  k->loop = loop;
+  k->fd = fd;
+  k->handler = *handler;
+  k->tk = termkey_new_abstract (getenv ("TERM"), TERMKEY_FLAG_NOTERMIOS
+                                                     | TERMKEY_FLAG_UTF8
+                                                     | TERMKEY_FLAG_CTRLC);
+  if (k->tk == NULL)
+    {
+      free (k);
+      cr_error_set (err, errno, "starting libtermkey");
+      return NULL;
+    }
+  termkey_set_canonflags (k->tk, TERMKEY_CANON_DELBS);
+  if (loop_add_fd (loop, fd, POLLIN, keys_on_readable, k, err) < 0)
+    {
+      termkey_destroy (k->tk);
+      free (k);
+      return NULL;
+    }
+  return k;
+}
+
+void
+keys_pause (struct keys *k, int paused)
+{
+  loop_set_events (k->loop, k->fd, paused ? 0 : POLLIN);
+}
+
+void
+keys_free (struct keys *k)
+{
+  if (k == NULL)
+    return;
+  loop_cancel_timer (k->loop, k->force_timer);
+  loop_remove_fd (k->loop, k->fd);
+  termkey_destroy (k->tk);
+  buf_free (&k->held);
+  buf_free (&k->paste);
+  free (k);
+}

@@ -1,0 +1,41 @@
+/* The full view (Ctrl+O, or Enter in the list): the whole of what a
+ * command has printed so far, live, or the whole of a finished result the
+ * transcript cut down.  The raw bytes are kept in the command's spool and
+ * parsed through libvterm only when this view is open, a bounded amount
+ * per frame.  PgUp/PgDn/Home/End and the arrows move, `/` searches, n
+ * finds again, Esc closes (the command carries on).  */
+#ifndef CRUCIBLE_TUI_PAGER_H
+#define CRUCIBLE_TUI_PAGER_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <termkey.h>
+
+/* Raw bytes parsed per frame while the view is open.  */
+#define PAGER_PARSE_PER_FRAME ((size_t) 1024 * 1024)
+
+struct pager;
+
+/* A view on a spool file (fd is dup'ed) that may still grow; title is the
+ * command's label.  */
+struct pager *pager_new_spool (int spool_fd, const char *title,
+                               bool incomplete);
+
+/* A view on fixed text.  */
+struct pager *pager_new_text (const char *text, size_t len, const char *title);
+
+void pager_free (struct pager *p);
+
+/* Parse what arrived since the last call (bounded).  Returns whether there
+ * is more to show.  */
+bool pager_update (struct pager *p, int cols);
+
+/* A key; returns false when the view closes.  */
+bool pager_key (struct pager *p, TermKey *tk, const TermKeyKey *key);
+
+/* Draw the whole screen.  */
+void pager_draw (struct pager *p, WINDOW *win, int rows, int cols);
+
+#endif

@@ -1,0 +1,282 @@
+/* The /sandbox panel.  */
+#include <config.h>
+
+#include "tui/sandbox_panel.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "sandbox/bwrap.h"
+#include "sandbox/inspect.h"
+#include "sandbox/policy.h"
+#include "tui/front.h"
+#include "tui/screen.h"
+#include "tui/ui.h"
+
+struct sandbox_panel
+{
+  int tab; /* 0: Settings, 1: Dependencies */
+  struct screen_lines settings;
+  struct screen_lines deps;
+};
+
+/* Where sandbox.enabled came from, in words.  */
+static const char *
+sandbox_panel_origin (const struct config *cfg)
+{
+  switch (cfg->sandbox_enabled_origin)
+    {
+    case CONFIG_HOME:
+      return cfg->home_file;
+    case CONFIG_PROJECT:
+      return cfg->project_file;
+    default:
+      return _ ("the default");
+    }
+}
+
+/* A list of paths or names, or "none".  */
+static void
+sandbox_panel_list (struct screen_lines *l, const char *what,
+                    const struct config_list *list)
+{
+  if (list->count == 0)
+    {
+      if (*what != '\0')
+        screen_lines_add (l, THEME_TEXT, "  %-12s %s", what, _ ("none"));
+      return;
+    }
+  for (size_t i = 0; i < list->count; i++)
+    screen_lines_add (l, THEME_TEXT, "  %-12s %s", i == 0 ? what : "",
+                      list->items[i]);
+}
+
+/* The Settings tab.  */
+static void
+sandbox_panel_settings (struct ui *ui, struct screen_lines *l)
+{
+  const struct config *cfg = ui->cfg;
+  screen_lines_add (l, cfg->sandbox_enabled ? THEME_SUCCESS : THEME_WARNING,
+                    "  %-12s %s (%s)", _ ("enabled"),
+                    cfg->sandbox_enabled ? _ ("yes") : _ ("no"),
+                    sandbox_panel_origin (cfg));
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("backend"),
+                    cfg->sandbox_enabled ? BWRAP_BACKEND_ID
+                                         : _ ("compat (unconfined)"));
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"),
+                    ui->workspace);
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
+                    _ ("the workspace"));
+  sandbox_panel_list (l, "", &cfg->fs_writable);
+  sandbox_panel_list (l, _ ("read-only"), &cfg->fs_read_only);
+  sandbox_panel_list (l, _ ("network"), &cfg->net_domains);
+  screen_lines_add (l, THEME_TEXT,
+                    _ ("  %-12s output %" PRIu64 " bytes · cpu %" PRIu64
+                       " s · %" PRIu64
+                       " open files · %.0f s a command · %" PRIu64 " at once"),
+                    _ ("limits"), cfg->output_bytes, cfg->cpu_seconds,
+                    cfg->open_files, cfg->command_seconds, cfg->concurrency);
+}
+
+/* One requirement: ✓ or ✗, its name, and what was found or why not.  */
+static void
+sandbox_panel_dep (struct screen_lines *l, bool ok, const char *name,
+                   const char *detail)
+{
+  screen_lines_add (l, ok ? THEME_SUCCESS : THEME_ERROR, "  %s %-18s %s",
+                    ok ? "\xe2\x9c\x93" : "\xe2\x9c\x97", name, detail);
+}
+
+/* Whether this kernel lets a user namespace be made, and why not.  */
+static bool
+sandbox_panel_userns (char **why)
+{
+  FILE *f = fopen ("/proc/sys/user/max_user_namespaces", "re");
+  char text[32];
+  char *end = NULL;
+  long max = -1;
+  bool read = f != NULL && fgets (text, sizeof text, f) != NULL;
+  if (read)
+    max = strtol (text, &end, 10);
+  read = read && end != text;
+  if (f != NULL)
+    fclose (f);
+  if (!read)
+    *why = xstrdup (_ ("/proc/sys/user/max_user_namespaces cannot be read"));
+  else if (max <= 0)
+    *why = xstrdup (_ ("user.max_user_namespaces is 0"));
+  else
+    *why = xasprintf (_ ("up to %ld"), max);
+  return read && max > 0;
+}
+
+/* Whether the kernel knows overlayfs.  */
+static bool
+sandbox_panel_overlay (void)
+{
+  FILE *f = fopen ("/proc/filesystems", "re");
+  char line[256];
+  bool found = false;
+  while (!found && f != NULL && fgets (line, sizeof line, f) != NULL)
+    found = strstr (line, "\toverlay\n") != NULL;
+  if (f != NULL)
+    fclose (f);
+  return found;
+}
+
+/* The parts of the Linux backend.  */
+static void
+sandbox_panel_parts (struct screen_lines *l)
+{
+  struct bwrap_location loc = { .fd = -1 };
+  struct cr_error *err = NULL;
+  if (bwrap_locate (&loc, &err) == 0)
+    sandbox_panel_dep (l, true, "bubblewrap", loc.path);
+  else
+    sandbox_panel_dep (l, false, "bubblewrap", err->msg);
+  cr_error_clear (&err);
+  bwrap_location_clear (&loc);
+  char *broker = NULL;
+  int fd = -1;
+  if (broker_locate (&broker, &fd, &err) == 0)
+    sandbox_panel_dep (l, true, _ ("broker"), broker);
+  else
+    sandbox_panel_dep (l, false, _ ("broker"), err->msg);
+  cr_error_clear (&err);
+  free (broker);
+  if (fd >= 0)
+    close (fd);
+  cleanup_free char *why = NULL;
+  bool userns = sandbox_panel_userns (&why);
+  sandbox_panel_dep (l, userns, _ ("user namespaces"), why);
+  bool overlay = sandbox_panel_overlay ();
+  sandbox_panel_dep (l, overlay, _ ("overlay"),
+                     overlay ? _ ("in /proc/filesystems")
+                             : _ ("not in /proc/filesystems"));
+}
+
+/* The probe: bwrap started with the options crucible needs.  */
+static void
+sandbox_panel_probe (struct screen_lines *l)
+{
+  struct sandbox_backend *b = bwrap_backend_new (NULL);
+  struct sandbox_probe probe = { 0 };
+  struct cr_error *err = NULL;
+  if (sandbox_probe (b, &probe, &err) < 0)
+    sandbox_panel_dep (l, false, _ ("probe"), err->msg);
+  else if (!probe.usable || !probe.confined)
+    sandbox_panel_dep (l, false, _ ("probe"),
+                       probe.reason != NULL ? probe.reason : "");
+  else
+    {
+      cleanup_free char *ok
+          = xasprintf (_ ("the options crucible needs work (%s)"),
+                       probe.version != NULL ? probe.version : "?");
+      sandbox_panel_dep (l, true, _ ("probe"), ok);
+    }
+  cr_error_free (err);
+  sandbox_probe_clear (&probe);
+  sandbox_backend_free (b);
+}
+
+/* Whether the backend's claims hold the policy confinement would use.  */
+static void
+sandbox_panel_claims (struct ui *ui, struct screen_lines *l)
+{
+  struct inspect_backend_info info;
+  struct inspect_dependencies deps;
+  struct policy_input in;
+  struct cr_error *err = NULL;
+  config_policy_input (ui->cfg, ui->workspace, &in);
+  front_backend_info (&info);
+  if (inspect_dependencies (&deps, &in, &info, &err) < 0)
+    {
+      sandbox_panel_dep (l, false, _ ("policy"), err->msg);
+      cr_error_free (err);
+      inspect_backend_info_clear (&info);
+      return;
+    }
+  sandbox_panel_dep (l, deps.holds_policy, _ ("policy"),
+                     deps.holds_policy
+                         ? _ ("the backend's claims hold the confined policy")
+                     : deps.refusal != NULL ? deps.refusal
+                                            : "");
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (deps.missing[f])
+      screen_lines_add (l, THEME_ERROR, "      %s: %s",
+                        sandbox_feature_name ((enum sandbox_feature) f),
+                        _ ("required and not enforced"));
+  inspect_dependencies_clear (&deps);
+  inspect_backend_info_clear (&info);
+}
+
+struct sandbox_panel *
+sandbox_panel_new (struct ui *ui)
+{
+  struct sandbox_panel *p = xcalloc (1, sizeof *p);
+  sandbox_panel_settings (ui, &p->settings);
+  sandbox_panel_parts (&p->deps);
+  sandbox_panel_probe (&p->deps);
+  sandbox_panel_claims (ui, &p->deps);
+  return p;
+}
+
+void
+sandbox_panel_free (struct sandbox_panel *p)
+{
+  if (p == NULL)
+    return;
+  screen_lines_free (&p->settings);
+  screen_lines_free (&p->deps);
+  free (p);
+}
+
+void
+sandbox_panel_lines (struct ui *ui, int cols, struct screen_lines *out)
+{
+  struct sandbox_panel *p = ui->sandbox;
+  if (p == NULL)
+    return;
+  char *rule = screen_rule (cols);
+  screen_lines_add (out, THEME_BORDER, "%s", rule);
+  free (rule);
+  const char *settings = _ ("Settings"), *deps = _ ("Dependencies");
+  screen_lines_add (out, THEME_ACCENT, "%s  %s%s%s   %s%s%s", _ ("Sandbox"),
+                    p->tab == 0 ? "[" : " ", settings, p->tab == 0 ? "]" : " ",
+                    p->tab == 1 ? "[" : " ", deps, p->tab == 1 ? "]" : " ");
+  screen_lines_add (out, THEME_TEXT, "%s", "");
+  const struct screen_lines *tab = p->tab == 0 ? &p->settings : &p->deps;
+  for (size_t i = 0; i < tab->n; i++)
+    screen_lines_add (out, tab->v[i].role, "%s", tab->v[i].text);
+  screen_lines_add (out, THEME_TEXT, "%s", "");
+  screen_lines_add (out, THEME_DIM, "%s",
+                    _ ("tab switches \xc2\xb7 esc to close \xc2\xb7 /sandbox "
+                       "enable|disable changes it"));
+}
+
+void
+sandbox_panel_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+{
+  struct sandbox_panel *p = ui->sandbox;
+  if (key->type == TERMKEY_TYPE_KEYSYM && key->code.sym == TERMKEY_SYM_TAB)
+    p->tab = !p->tab;
+  else if (key->type == TERMKEY_TYPE_KEYSYM
+           && (key->code.sym == TERMKEY_SYM_ESCAPE
+               || key->code.sym == TERMKEY_SYM_ENTER))
+    {
+      ui->panel = UI_PANEL_NONE;
+      sandbox_panel_free (p);
+      ui->sandbox = NULL;
+    }
+  else if (key->type == TERMKEY_TYPE_KEYSYM
+           && (key->code.sym == TERMKEY_SYM_LEFT
+               || key->code.sym == TERMKEY_SYM_RIGHT))
+    p->tab = key->code.sym == TERMKEY_SYM_RIGHT;
+  ui_dirty (ui);
+}

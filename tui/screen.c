@@ -1,0 +1,300 @@
+/* Layout and drawing of one frame.  */
+#include <config.h>
+
+#include "tui/screen.h"
+
+#include <curses.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "tui/approval.h"
+#include "tui/pager.h"
+#include "tui/sandbox_panel.h"
+#include "tui/tasks.h"
+#include "tui/text.h"
+#include "tui/ui.h"
+
+/* Columns of the sample and count rows' indent.  */
+#define SCREEN_INDENT 4
+
+void
+screen_lines_add (struct screen_lines *l, enum theme_role role, const char *fmt,
+                  ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  l->v = xrealloc (l->v, (l->n + 1) * sizeof *l->v);
+  l->v[l->n].text = xvasprintf (fmt, ap);
+  l->v[l->n].role = role;
+  l->n++;
+  va_end (ap);
+}
+
+void
+screen_lines_free (struct screen_lines *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    free (l->v[i].text);
+  free (l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
+char *
+screen_rule (int cols)
+{
+  struct buf b = BUF_INIT;
+  for (int i = 0; i < cols; i++)
+    buf_puts (&b, "\xe2\x94\x80");
+  return buf_steal (&b, NULL);
+}
+
+char *
+screen_row_split (const char *left, const char *right, int cols)
+{
+  int rw = text_width (right, strlen (right));
+  int room = cols - rw - 1;
+  struct buf b = BUF_INIT;
+  int lw = 0;
+  if (room > 0)
+    {
+      size_t len = strlen (left);
+      size_t n = text_fit (left, len, room, &lw);
+      if (n < len)
+        {
+          /* Cut: one column less, and say so.  */
+          n = text_fit (left, len, room - 1, &lw);
+          lw++;
+        }
+      buf_append (&b, left, n);
+      if (n < len)
+        buf_puts (&b, "\xe2\x80\xa6");
+    }
+  for (int i = lw; i < cols - rw; i++)
+    buf_putc (&b, ' ');
+  buf_puts (&b, right);
+  return buf_steal (&b, NULL);
+}
+
+char *
+screen_count_row (const struct ui_cmd *c)
+{
+  const char *key = _ ("ctrl+b to leave it running");
+  if (c->bytes == 0)
+    return xstrdup (key);
+  char lines[64];
+  snprintf (lines, sizeof lines,
+            P_ ("%" PRIu64 " line", "%" PRIu64 " lines", ui_cmd_lines (c)),
+            ui_cmd_lines (c));
+  return xasprintf ("%s \xc2\xb7 %s \xc2\xb7 %s", lines,
+                    text_bytes (c->bytes, 0), key);
+}
+
+/* Draw text at y, x in role, cut to cols.  */
+static void
+screen_put (int y, int x, enum theme_role role, const char *text, int cols)
+{
+  if (cols <= 0)
+    return;
+  char *clean = text_clean (text, strlen (text), 0);
+  attrset (theme_attr (role));
+  mvaddnstr (y, x, clean, (int) text_fit (clean, strlen (clean), cols, NULL));
+  attrset (A_NORMAL);
+  free (clean);
+}
+
+/* The status row: the mode, and how many commands are left running.  */
+static void
+screen_status (struct ui *ui, int y, int cols)
+{
+  if (ui->hint != NULL)
+    {
+      screen_put (y, 2, THEME_DIM, ui->hint, cols - 2);
+      return;
+    }
+  bool full = rules_mode (ui->rules) == RULES_MODE_FULL_ACCESS;
+  char *mode = xasprintf (_ ("%s mode on (shift+tab to cycle)"),
+                          full ? "fullAccess" : "ask");
+  screen_put (y, 2, full ? THEME_WARNING : THEME_DIM, mode, cols - 2);
+  int x = 2 + text_width (mode, strlen (mode));
+  free (mode);
+  size_t n = 0;
+  free (ui_left_running (ui, &n));
+  if (n == 0)
+    return;
+  screen_put (y, x, THEME_DIM, " \xc2\xb7 ", cols - x);
+  char count[64];
+  snprintf (count, sizeof count, P_ ("%zu command", "%zu commands", n), n);
+  screen_put (y, x + 3, THEME_ACCENT, count, cols - x - 3);
+}
+
+/* The box: a rule, the prompt, a rule.  Returns the cursor's column.  */
+static int
+screen_box (struct ui *ui, int y, int cols)
+{
+  char *rule = screen_rule (cols);
+  screen_put (y, 0, THEME_BORDER, rule, cols);
+  screen_put (y + 2, 0, THEME_BORDER, rule, cols);
+  free (rule);
+  attrset (theme_attr (THEME_PROMPT));
+  mvaddstr (y + 1, 0, "\xe2\x80\xba ");
+  attrset (A_NORMAL);
+  return prompt_draw (&ui->prompt, stdscr, y + 1, 2, cols - 3);
+}
+
+/* The lines of the panel in place of the box, or none.  */
+static void
+screen_panel_lines (struct ui *ui, int cols, struct screen_lines *l)
+{
+  switch (ui->panel)
+    {
+    case UI_PANEL_TASKS:
+      tasks_lines (ui, cols, l);
+      break;
+    case UI_PANEL_APPROVAL:
+      approval_lines (ui, cols, l);
+      break;
+    case UI_PANEL_SANDBOX:
+      sandbox_panel_lines (ui, cols, l);
+      break;
+    default:
+      break;
+    }
+}
+
+/* Commands the running turn waits for, oldest first.  */
+static size_t
+screen_turn_cmds (struct ui *ui, struct ui_cmd **out, size_t max)
+{
+  size_t n = 0;
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->in_turn && n < max)
+      out[n++] = c;
+  for (size_t i = 0; i < n / 2; i++)
+    {
+      struct ui_cmd *t = out[i];
+      out[i] = out[n - 1 - i];
+      out[n - 1 - i] = t;
+    }
+  return n;
+}
+
+/* The running row: ✳ running (43s · ↓ 1.2k · esc to interrupt).  */
+static void
+screen_running_row (struct ui *ui, int y, int cols)
+{
+  char dur[32], down[32];
+  text_duration (dur, sizeof dur, loop_now_ms () - ui->turn_started_ms);
+  text_short_count (down, sizeof down, ui->turn_bytes);
+  char *row = xasprintf ("\xe2\x9c\xb3 %s (%s \xc2\xb7 \xe2\x86\x93 %s "
+                         "\xc2\xb7 %s)",
+                         _ ("running"), dur, down, _ ("esc to interrupt"));
+  screen_put (y, 0, THEME_ACCENT, row, cols);
+  free (row);
+}
+
+/* Draw the running turn in rows rows from y, giving the samples what the
+ * fixed rows leave.  */
+static void
+screen_turn (struct ui *ui, struct ui_cmd **cmds, size_t n, int y, int rows,
+             int cols)
+{
+  int fixed = (int) n * 2 + (ui->busy ? 1 : 0);
+  int spare = rows - fixed;
+  for (size_t i = 0; i < n && rows > 0; i++)
+    {
+      struct ui_cmd *c = cmds[i];
+      char *call = xasprintf ("\xe2\x97\x8f %s", c->label);
+      screen_put (y++, 0, THEME_TEXT, call, cols);
+      free (call);
+      int want = sample_rows_used (c->sample);
+      if (want > SAMPLE_ROWS)
+        want = SAMPLE_ROWS;
+      int give = want < spare ? want : spare;
+      if (give < 0)
+        give = 0;
+      sample_draw (c->sample, stdscr, y, SCREEN_INDENT, give,
+                   cols - SCREEN_INDENT);
+      y += give;
+      spare -= give;
+      char *count = screen_count_row (c);
+      screen_put (y++, SCREEN_INDENT, THEME_DIM, count, cols - SCREEN_INDENT);
+      free (count);
+    }
+  /* The blank row before the running row goes before any sample row.  */
+  if (ui->busy && n > 0 && spare > 0)
+    y++;
+  if (ui->busy)
+    screen_running_row (ui, y, cols);
+}
+
+/* Rows the running turn wants.  */
+static int
+screen_turn_rows (struct ui *ui, struct ui_cmd **cmds, size_t n)
+{
+  int rows = ui->busy ? 1 : 0;
+  if (ui->busy && n > 0)
+    rows++;
+  for (size_t i = 0; i < n; i++)
+    {
+      int used = sample_rows_used (cmds[i]->sample);
+      rows += 2 + (used < SAMPLE_ROWS ? used : SAMPLE_ROWS);
+    }
+  return rows;
+}
+
+void
+screen_draw (struct ui *ui)
+{
+  int rows = LINES, cols = COLS;
+  erase ();
+  if (ui->panel == UI_PANEL_PAGER && ui->pager != NULL)
+    {
+      pager_update (ui->pager, cols);
+      pager_draw (ui->pager, stdscr, rows, cols);
+      curs_set (0);
+      wnoutrefresh (stdscr);
+      doupdate ();
+      return;
+    }
+  struct screen_lines panel = { 0 };
+  screen_panel_lines (ui, cols, &panel);
+  int box_rows = panel.n > 0 ? (int) panel.n : 3;
+  int status_y = rows - 1;
+  int box_y = status_y - box_rows;
+  struct ui_cmd *cmds[16];
+  size_t n = screen_turn_cmds (ui, cmds, 16);
+  int turn_rows = screen_turn_rows (ui, cmds, n);
+  int above = box_y;
+  int turn_give = turn_rows < above ? turn_rows : above;
+  int turn_y = box_y - turn_give;
+  transcript_draw (&ui->transcript, stdscr, 0, turn_y, cols);
+  if (turn_give > 0)
+    screen_turn (ui, cmds, n, turn_y, turn_give, cols);
+  int cursor_x = -1;
+  if (panel.n > 0)
+    for (size_t i = 0; i < panel.n && box_y + (int) i < status_y; i++)
+      {
+        if (box_y + (int) i >= 0)
+          screen_put (box_y + (int) i, 0, panel.v[i].role, panel.v[i].text,
+                      cols);
+      }
+  else if (box_y >= 0)
+    cursor_x = screen_box (ui, box_y, cols);
+  screen_lines_free (&panel);
+  screen_status (ui, status_y, cols);
+  if (cursor_x >= 0)
+    {
+      curs_set (1);
+      move (box_y + 1, cursor_x < cols ? cursor_x : cols - 1);
+    }
+  else
+    curs_set (0);
+  wnoutrefresh (stdscr);
+  doupdate ();
+}

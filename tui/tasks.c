@@ -1,0 +1,107 @@
+/* The "Still running" list.  */
+#include <config.h>
+
+#include "tui/tasks.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "tui/screen.h"
+#include "tui/text.h"
+#include "tui/ui.h"
+
+/* One row: "› 1. Bash(npm run dev)      4m 12s · 84 lines · 6.4 kB".  */
+static char *
+tasks_row (const struct ui_cmd *c, bool selected, int cols)
+{
+  char dur[32], lines[64];
+  text_duration (dur, sizeof dur, loop_now_ms () - c->started_ms);
+  snprintf (lines, sizeof lines,
+            P_ ("%" PRIu64 " line", "%" PRIu64 " lines", ui_cmd_lines (c)),
+            ui_cmd_lines (c));
+  char *left = xasprintf ("%s %" PRIu64 ". %s", selected ? "\xe2\x80\xba" : " ",
+                          command_number (c->cmd), c->label);
+  char *right = xasprintf ("%s \xc2\xb7 %s \xc2\xb7 %s", dur, lines,
+                           text_bytes (c->bytes, 1));
+  char *row = screen_row_split (left, right, cols);
+  free (left);
+  free (right);
+  return row;
+}
+
+void
+tasks_lines (struct ui *ui, int cols, struct screen_lines *out)
+{
+  size_t n;
+  struct ui_cmd **rows = ui_left_running (ui, &n);
+  if (ui->task_sel >= (int) n)
+    ui->task_sel = n > 0 ? (int) n - 1 : 0;
+  char *rule = screen_rule (cols);
+  screen_lines_add (out, THEME_BORDER, "%s", rule);
+  free (rule);
+  screen_lines_add (out, THEME_TEXT, "%s", "");
+  screen_lines_add (out, THEME_ACCENT, "%s", _ ("Still running"));
+  screen_lines_add (out, THEME_TEXT, "%s", "");
+  for (size_t i = 0; i < n; i++)
+    {
+      bool sel = (int) i == ui->task_sel;
+      char *row = tasks_row (rows[i], sel, cols);
+      screen_lines_add (out, sel ? THEME_ACCENT : THEME_TEXT, "%s", row);
+      free (row);
+    }
+  if (n > 0 && rows[ui->task_sel]->stop_failed)
+    screen_lines_add (out, THEME_ERROR, "  %s", _ ("Stop failed"));
+  screen_lines_add (out, THEME_TEXT, "%s", "");
+  screen_lines_add (out, THEME_DIM, "%s",
+                    _ ("esc to close \xc2\xb7 enter shows it \xc2\xb7 x stops "
+                       "it"));
+  free (rows);
+}
+
+void
+tasks_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+{
+  size_t n;
+  struct ui_cmd **rows = ui_left_running (ui, &n);
+  struct ui_cmd *sel
+      = n > 0 && ui->task_sel < (int) n ? rows[ui->task_sel] : NULL;
+  free (rows);
+  if (key->type == TERMKEY_TYPE_KEYSYM)
+    switch (key->code.sym)
+      {
+      case TERMKEY_SYM_ESCAPE:
+        ui->panel = UI_PANEL_NONE;
+        break;
+      case TERMKEY_SYM_UP:
+        if (ui->task_sel > 0)
+          ui->task_sel--;
+        break;
+      case TERMKEY_SYM_DOWN:
+        if (ui->task_sel + 1 < (int) n)
+          ui->task_sel++;
+        break;
+      case TERMKEY_SYM_ENTER:
+        if (sel != NULL)
+          ui_open_pager_cmd (ui, sel);
+        break;
+      default:
+        break;
+      }
+  else if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0
+           && key->code.codepoint == 'x' && sel != NULL && sel->cmd != NULL)
+    {
+      /* No confirmation: the command was started by a call the person
+       * allowed, and stopping it is what the list is for.  */
+      sel->stopping = true;
+      sel->stop_failed = false;
+      supervisor_stop (ui->sup, sel->cmd);
+    }
+  else if (key->type == TERMKEY_TYPE_UNICODE
+           && key->modifiers == TERMKEY_KEYMOD_CTRL
+           && key->code.codepoint == 'b')
+    ui->panel = UI_PANEL_NONE;
+  ui_dirty (ui);
+}

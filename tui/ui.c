@@ -1,0 +1,1246 @@
+/* `crucible [DIR]`: the full-screen session.  This file is the glue: the
+ * terminal (curses owns termios and output, termkey decodes keys), the
+ * loop's frame timer, the session's front end, the supervisor's observer,
+ * and what each key does at the prompt.  */
+#include <config.h>
+
+#include "tui/ui.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <curses.h>
+
+#include "core/capture.h"
+#include "core/permit.h"
+#include "lib/cleanup.h"
+#include "lib/i18n.h"
+#include "lib/xalloc.h"
+#include "tui/approval.h"
+#include "tui/cmd_sandbox.h"
+#include "tui/cmd_session.h"
+#include "tui/front.h"
+#include "tui/pager.h"
+#include "tui/sandbox_panel.h"
+#include "tui/screen.h"
+#include "tui/tasks.h"
+#include "tui/terminfo.h"
+#include "tui/text.h"
+
+extern char **environ;
+
+/* Exit statuses: 0 after quitting, 1 when the session could not start or
+ * could not confirm its commands ended, 2 for a usage error.  */
+#define UI_EXIT_FAILED 1
+#define UI_EXIT_USAGE 2
+
+/* What the terminal is told on the way in and undone on the way out:
+ * bracketed paste, and the mouse wheel (SGR reports).  */
+#define UI_TERM_ENTER "\x1b[?2004h\x1b[?1000h\x1b[?1006h"
+#define UI_TERM_LEAVE "\x1b[?1006l\x1b[?1000l\x1b[?2004l"
+
+struct ui_options
+{
+  const char *agent;
+  const char *theme;
+  const char *dir;
+  bool help;
+  bool version;
+};
+
+static void ui_frame (struct loop *loop, void *data);
+
+void
+ui_dirty (struct ui *ui)
+{
+  ui->dirty = true;
+  if (ui->frame_timer != 0 || ui->quit_now)
+    return;
+  /* Frames are capped: damage arriving faster is drawn together.  */
+  uint64_t now = loop_now_ms ();
+  uint64_t next = ui->last_frame_ms + UI_FRAME_MS;
+  ui->frame_timer
+      = loop_add_timer (ui->loop, next > now ? next - now : 0, ui_frame, ui);
+}
+
+/* Draw a frame now.  */
+static void
+ui_frame (struct loop *loop, void *data)
+{
+  struct ui *ui = data;
+  ui->frame_timer = 0;
+  if (!ui->dirty)
+    return;
+  ui->dirty = false;
+  ui->last_frame_ms = loop_now_ms ();
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->in_turn)
+      sample_flush (c->sample);
+  screen_draw (ui);
+}
+
+/* Once a second while something counts time.  */
+static void
+ui_tick (struct loop *loop, void *data)
+{
+  struct ui *ui = data;
+  ui->tick_timer = loop_add_timer (loop, 1000, ui_tick, ui);
+  if (ui->busy || ui->panel == UI_PANEL_TASKS)
+    ui_dirty (ui);
+}
+
+uint64_t
+ui_cmd_lines (const struct ui_cmd *c)
+{
+  return c->lines + (c->bytes > 0 && !c->last_newline ? 1 : 0);
+}
+
+void
+ui_notice (struct ui *ui, enum theme_role role, const char *text)
+{
+  transcript_add (&ui->transcript, role, TRANSCRIPT_PLAIN, 2, text,
+                  strlen (text));
+  ui_dirty (ui);
+}
+
+/* A passing hint in the status row.  */
+static void
+ui_hint (struct ui *ui, const char *text)
+{
+  free (ui->hint);
+  ui->hint = text != NULL ? xstrdup (text) : NULL;
+  ui_dirty (ui);
+}
+
+struct ui_cmd **
+ui_left_running (struct ui *ui, size_t *n)
+{
+  size_t count = 0;
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    count
+        += c->cmd != NULL && (command_left_running (c->cmd) || c->stop_failed);
+  struct ui_cmd **v = xcalloc (count + 1, sizeof (struct ui_cmd *));
+  size_t i = count;
+  /* The list is newest first; rows are oldest first.  */
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->cmd != NULL && (command_left_running (c->cmd) || c->stop_failed))
+      v[--i] = c;
+  *n = count;
+  return v;
+}
+
+/* The UI's record of a command.  */
+static struct ui_cmd *
+ui_find (struct ui *ui, const struct command *cmd)
+{
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->cmd == cmd)
+      return c;
+  return NULL;
+}
+
+/* --- the supervisor's observer ----------------------------------------- */
+
+/* A command started: its call was announced just before.  */
+static void
+ui_on_started (void *data, struct command *cmd)
+{
+  struct ui *ui = data;
+  struct ui_cmd *c = xcalloc (1, sizeof *c);
+  struct cr_error *err = NULL;
+  const char *tmp = getenv ("TMPDIR");
+  c->cmd = cmd;
+  c->call = ui->announced;
+  ui->announced = NULL;
+  c->label = xstrdup (command_label (cmd));
+  c->started_ms = loop_now_ms ();
+  c->spool_fd = capture_spool_open (tmp != NULL && *tmp ? tmp : "/tmp", &err);
+  if (c->spool_fd < 0)
+    {
+      c->spool_failed = true;
+      cr_error_free (err);
+    }
+  c->sample = sample_new (COLS - 4);
+  c->in_turn = c->call != NULL;
+  c->next = ui->cmds;
+  ui->cmds = c;
+  ui_dirty (ui);
+}
+
+/* Bytes arrived from a command: counted, spooled, queued for the sample. */
+static void
+ui_on_output (void *data, struct command *cmd, const char *bytes, size_t len)
+{
+  struct ui *ui = data;
+  struct ui_cmd *c = ui_find (ui, cmd);
+  if (c == NULL || len == 0)
+    return;
+  for (const char *p = bytes, *end = bytes + len;
+       (p = memchr (p, '\n', (size_t) (end - p))) != NULL; p++)
+    c->lines++;
+  c->bytes += len;
+  c->last_newline = bytes[len - 1] == '\n';
+  uint64_t cap = ui->cfg->output_bytes < UI_SPOOL_MAX ? ui->cfg->output_bytes
+                                                      : UI_SPOOL_MAX;
+  if (c->spool_fd >= 0 && c->spooled < cap)
+    {
+      size_t n = len;
+      if (c->spooled + n > cap)
+        n = (size_t) (cap - c->spooled);
+      if (write (c->spool_fd, bytes, n) != (ssize_t) n)
+        c->spool_failed = true;
+      c->spooled += n;
+    }
+  if (c->in_turn)
+    {
+      ui->turn_bytes += len;
+      sample_feed (c->sample, bytes, len);
+    }
+  ui_dirty (ui);
+}
+
+/* A stop from the list did not finish in time.  */
+static void
+ui_on_stop_failed (void *data, struct command *cmd)
+{
+  struct ui *ui = data;
+  struct ui_cmd *c = ui_find (ui, cmd);
+  if (c != NULL)
+    {
+      c->stopping = false;
+      c->stop_failed = true;
+    }
+  ui_dirty (ui);
+}
+
+/* A command's slot is free: its row goes.  */
+static void
+ui_on_cleaned (void *data, struct command *cmd)
+{
+  struct ui *ui = data;
+  for (struct ui_cmd **pp = &ui->cmds; *pp != NULL; pp = &(*pp)->next)
+    if ((*pp)->cmd == cmd)
+      {
+        struct ui_cmd *c = *pp;
+        *pp = c->next;
+        sample_free (c->sample);
+        if (c->spool_fd >= 0)
+          close (c->spool_fd);
+        free (c->label);
+        free (c);
+        break;
+      }
+  size_t n;
+  free (ui_left_running (ui, &n));
+  if (ui->panel == UI_PANEL_TASKS && n == 0)
+    ui->panel = UI_PANEL_NONE;
+  ui_dirty (ui);
+}
+
+/* --- the session's front end ------------------------------------------- */
+
+/* A turn starts.  */
+static void
+ui_turn_started (void *data, enum session_turn_reason reason,
+                 const char *prompt)
+{
+  struct ui *ui = data;
+  ui->busy = true;
+  ui->turn_started_ms = loop_now_ms ();
+  ui->turn_bytes = 0;
+  if (reason == SESSION_TURN_PROMPT)
+    {
+      char *line = xasprintf ("\xe2\x80\xba %s", prompt);
+      transcript_add (&ui->transcript, THEME_PROMPT, TRANSCRIPT_PLAIN, 2, line,
+                      strlen (line));
+      free (line);
+    }
+  else
+    ui_notice (ui, THEME_DIM,
+               _ ("(a command left running ended; the agent is told)"));
+  ui->transcript.scroll = 0;
+  ui_dirty (ui);
+}
+
+/* The agent's text.  */
+static void
+ui_text (void *data, const char *text)
+{
+  struct ui *ui = data;
+  char *line = xasprintf ("\xe2\x97\x86 %s", text);
+  transcript_add (&ui->transcript, THEME_TEXT, TRANSCRIPT_PLAIN, 2, line,
+                  strlen (line));
+  free (line);
+  ui_dirty (ui);
+}
+
+/* A call is about to run: its command, if it starts, is this call's.  */
+static void
+ui_call (void *data, const struct session_call *call)
+{
+  struct ui *ui = data;
+  ui->announced = call;
+}
+
+/* Where a result's closing note begins ("[exit status 1]", "[left running
+ * as #1; …]", which may take several lines), or NULL when it has none.  */
+static const char *
+ui_result_note (const char *clean)
+{
+  size_t len = strlen (clean);
+  if (len == 0 || clean[len - 1] != ']')
+    return NULL;
+  const char *line = clean + len;
+  for (int rows = 0; rows < 6 && line > clean; rows++)
+    {
+      line--;
+      while (line > clean && line[-1] != '\n')
+        line--;
+      if (*line == '[')
+        return line;
+    }
+  return NULL;
+}
+
+/* Add rows of a result to the transcript, the first marked ⎿.  */
+static void
+ui_add_rows (struct ui *ui, const char *text, size_t len, bool first,
+             enum theme_role role)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, first ? "  \xe2\x8e\xbf  " : "     ");
+  for (size_t i = 0; i < len; i++)
+    {
+      buf_putc (&b, text[i]);
+      if (text[i] == '\n' && i + 1 < len)
+        buf_puts (&b, "     ");
+    }
+  transcript_add (&ui->transcript, role, TRANSCRIPT_PLAIN, 5, b.data, b.len);
+  buf_free (&b);
+}
+
+/* Keep a result in the transcript, cut to UI_RESULT_ROWS rows of output
+ * with a hint that Ctrl+O shows it all; its closing note is always kept. */
+static void
+ui_keep_result (struct ui *ui, const char *text, size_t len, bool is_error)
+{
+  cleanup_free char *clean = text_clean (text, len, 1);
+  const char *note = ui_result_note (clean);
+  size_t body_len = note != NULL ? (size_t) (note - clean) : strlen (clean);
+  while (body_len > 0 && clean[body_len - 1] == '\n')
+    body_len--;
+  size_t rows = body_len > 0 ? 1 : 0, shown = body_len;
+  for (size_t i = 0; i < body_len; i++)
+    if (clean[i] == '\n' && ++rows == UI_RESULT_ROWS + 1 && shown == body_len)
+      shown = i;
+  enum theme_role role = is_error ? THEME_ERROR : THEME_TEXT;
+  if (body_len > 0)
+    ui_add_rows (ui, clean, shown, true, THEME_TEXT);
+  if (rows > UI_RESULT_ROWS)
+    {
+      size_t more = rows - UI_RESULT_ROWS;
+      char hint[160];
+      snprintf (hint, sizeof hint,
+                P_ ("\xe2\x80\xa6 +%zu line (ctrl+o to see all)",
+                    "\xe2\x80\xa6 +%zu lines (ctrl+o to see all)", more),
+                more);
+      ui_add_rows (ui, hint, strlen (hint), false, THEME_DIM);
+      free (ui->last_result);
+      ui->last_result = xmalloc (len + 1);
+      memcpy (ui->last_result, text, len);
+      ui->last_result[len] = '\0';
+      ui->last_result_len = len;
+    }
+  if (note != NULL)
+    ui_add_rows (ui, note, strlen (note), body_len == 0, role);
+}
+
+/* A call has its answer: the call line and the result go to the
+ * transcript; the sample is taken back.  */
+static void
+ui_result (void *data, const struct session_call *call, const char *text,
+           size_t len, bool is_error)
+{
+  struct ui *ui = data;
+  if (ui->announced == call)
+    ui->announced = NULL;
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->call == call)
+      {
+        c->call = NULL;
+        c->in_turn = false;
+      }
+  const char *desc = session_call_description (call);
+  char *line = xasprintf ("\xe2\x97\x8f %s",
+                          desc != NULL ? desc : session_call_label (call));
+  transcript_add (&ui->transcript, THEME_TEXT, TRANSCRIPT_PLAIN, 2, line,
+                  strlen (line));
+  free (line);
+  ui_keep_result (ui, text, len, is_error);
+  ui_dirty (ui);
+}
+
+/* Ask the person about a call: the panel takes the box's place.  */
+static void
+ui_ask (void *data, struct session_call *call)
+{
+  struct ui *ui = data;
+  ui->asking = call;
+  ui->approval_sel = 0;
+  if (ui->panel != UI_PANEL_PAGER)
+    ui->panel = UI_PANEL_APPROVAL;
+  else
+    ui->under_pager = UI_PANEL_APPROVAL;
+  ui_dirty (ui);
+}
+
+/* A question is no longer wanted.  */
+static void
+ui_withdrawn (void *data, const struct session_call *call)
+{
+  struct ui *ui = data;
+  if (ui->asking != call)
+    return;
+  ui->asking = NULL;
+  if (ui->panel == UI_PANEL_APPROVAL)
+    ui->panel = UI_PANEL_NONE;
+  if (ui->under_pager == UI_PANEL_APPROVAL)
+    ui->under_pager = UI_PANEL_NONE;
+  ui_notice (ui, THEME_DIM, _ ("(the question was withdrawn)"));
+}
+
+/* A command left running ended: said the moment it happens, whatever is
+ * in the box.  */
+static void
+ui_ending (void *data, const char *line)
+{
+  struct ui *ui = data;
+  bool failed = strncmp (line, "\xe2\x9c\x97", 3) == 0;
+  transcript_add (&ui->transcript, failed ? THEME_ERROR : THEME_SUCCESS,
+                  TRANSCRIPT_ENDING, 0, line, strlen (line));
+  ui_dirty (ui);
+}
+
+/* A person-facing notice.  */
+static void
+ui_session_notice (void *data, const char *text)
+{
+  ui_notice (data, THEME_WARNING, text);
+}
+
+/* The turn is over.  */
+static void
+ui_turn_ended (void *data)
+{
+  struct ui *ui = data;
+  ui->busy = false;
+  ui_dirty (ui);
+}
+
+/* --- the full view ----------------------------------------------------- */
+
+void
+ui_open_pager_cmd (struct ui *ui, struct ui_cmd *c)
+{
+  pager_free (ui->pager);
+  ui->pager = pager_new_spool (c->spool_fd, c->label,
+                               c->spool_failed || c->spooled < c->bytes);
+  if (ui->panel != UI_PANEL_PAGER)
+    ui->under_pager = ui->panel;
+  ui->panel = UI_PANEL_PAGER;
+  ui_dirty (ui);
+}
+
+void
+ui_open_pager_text (struct ui *ui, const char *text, size_t len)
+{
+  pager_free (ui->pager);
+  ui->pager = pager_new_text (text, len, _ ("the last result"));
+  if (ui->panel != UI_PANEL_PAGER)
+    ui->under_pager = ui->panel;
+  ui->panel = UI_PANEL_PAGER;
+  ui_dirty (ui);
+}
+
+/* Close the full view; the command carries on.  */
+static void
+ui_close_pager (struct ui *ui)
+{
+  pager_free (ui->pager);
+  ui->pager = NULL;
+  ui->panel = ui->under_pager;
+  if (ui->panel == UI_PANEL_APPROVAL && ui->asking == NULL)
+    ui->panel = UI_PANEL_NONE;
+  ui->under_pager = UI_PANEL_NONE;
+  clearok (curscr, TRUE);
+  ui_dirty (ui);
+}
+
+/* --- quitting ---------------------------------------------------------- */
+
+/* Quit: every process group ends, saying how many first.  */
+static void
+ui_quit (struct ui *ui)
+{
+  if (ui->quitting)
+    return;
+  ui->quitting = true;
+  ui->stopped_at_exit = supervisor_slots_held (ui->sup);
+  if (ui->stopped_at_exit > 0)
+    {
+      char text[160];
+      snprintf (text, sizeof text,
+                P_ ("stopping %zu command that is still running\xe2\x80\xa6",
+                    "stopping %zu commands that are still running\xe2\x80\xa6",
+                    ui->stopped_at_exit),
+                ui->stopped_at_exit);
+      ui_notice (ui, THEME_WARNING, text);
+      ui->dirty = true;
+      ui_frame (ui->loop, ui);
+    }
+  if (ui->asking != NULL)
+    {
+      struct session_call *call = ui->asking;
+      ui->asking = NULL;
+      session_answer_approval (ui->session, call, false);
+    }
+  session_cancel (ui->session);
+  session_close (ui->session);
+}
+
+/* --- keys at the prompt ------------------------------------------------ */
+
+/* Ctrl+B: leave the turn's command running, or list those left running. */
+static void
+ui_ctrl_b (struct ui *ui)
+{
+  if (ui->busy && session_detach (ui->session))
+    return;
+  size_t n;
+  free (ui_left_running (ui, &n));
+  if (n == 0)
+    {
+      ui_hint (ui, _ ("nothing is running"));
+      return;
+    }
+  ui->panel = UI_PANEL_TASKS;
+  ui->task_sel = 0;
+  ui_dirty (ui);
+}
+
+/* Ctrl+O: the whole of the running command, or of the last cut result.  */
+static void
+ui_ctrl_o (struct ui *ui)
+{
+  struct ui_cmd *newest = NULL;
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->in_turn)
+      newest = newest == NULL ? c : newest;
+  if (newest != NULL)
+    ui_open_pager_cmd (ui, newest);
+  else if (ui->last_result != NULL)
+    ui_open_pager_text (ui, ui->last_result, ui->last_result_len);
+  else
+    ui_hint (ui, _ ("there is nothing to show in full yet"));
+}
+
+/* /sandbox, /sandbox enable, /sandbox disable.  */
+static void
+ui_slash_sandbox (struct ui *ui, const char *arg)
+{
+  if (*arg == '\0')
+    {
+      sandbox_panel_free (ui->sandbox);
+      ui->sandbox = sandbox_panel_new (ui);
+      ui->panel = UI_PANEL_SANDBOX;
+      ui_dirty (ui);
+      return;
+    }
+  if (strcmp (arg, "enable") != 0 && strcmp (arg, "disable") != 0)
+    {
+      ui_notice (ui, THEME_ERROR, _ ("usage: /sandbox [enable|disable]"));
+      return;
+    }
+  cleanup_free char *message = NULL;
+  int status
+      = cmd_sandbox_set (strcmp (arg, "enable") == 0, ui->workspace, &message);
+  ui_notice (ui, status == 0 ? THEME_SUCCESS : THEME_ERROR, message);
+  if (status == 0)
+    ui_notice (ui, THEME_DIM,
+               _ ("the change applies to sessions started from now on"));
+}
+
+/* A line starting with '/'.  */
+static void
+ui_slash (struct ui *ui, const char *line)
+{
+  const char *arg = line + strcspn (line, " ");
+  size_t n = (size_t) (arg - line);
+  arg += strspn (arg, " ");
+  if (n == 6 && strncmp (line, "/clear", n) == 0)
+    {
+      /* Commands left running are a fact about the machine, not about the
+       * conversation: they stay.  */
+      transcript_clear (&ui->transcript);
+      ui_dirty (ui);
+    }
+  else if (n == 5 && strncmp (line, "/quit", n) == 0)
+    ui_quit (ui);
+  else if (n == 8 && strncmp (line, "/sandbox", n) == 0)
+    ui_slash_sandbox (ui, arg);
+  else if (n == 5 && strncmp (line, "/help", n) == 0)
+    ui_notice (ui, THEME_DIM,
+               _ ("/sandbox [enable|disable] · /clear · /help · /quit · "
+                  "ctrl+b leaves a command running or lists them · ctrl+o "
+                  "shows all of one · esc interrupts · shift+tab changes the "
+                  "mode · ctrl+d quits"));
+  else
+    {
+      cleanup_free char *text
+          = xasprintf (_ ("unknown command %.*s (try /help)"), (int) n, line);
+      ui_notice (ui, THEME_ERROR, text);
+    }
+}
+
+/* Enter: a slash command, or a prompt (queued while a turn runs).  */
+static void
+ui_submit (struct ui *ui)
+{
+  cleanup_free char *line = prompt_take (&ui->prompt);
+  if (line[strspn (line, " \t\n")] == '\0')
+    return;
+  if (line[0] == '/')
+    ui_slash (ui, line);
+  else
+    {
+      if (ui->busy)
+        ui_hint (ui, _ ("queued for when this turn ends"));
+      session_prompt (ui->session, line);
+    }
+  ui->transcript.scroll = 0;
+  ui_dirty (ui);
+}
+
+/* Shift+Tab: the next mode.  */
+static void
+ui_cycle_mode (struct ui *ui)
+{
+  enum rules_mode m = rules_mode (ui->rules) == RULES_MODE_ASK
+                          ? RULES_MODE_FULL_ACCESS
+                          : RULES_MODE_ASK;
+  rules_set_mode (ui->rules, m);
+  ui_dirty (ui);
+}
+
+/* Ctrl+Z: give the terminal back, stop, and take it again.  */
+static void
+ui_suspend (struct ui *ui)
+{
+  def_prog_mode ();
+  fputs (UI_TERM_LEAVE, stdout);
+  fflush (stdout);
+  endwin ();
+  raise (SIGTSTP);
+  fputs (UI_TERM_ENTER, stdout);
+  fflush (stdout);
+  reset_prog_mode ();
+  clearok (curscr, TRUE);
+  ui_dirty (ui);
+}
+
+/* Ctrl+C: clear the box; on an empty box, twice quits.  */
+static void
+ui_ctrl_c (struct ui *ui)
+{
+  uint64_t now = loop_now_ms ();
+  if (!prompt_empty (&ui->prompt))
+    {
+      prompt_reset (&ui->prompt);
+      ui->ctrl_c_ms = 0;
+    }
+  else if (ui->ctrl_c_ms != 0 && now - ui->ctrl_c_ms < UI_CTRL_C_MS)
+    ui_quit (ui);
+  else
+    {
+      ui->ctrl_c_ms = now;
+      ui_hint (ui, _ ("press ctrl+c again to quit"));
+    }
+}
+
+/* Editing keys of the box, by name.  */
+static bool
+ui_edit_key (struct ui *ui, const TermKeyKey *key)
+{
+  static const struct
+  {
+    TermKeySym sym;
+    int mods;
+    enum prompt_edit edit;
+  } syms[] = {
+    { TERMKEY_SYM_LEFT, 0, PROMPT_LEFT },
+    { TERMKEY_SYM_RIGHT, 0, PROMPT_RIGHT },
+    { TERMKEY_SYM_LEFT, TERMKEY_KEYMOD_CTRL, PROMPT_WORD_LEFT },
+    { TERMKEY_SYM_RIGHT, TERMKEY_KEYMOD_CTRL, PROMPT_WORD_RIGHT },
+    { TERMKEY_SYM_HOME, 0, PROMPT_HOME },
+    { TERMKEY_SYM_END, 0, PROMPT_END },
+    { TERMKEY_SYM_BACKSPACE, 0, PROMPT_BACKSPACE },
+    { TERMKEY_SYM_DELETE, 0, PROMPT_DELETE },
+    { TERMKEY_SYM_UP, 0, PROMPT_HISTORY_UP },
+    { TERMKEY_SYM_DOWN, 0, PROMPT_HISTORY_DOWN },
+  };
+  static const struct
+  {
+    char c;
+    enum prompt_edit edit;
+  } ctrls[] = { { 'a', PROMPT_HOME },      { 'e', PROMPT_END },
+                { 'k', PROMPT_KILL_END },  { 'u', PROMPT_KILL_HOME },
+                { 'w', PROMPT_KILL_WORD }, { 'h', PROMPT_BACKSPACE } };
+  if (key->type == TERMKEY_TYPE_KEYSYM)
+    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++)
+      if (key->code.sym == syms[i].sym && key->modifiers == syms[i].mods)
+        {
+          prompt_edit (&ui->prompt, syms[i].edit);
+          return true;
+        }
+  if (key->type == TERMKEY_TYPE_UNICODE
+      && key->modifiers == TERMKEY_KEYMOD_CTRL)
+    for (size_t i = 0; i < sizeof ctrls / sizeof *ctrls; i++)
+      if (key->code.codepoint == ctrls[i].c)
+        {
+          prompt_edit (&ui->prompt, ctrls[i].edit);
+          return true;
+        }
+  return false;
+}
+
+/* A control key naming something other than editing.  */
+static bool
+ui_ctrl_key (struct ui *ui, const TermKeyKey *key)
+{
+  if (key->type != TERMKEY_TYPE_UNICODE
+      || key->modifiers != TERMKEY_KEYMOD_CTRL)
+    return false;
+  switch (key->code.codepoint)
+    {
+    case 'b':
+      ui_ctrl_b (ui);
+      return true;
+    case 'o':
+      ui_ctrl_o (ui);
+      return true;
+    case 'c':
+      ui_ctrl_c (ui);
+      return true;
+    case 'd':
+      if (!prompt_empty (&ui->prompt))
+        return false;
+      ui_quit (ui);
+      return true;
+    case 'z':
+      ui_suspend (ui);
+      return true;
+    case 'l':
+      clearok (curscr, TRUE);
+      return true;
+    default:
+      return false;
+    }
+}
+
+/* A named key naming something other than editing.  */
+static bool
+ui_sym_key (struct ui *ui, const TermKeyKey *key)
+{
+  if (key->type != TERMKEY_TYPE_KEYSYM)
+    return false;
+  if (key->code.sym == TERMKEY_SYM_TAB
+      && key->modifiers == TERMKEY_KEYMOD_SHIFT)
+    ui_cycle_mode (ui);
+  else if (key->code.sym == TERMKEY_SYM_ENTER && key->modifiers == 0)
+    ui_submit (ui);
+  else if (key->code.sym == TERMKEY_SYM_ESCAPE)
+    {
+      if (ui->busy && session_cancel (ui->session))
+        ui_notice (ui, THEME_WARNING, _ ("interrupted"));
+    }
+  else if (key->code.sym == TERMKEY_SYM_PAGEUP)
+    transcript_scroll (&ui->transcript, LINES / 2);
+  else if (key->code.sym == TERMKEY_SYM_PAGEDOWN)
+    transcript_scroll (&ui->transcript, -LINES / 2);
+  else
+    return false;
+  return true;
+}
+
+/* The mouse wheel scrolls the transcript.  */
+static void
+ui_mouse (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+{
+  TermKeyMouseEvent ev;
+  int button, line, col;
+  if (termkey_interpret_mouse (tk, key, &ev, &button, &line, &col)
+          != TERMKEY_RES_KEY
+      || ev != TERMKEY_MOUSE_PRESS)
+    return;
+  if (ui->panel == UI_PANEL_PAGER)
+    return;
+  if (button == 4)
+    transcript_scroll (&ui->transcript, 3);
+  else if (button == 5)
+    transcript_scroll (&ui->transcript, -3);
+}
+
+/* A key from the terminal.  */
+static void
+ui_on_key (void *data, TermKey *tk, const TermKeyKey *key)
+{
+  struct ui *ui = data;
+  bool was_ctrl_c = key->type == TERMKEY_TYPE_UNICODE
+                    && key->modifiers == TERMKEY_KEYMOD_CTRL
+                    && key->code.codepoint == 'c';
+  if (ui->hint != NULL && !was_ctrl_c)
+    ui_hint (ui, NULL);
+  if (!was_ctrl_c)
+    ui->ctrl_c_ms = 0;
+  if (key->type == TERMKEY_TYPE_MOUSE)
+    ui_mouse (ui, tk, key);
+  else if (ui->panel == UI_PANEL_PAGER)
+    {
+      if (!pager_key (ui->pager, tk, key))
+        ui_close_pager (ui);
+    }
+  else if (ui->panel == UI_PANEL_TASKS)
+    tasks_key (ui, tk, key);
+  else if (ui->panel == UI_PANEL_APPROVAL)
+    approval_key (ui, tk, key);
+  else if (ui->panel == UI_PANEL_SANDBOX)
+    sandbox_panel_key (ui, tk, key);
+  else if (ui_ctrl_key (ui, key) || ui_sym_key (ui, key)
+           || ui_edit_key (ui, key))
+    ;
+  else if (key->type == TERMKEY_TYPE_UNICODE
+           && (key->modifiers & ~TERMKEY_KEYMOD_SHIFT) == 0)
+    prompt_insert (&ui->prompt, key->utf8, strlen (key->utf8));
+  ui_dirty (ui);
+}
+
+/* A bracketed paste goes into the box whole.  */
+static void
+ui_on_paste (void *data, const char *text, size_t len)
+{
+  struct ui *ui = data;
+  if (ui->panel != UI_PANEL_NONE)
+    return;
+  /* Terminals paste a line break as CR (the Enter key); in the box it is
+   * a newline, so the paste runs as the lines it was.  */
+  struct buf b = BUF_INIT;
+  for (size_t i = 0; i < len; i++)
+    {
+      if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+        continue;
+      buf_putc (&b, text[i] == '\r' ? '\n' : text[i]);
+    }
+  if (b.len > 0)
+    prompt_insert (&ui->prompt, b.data, b.len);
+  buf_free (&b);
+  ui_dirty (ui);
+}
+
+/* The terminal went away: quit.  */
+static void
+ui_on_closed (void *data)
+{
+  struct ui *ui = data;
+  if (ui->host_signal == 0)
+    ui->host_signal = SIGHUP;
+  ui_quit (ui);
+}
+
+/* --- signals, the terminal --------------------------------------------- */
+
+/* SIGWINCH: take the new size.  */
+static void
+ui_resize (struct ui *ui)
+{
+  struct winsize ws;
+  if (ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0
+      && ws.ws_col > 0)
+    resize_term (ws.ws_row, ws.ws_col);
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    sample_resize (c->sample, COLS - 4);
+  clearok (curscr, TRUE);
+  ui_dirty (ui);
+}
+
+/* Signals from the loop.  */
+static void
+ui_on_signal (struct loop *loop, int signo, void *data)
+{
+  struct ui *ui = data;
+  if (signo == SIGWINCH)
+    {
+      ui_resize (ui);
+      return;
+    }
+  if (signo == SIGCONT)
+    {
+      clearok (curscr, TRUE);
+      ui_dirty (ui);
+      return;
+    }
+  if (ui->host_signal == 0)
+    ui->host_signal = signo;
+  ui_quit (ui);
+}
+
+/* Take the terminal: curses owns termios and the screen.  */
+static int
+ui_term_enter (struct ui *ui, struct cr_error **err)
+{
+  /* Ask terminfo first: a newterm that fails cannot be undone.  */
+  SCREEN *scr
+      = terminfo_known (STDOUT_FILENO) ? newterm (NULL, stdout, stdin) : NULL;
+  if (scr == NULL)
+    return cr_error_set (err, 0, _ ("the terminal '%s' is not known"),
+                         getenv ("TERM") != NULL ? getenv ("TERM") : "");
+  set_term (scr);
+  raw ();
+  noecho ();
+  nonl ();
+  intrflush (stdscr, FALSE);
+  fputs (UI_TERM_ENTER, stdout);
+  fflush (stdout);
+  return 0;
+}
+
+/* Give the terminal back.  */
+static void
+ui_term_leave (void)
+{
+  fputs (UI_TERM_LEAVE, stdout);
+  fflush (stdout);
+  endwin ();
+}
+
+/* --- start and end ----------------------------------------------------- */
+
+/* Print the usage.  */
+static void
+ui_usage (FILE *out)
+{
+  fputs (_ ("Usage: crucible [--agent CMD] [--theme NAME] [DIR]\n"
+            "Open the full-screen session in DIR (default: the current "
+            "directory).\n"
+            "Without an agent, each line typed in the box is one bash "
+            "call.\n"
+            "Keys: ctrl+b leaves a command running or lists them, ctrl+o "
+            "shows all of\n"
+            "one, esc interrupts the turn, shift+tab changes the mode, "
+            "ctrl+d quits.\n"),
+         out);
+}
+
+/* Parse the options; errors say which option and why.  */
+static int
+ui_parse (struct ui_options *o, int argc, char **argv, struct cr_error **err)
+{
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++)
+    {
+      const char *a = argv[i];
+      if (strcmp (a, "--") == 0)
+        {
+          i++;
+          break;
+        }
+      if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0)
+        o->help = true;
+      else if (strcmp (a, "--version") == 0)
+        o->version = true;
+      else if (strncmp (a, "--agent=", 8) == 0)
+        o->agent = a + 8;
+      else if (strncmp (a, "--theme=", 8) == 0)
+        o->theme = a + 8;
+      else if ((strcmp (a, "--agent") == 0 || strcmp (a, "--theme") == 0)
+               && i + 1 < argc)
+        *(strcmp (a, "--agent") == 0 ? &o->agent : &o->theme) = argv[++i];
+      else if (strcmp (a, "--agent") == 0 || strcmp (a, "--theme") == 0)
+        return cr_error_set (err, 0, _ ("%s needs a value"), a);
+      else
+        return cr_error_set (err, 0, _ ("unknown option '%s'"), a);
+    }
+  if (i < argc)
+    o->dir = argv[i++];
+  if (i < argc)
+    return cr_error_set (err, 0, _ ("one directory at most, not also '%s'"),
+                         argv[i]);
+  if (o->agent != NULL && *o->agent == '\0')
+    return cr_error_set (err, 0, _ ("--agent needs a command"));
+  return 0;
+}
+
+/* The workspace: DIR made absolute, a directory that can be read.  */
+static char *
+ui_workspace (const char *dir, struct cr_error **err)
+{
+  char *path = realpath (dir != NULL ? dir : ".", NULL);
+  if (path == NULL)
+    {
+      cr_error_set (err, errno, _ ("finding the directory %s"),
+                    dir != NULL ? dir : ".");
+      return NULL;
+    }
+  if (access (path, R_OK | X_OK) < 0)
+    {
+      cr_error_set (err, errno, _ ("the directory %s cannot be read"), path);
+      free (path);
+      return NULL;
+    }
+  return path;
+}
+
+/* Watch keys and signals.  */
+static int
+ui_watch (struct ui *ui, struct cr_error **err)
+{
+  const int signals[] = { SIGWINCH, SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGCONT };
+  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
+    if (loop_add_signal (ui->loop, signals[i], ui_on_signal, ui, err) < 0)
+      return -1;
+  struct keys_handler kh = {
+    .key = ui_on_key, .paste = ui_on_paste, .closed = ui_on_closed, .data = ui
+  };
+  ui->keys = keys_new (ui->loop, STDIN_FILENO, &kh, err);
+  return ui->keys != NULL ? 0 : -1;
+}
+
+/* The wait for every command to be gone ran out.  */
+static void
+ui_on_exit_timeout (struct loop *loop, void *data)
+{
+  struct ui *ui = data;
+  ui->quit_now = true;
+}
+
+/* Run until the person quits and everything the session started is gone. */
+static int
+ui_drive (struct ui *ui, struct cr_error **err)
+{
+  uint64_t exit_timer = 0;
+  ui->tick_timer = loop_add_timer (ui->loop, 1000, ui_tick, ui);
+  ui_dirty (ui);
+  while (!ui->quit_now && !session_done (ui->session))
+    {
+      if (loop_run_once (ui->loop, -1, err) < 0)
+        return -1;
+      if (ui->quitting && exit_timer == 0)
+        exit_timer = loop_add_timer (ui->loop, SESSION_EXIT_WAIT_MS,
+                                     ui_on_exit_timeout, ui);
+    }
+  loop_cancel_timer (ui->loop, exit_timer);
+  return 0;
+}
+
+/* Free what the UI holds.  */
+static void
+ui_clear (struct ui *ui)
+{
+  while (ui->cmds != NULL)
+    {
+      struct ui_cmd *c = ui->cmds;
+      ui->cmds = c->next;
+      sample_free (c->sample);
+      if (c->spool_fd >= 0)
+        close (c->spool_fd);
+      free (c->label);
+      free (c);
+    }
+  pager_free (ui->pager);
+  sandbox_panel_free (ui->sandbox);
+  transcript_clear (&ui->transcript);
+  prompt_clear_all (&ui->prompt);
+  free (ui->last_result);
+  free (ui->hint);
+  loop_cancel_timer (ui->loop, ui->frame_timer);
+  loop_cancel_timer (ui->loop, ui->tick_timer);
+}
+
+/* Load the theme; a configured theme that cannot be read falls back to
+ * the default, saying why.  */
+static void
+ui_theme (struct ui *ui, const char *name)
+{
+  struct cr_error *err = NULL;
+  if (theme_load (name, NULL, &err) == 0)
+    return;
+  ui_notice (ui, THEME_WARNING, err->msg);
+  cr_error_clear (&err);
+  if (theme_load (NULL, NULL, &err) < 0)
+    {
+      ui_notice (ui, THEME_WARNING, err->msg);
+      cr_error_free (err);
+    }
+}
+
+/* The session, with the terminal taken.  */
+static int
+ui_run (struct ui *ui, const struct ui_options *opts,
+        struct sandbox_backend *backend)
+{
+  struct cr_error *err = NULL;
+  int status = 0;
+  ui->sup = supervisor_new (ui->loop, backend, ui->cfg, ui->workspace, environ);
+  struct journal *journal = front_journal ();
+  supervisor_set_journal (ui->sup, journal);
+  struct supervisor_observer obs = { .started = ui_on_started,
+                                     .output = ui_on_output,
+                                     .stop_failed = ui_on_stop_failed,
+                                     .cleaned = ui_on_cleaned,
+                                     .data = ui };
+  supervisor_set_observer (ui->sup, &obs);
+  struct session_options so
+      = { .agent_command
+          = opts->agent != NULL ? opts->agent : ui->cfg->agent_command,
+          .workspace = ui->workspace,
+          .agent_env = environ,
+          .rules = ui->rules };
+  struct session_frontend fe = { .turn_started = ui_turn_started,
+                                 .text = ui_text,
+                                 .call = ui_call,
+                                 .result = ui_result,
+                                 .ask = ui_ask,
+                                 .withdrawn = ui_withdrawn,
+                                 .ending = ui_ending,
+                                 .notice = ui_session_notice,
+                                 .turn_ended = ui_turn_ended,
+                                 .data = ui };
+  ui->session = session_new (ui->loop, ui->sup, &so, &fe);
+  cleanup_free char *history = prompt_history_path ();
+  prompt_init (&ui->prompt, history);
+  if (ui_term_enter (ui, &err) < 0)
+    status = -1;
+  else
+    {
+      ui_theme (ui, opts->theme != NULL ? opts->theme : ui->cfg->theme);
+      if (ui_watch (ui, &err) < 0 || ui_drive (ui, &err) < 0)
+        status = -1;
+      keys_free (ui->keys);
+      ui_term_leave ();
+    }
+  if (status < 0)
+    {
+      fprintf (stderr, "crucible: %s\n", err->msg);
+      cr_error_free (err);
+      status = UI_EXIT_FAILED;
+    }
+  else if (!session_done (ui->session))
+    {
+      fprintf (stderr, _ ("crucible: could not confirm that every process "
+                          "the session started has ended\n"));
+      status = UI_EXIT_FAILED;
+    }
+  else if (ui->stopped_at_exit > 0)
+    printf (P_ ("crucible: stopped %zu command that was still running\n",
+                "crucible: stopped %zu commands that were still running\n",
+                ui->stopped_at_exit),
+            ui->stopped_at_exit);
+  supervisor_free (ui->sup);
+  journal_close (journal);
+  session_free (ui->session);
+  return status;
+}
+
+/* Fail before the terminal was taken.  */
+static int
+ui_fail (struct cr_error *err)
+{
+  fprintf (stderr, "crucible: %s\n", err->msg);
+  cr_error_free (err);
+  return UI_EXIT_FAILED;
+}
+
+int
+ui_main (int argc, char **argv)
+{
+  struct ui_options opts = { 0 };
+  struct cr_error *err = NULL;
+  struct ui ui = { 0 };
+
+  if (ui_parse (&opts, argc, argv, &err) < 0)
+    {
+      fprintf (stderr, "crucible: %s\n", err->msg);
+      cr_error_free (err);
+      ui_usage (stderr);
+      return UI_EXIT_USAGE;
+    }
+  if (opts.help || opts.version)
+    {
+      if (opts.help)
+        ui_usage (stdout);
+      else
+        printf ("crucible %s\n", PACKAGE_VERSION);
+      return 0;
+    }
+  if (!isatty (STDIN_FILENO) || !isatty (STDOUT_FILENO))
+    {
+      fputs (!isatty (STDIN_FILENO)
+                 ? _ ("crucible: the session needs a terminal, and standard "
+                      "input is not one; for a session over pipes use "
+                      "crucible session, for one command crucible run\n")
+                 : _ ("crucible: the session needs a terminal, and standard "
+                      "output is not one; for a session over pipes use "
+                      "crucible session, for one command crucible run\n"),
+             stderr);
+      return UI_EXIT_FAILED;
+    }
+  cleanup_free char *workspace = ui_workspace (opts.dir, &err);
+  if (workspace == NULL || config_load (&ui.cfg, NULL, workspace, &err) < 0)
+    return ui_fail (err);
+  ui.workspace = workspace;
+  /* Where the approval panel's rules go; without HOME, nowhere.  */
+  struct cr_error *no_home = NULL;
+  ui.home_file = config_home_path (&no_home);
+  cr_error_free (no_home);
+  ui.rules = permit_rules (ui.cfg, &err);
+  if (ui.rules == NULL)
+    {
+      config_free (ui.cfg);
+      free (ui.home_file);
+      return ui_fail (err);
+    }
+  cleanup_free char *refusal = NULL;
+  struct sandbox_backend *backend = front_backend (ui.cfg, &refusal);
+  int status;
+  if (backend == NULL)
+    {
+      fprintf (stderr, "crucible: %s\n", refusal);
+      status = UI_EXIT_FAILED;
+    }
+  else
+    {
+      ui.loop = loop_new (&err);
+      if (ui.loop == NULL)
+        status = ui_fail (err);
+      else
+        {
+          transcript_init (&ui.transcript);
+          status = ui_run (&ui, &opts, backend);
+          ui_clear (&ui);
+          loop_free (ui.loop);
+        }
+      sandbox_backend_free (backend);
+    }
+  rules_free (ui.rules);
+  config_free (ui.cfg);
+  free (ui.home_file);
+  if (status == 0 && ui.host_signal != 0 && ui.host_signal != SIGHUP)
+    return 128 + ui.host_signal;
+  return status;
+}
