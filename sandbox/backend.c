@@ -85,6 +85,13 @@ sandbox_check_policy (const struct sandbox_claims *claims,
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     if (policy->requires[f] && claims->support[f] == SANDBOX_UNSUPPORTED)
       return sandbox_refuse (err, (enum sandbox_feature) f, backend_id);
+  /* A stated ceiling asks for its feature as surely as requires[] does.  */
+  if (policy->memory_bytes != 0
+      && claims->support[SANDBOX_MEMORY_LIMIT] == SANDBOX_UNSUPPORTED)
+    return sandbox_refuse (err, SANDBOX_MEMORY_LIMIT, backend_id);
+  if (policy->processes != 0
+      && claims->support[SANDBOX_PROCESS_LIMIT] == SANDBOX_UNSUPPORTED)
+    return sandbox_refuse (err, SANDBOX_PROCESS_LIMIT, backend_id);
   return 0;
 }
 

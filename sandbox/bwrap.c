@@ -107,6 +107,8 @@ struct bwrap_session
   int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
   char *message; /* what they said, once the channel ended unreported */
   char *cgroup;  /* the command's pids cgroup, or NULL */
+  unsigned long processes;         /* the cap: the lower of policy's and ours */
+  unsigned long long memory_bytes; /* RLIMIT_AS, policy's or ours; 0: none */
   bool as_owner; /* root, over a workspace another user owns: run as them */
   uid_t owner_uid;
   gid_t owner_gid;
@@ -983,6 +985,19 @@ static const struct sandbox_backend_ops bwrap_ops;
 /* Prepare a session: refuse what the claims do not hold, by name, then
  * make sure the backend is usable and the state directory is sound, all
  * before any session exists.  */
+/* A process cap above the broker's own is refused by the feature's name.  */
+static int
+bwrap_refuse_processes (unsigned long long n, struct cr_error **err)
+{
+  cr_error_set (err, 0,
+                "process_limit: %llu processes is more than the %d a "
+                "sandbox allows",
+                n, BWRAP_DEFAULT_PROCESSES);
+  if (err != NULL && *err != NULL)
+    (*err)->refused_feature = SANDBOX_PROCESS_LIMIT;
+  return -1;
+}
+
 static int
 bwrap_prepare (struct sandbox_backend *base,
                const struct sandbox_policy *policy,
@@ -997,10 +1012,9 @@ bwrap_prepare (struct sandbox_backend *base,
   if (sandbox_check_policy (&claims, policy, bwrap_ops.id, err) < 0)
     return -1;
   if (b->opt.processes > BWRAP_DEFAULT_PROCESSES)
-    return cr_error_set (err, 0,
-                         "process_limit: %lu processes is more than the %d "
-                         "a sandbox allows",
-                         b->opt.processes, BWRAP_DEFAULT_PROCESSES);
+    return bwrap_refuse_processes (b->opt.processes, err);
+  if (policy->processes > BWRAP_DEFAULT_PROCESSES)
+    return bwrap_refuse_processes (policy->processes, err);
   if (b->opt.n_unix_sockets > BWRAP_MAX_SOCKETS)
     return cr_error_set (err, 0,
                          "sandbox.network.allowUnixSockets: more than %d "
@@ -1036,6 +1050,12 @@ bwrap_prepare (struct sandbox_backend *base,
   s->channel = -1;
   s->err_fd = -1;
   s->statedir = statedir;
+  s->processes = b->opt.processes;
+  if (policy->processes != 0 && policy->processes < s->processes)
+    s->processes = (unsigned long) policy->processes;
+  s->memory_bytes = b->opt.memory_bytes;
+  if (policy->memory_bytes != 0)
+    s->memory_bytes = policy->memory_bytes;
   *out = &s->base;
   return 0;
 }
@@ -1361,8 +1381,7 @@ bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
   *procs_fd = -1;
   if (parent == NULL)
     return 0;
-  return cgroup_pids_make (parent, s->backend->opt.processes + 2, &s->cgroup,
-                           procs_fd, err);
+  return cgroup_pids_make (parent, s->processes + 2, &s->cgroup, procs_fd, err);
 }
 
 /* Whose sandbox this is.  crucible run by root over a workspace that
@@ -1529,8 +1548,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                              .line = cmd->line,
                              .cpu_seconds = b->opt.cpu_seconds,
                              .open_files = b->opt.open_files,
-                             .processes = b->opt.processes,
-                             .memory_bytes = b->opt.memory_bytes,
+                             .processes = s->processes,
+                             .memory_bytes = s->memory_bytes,
                              .unreadable = g->unreadable,
                              .n_unreadable = g->n_unreadable,
                              .hide_sockets = b->opt.n_unix_sockets > 0,

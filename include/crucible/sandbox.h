@@ -80,6 +80,13 @@ struct sandbox_policy
   double command_seconds; /* the deadline the supervisor enforces */
   uint64_t output_bytes;  /* the raw-stream ceiling capture enforces */
   uint64_t concurrency;   /* commands at once, enforced by the supervisor */
+  /* memory_limit: the address space one process may map, in bytes; 0 when
+   * the policy does not ask for one.  */
+  uint64_t memory_bytes;
+  /* process_limit: processes beneath the sandbox's PID 1, at most 1024 (the
+   * cap that holds when nothing is stated); 0 when not stated.  A backend
+   * takes the lower of this and its own cap.  */
+  uint64_t processes;
 };
 
 /* The one command to start in a prepared session.  */
@@ -212,7 +219,8 @@ int sandbox_refuse (struct cr_error **err, enum sandbox_feature feature,
 
 /* Refuse a policy requiring a feature the claims mark unsupported, by name
  * (sandbox_refuse); an observed feature is bounded measurement, and is not
- * refused.  Every backend's prepare calls this first.  */
+ * refused.  A stated memory or process ceiling counts as requiring its
+ * feature.  Every backend's prepare calls this first.  */
 int sandbox_check_policy (const struct sandbox_claims *claims,
                           const struct sandbox_policy *policy,
                           const char *backend_id, struct cr_error **err);

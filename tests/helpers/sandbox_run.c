@@ -3,7 +3,8 @@
  *
  *   sandbox_run [--probe] [--claims] [--cwd DIR] [--env NAME=VALUE]...
  *               [--require FEATURE]... [--cpu-seconds N] [--open-files N]
- *               [--processes N] [--memory-bytes N] [--unreadable PATTERN]...
+ *               [--processes N] [--memory-bytes N] [--policy-processes N]
+ *               [--policy-memory-bytes N] [--unreadable PATTERN]...
  *               [--allow-socket PATH]... [--timeout SECONDS] -- COMMAND-LINE
  *
  * The command's output goes to stdout as it comes.  On stderr, at the end:
@@ -94,6 +95,10 @@ run_parse (int argc, char **argv, struct run_args *a)
         a->opt.processes = strtoul (argv[++i], NULL, 10);
       else if (strcmp (o, "--memory-bytes") == 0)
         a->opt.memory_bytes = strtoull (argv[++i], NULL, 10);
+      else if (strcmp (o, "--policy-processes") == 0)
+        a->policy.processes = strtoull (argv[++i], NULL, 10);
+      else if (strcmp (o, "--policy-memory-bytes") == 0)
+        a->policy.memory_bytes = strtoull (argv[++i], NULL, 10);
       else if (strcmp (o, "--unreadable") == 0
                && a->opt.n_unreadable < RUN_MAX_LIST)
         a->unreadable[a->opt.n_unreadable++] = argv[++i];

@@ -6,7 +6,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER_IDENTITY=17
+PER_IDENTITY=20
 sec_begin "$PER_IDENTITY"
 
 for who in $ids; do
@@ -40,8 +40,12 @@ for who in $ids; do
       "confined ($WHO): 400 MiB over a 256 MiB address-space ceiling fails"
     confined "$alloc 64" --memory-bytes 268435456
     is "$cout" 64 "confined ($WHO): 64 MiB under it works"
+    # The same ceiling stated by the policy rather than the backend.
+    confined "$alloc 400 2>&1 | tail -1" --policy-memory-bytes 268435456
+    is "$cout" MemoryError \
+      "confined ($WHO): a policy's 256 MiB address-space ceiling holds"
   else
-    for i in 1 2 3; do
+    for i in 1 2 3 4; do
       skip "memory_limit ($WHO)" "no python3 to allocate with"
     done
   fi
@@ -66,11 +70,17 @@ for who in $ids; do
     ok $? "confined ($WHO): the cap ended nothing outside the sandbox"
     kill "$bystander" 2>/dev/null
     wait "$bystander" 2>/dev/null
+    # A policy may state fewer: the broker takes the lower of the two.
+    confined "$bomb" --policy-processes 100
+    n=${cout##*$'\n'}
+    [ "$crc" -ne 0 ] && [ "$crc" -ne 125 ] && [ "${n:-0}" -gt 50 ] && [ "${n:-0}" -le 100 ]
+    ok $? "confined ($WHO): a policy's cap of 100 holds (got ${n:-none})"
   else
     why="as root without a pids cgroup crucible can make (RLIMIT_NPROC does not bind uid 0)"
     skip "control ($WHO): unconfined, 1200 processes start" "$why"
     skip "confined ($WHO): a fork bomb stops at the cap" "$why"
     skip "confined ($WHO): the cap ended nothing outside the sandbox" "$why"
+    skip "confined ($WHO): a policy's cap of 100 holds" "$why"
   fi
   if [ "$who" = root ] && [ "$(id -u)" -eq 0 ]; then
     if [ -n "$(sec_pids_cgroup)" ]; then want=enforced; else want=unsupported; fi
@@ -82,4 +92,8 @@ for who in $ids; do
   is "$crc:$cerr" \
     "125:sandbox_run: process_limit: 1025 processes is more than the 1024 a sandbox allows" \
     "confined ($WHO): a cap over 1024 is refused"
+  confined "echo ran" --policy-processes 1025
+  is "$crc:$cerr" \
+    "125:sandbox_run: process_limit: 1025 processes is more than the 1024 a sandbox allows" \
+    "confined ($WHO): a policy stating more than 1024 is refused"
 done
