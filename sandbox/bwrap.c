@@ -739,17 +739,25 @@ bwrap_help_has (const char *help, const char *option)
   return false;
 }
 
+/* The descriptors of a probe run: the broker and the seccomp program when
+ * given (-1 otherwise), no channel, environment, output or cgroup.  */
+static struct bwrap_fds
+bwrap_probe_fds (int broker, int seccomp)
+{
+  return (struct bwrap_fds){ .status = -1,
+                             .broker = broker,
+                             .seccomp = seccomp,
+                             .env = -1,
+                             .output = -1,
+                             .cgroup_procs = -1 };
+}
+
 /* The option surface: every option the launch uses is in --help.  */
 static int
 bwrap_probe_surface (struct bwrap_backend *b, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--help", NULL };
-  struct bwrap_fds f = { .status = -1,
-                         .broker = -1,
-                         .seccomp = -1,
-                         .env = -1,
-                         .output = -1,
-                         .cgroup_procs = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
   cleanup_free char *help = NULL;
   int status = bwrap_run_probe (b, argv, &f, &help);
 
@@ -797,12 +805,7 @@ static int
 bwrap_probe_version (struct bwrap_backend *b, char **version, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--version", NULL };
-  struct bwrap_fds f = { .status = -1,
-                         .broker = -1,
-                         .seccomp = -1,
-                         .env = -1,
-                         .output = -1,
-                         .cgroup_procs = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
   cleanup_free char *text = NULL;
   int status = bwrap_run_probe (b, argv, &f, &text);
   unsigned long v[3] = { 0 };
@@ -846,12 +849,7 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
               "--ro-bind-fd", fd_text[0], BWRAP_HIDDEN_BROKER, "--remount-ro",
               "/", "--seccomp", fd_text[1], "--", BWRAP_HIDDEN_BROKER,
               (char *) NULL);
-  struct bwrap_fds f = { .status = -1,
-                         .cgroup_procs = -1,
-                         .broker = b->broker_fd,
-                         .seccomp = seccomp,
-                         .env = -1,
-                         .output = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (b->broker_fd, seccomp);
   int status = bwrap_run_probe (b, a.v, &f, &text);
   bwrap_argv_free (a.v);
   if (status < 0)

@@ -249,6 +249,21 @@ publish_dir_times (struct publish_txn *t, bool before)
     }
 }
 
+/* Whether base (seen as st) is a symbolic link to exactly want.  */
+static bool
+publish_is_link_to (int parent, const char *base, const struct stat *st,
+                    const char *want)
+{
+  char target[PATH_MAX + 1];
+  ssize_t n;
+
+  if (!S_ISLNK (st->st_mode))
+    return false;
+  n = readlinkat (parent, base, target, sizeof target);
+  return n >= 0 && (size_t) n == strlen (want)
+         && memcmp (target, want, (size_t) n) == 0;
+}
+
 /* Whether the root holds change i as published (after) or as it was
  * (before).  */
 static bool
@@ -281,13 +296,7 @@ publish_holds (struct publish_txn *t, size_t i, bool after)
       case PUBPLAN_DIR:
         return S_ISDIR (st.st_mode) && (st.st_mode & 07777) == c->mode;
       case PUBPLAN_LINK:
-        {
-          char target[PATH_MAX + 1];
-          ssize_t n = readlinkat (parent, base, target, sizeof target);
-          return S_ISLNK (st.st_mode) && n >= 0
-                 && (size_t) n == strlen (c->target)
-                 && memcmp (target, c->target, (size_t) n) == 0;
-        }
+        return publish_is_link_to (parent, base, &st, c->target);
       case PUBPLAN_DELETE:
         return false;
       }
@@ -300,13 +309,7 @@ publish_holds (struct publish_txn *t, size_t i, bool after)
              && pubfs_digest (parent, base, hex) == 0
              && strcmp (hex, c->before_digest) == 0;
     case PUBPLAN_WAS_LINK:
-      {
-        char target[PATH_MAX + 1];
-        ssize_t n = readlinkat (parent, base, target, sizeof target);
-        return S_ISLNK (st.st_mode) && n >= 0
-               && (size_t) n == strlen (c->before_target)
-               && memcmp (target, c->before_target, (size_t) n) == 0;
-      }
+      return publish_is_link_to (parent, base, &st, c->before_target);
     case PUBPLAN_WAS_TREE:
       return pubfs_same_tree (parent, base, t->backupfd, name);
     case PUBPLAN_WAS_DIRMETA:
