@@ -874,6 +874,25 @@ publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
   return rc;
 }
 
+/* Open what a kept transaction (abandoned, or in quarantine) is undone
+ * with: its root (root may be NULL when its log did not say), its staged
+ * and backup directories, and its log.  -1 when any is missing; err is set
+ * only where the log says why.  */
+static int
+publish_txn_reopen (struct publish_txn *t, const char *root,
+                    struct cr_error **err)
+{
+  if (root == NULL
+      || (t->rootfd
+          = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+             < 0
+      || (t->stagefd = publish_subdir (t->dirfd, "stage")) < 0
+      || (t->backupfd = publish_subdir (t->dirfd, "backup")) < 0
+      || (t->wal = wal_open (t->dirfd, err)) < 0)
+    return -1;
+  return 0;
+}
+
 /* Recover one abandoned transaction, id, in statedir.  */
 static int
 publish_recover_one (const char *statedir, const char *id,
@@ -930,13 +949,7 @@ publish_recover_one (const char *statedir, const char *id,
     }
   else if (done || !staged)
     publish_txn_remove (&t);
-  else if (root == NULL
-           || (t.rootfd
-               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-                  < 0
-           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
-           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
-           || (t.wal = wal_open (t.dirfd, err)) < 0)
+  else if (publish_txn_reopen (&t, root, err) < 0)
     {
       cr_error_clear (err);
       publish_txn_quarantine (&t, "its root could not be opened", &rep);
@@ -1039,13 +1052,7 @@ quarantine_restore (const char *statedir, const char *id, struct cr_error **err)
     cr_error_set (err, errno, "opening quarantine entry %s", id);
   else if (publish_read_entry (&t, &plan, &root, err) < 0)
     cr_error_prefix (err, "quarantine entry %s", id);
-  else if (root == NULL
-           || (t.rootfd
-               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-                  < 0
-           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
-           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
-           || (t.wal = wal_open (t.dirfd, err)) < 0)
+  else if (publish_txn_reopen (&t, root, err) < 0)
     {
       if (*err == NULL)
         cr_error_set (err, errno, "opening %s", root ? root : "its root");
