@@ -21,6 +21,7 @@
 #include "lib/buf.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
+#include "core/pubjob.h"
 #include "sandbox/publish.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
@@ -68,11 +69,12 @@ struct command
   uint64_t deadline_ms; /* what the deadline timer was set to, or 0 */
   uint64_t deadline_at; /* loop_now_ms () of the deadline, or 0 */
   uint64_t publish_timer;
-  uint64_t publish_until;   /* loop_now_ms () past which the wait ends */
-  uint64_t publish_ceiling; /* the ceiling that applies, in ms */
-  bool publishing;          /* ended cleanly; its writes wait to publish */
-  bool published;           /* publication has settled */
-  char *publication;        /* the result's note on its writes, or NULL */
+  uint64_t publish_until;     /* loop_now_ms () past which the wait ends */
+  uint64_t publish_ceiling;   /* the ceiling that applies, in ms */
+  bool publishing;            /* ended cleanly; its writes wait to publish */
+  bool published;             /* publication has settled */
+  struct pubjob *publish_job; /* the publication running beside the loop */
+  char *publication;          /* the result's note on its writes, or NULL */
 
   enum command_stop stopped;
   bool exited; /* the workload's wait status is known */
@@ -242,6 +244,15 @@ command_free (struct command *cmd)
     *p = cmd->next;
   capture_free (cmd->capture);
   loop_cancel_timer (cmd->sup->loop, cmd->publish_timer);
+  if (cmd->publish_job != NULL)
+    {
+      /* crucible is leaving: a publication that began is seen through.  */
+      struct sandbox_publication pub;
+      struct cr_error *err = NULL;
+      if (pubjob_finish (cmd->publish_job, &pub, &err) == 0)
+        sandbox_publication_clear (&pub);
+      cr_error_free (err);
+    }
   free (cmd->publication);
   cr_error_free (cmd->start_error);
   free (cmd->call_id);
@@ -547,12 +558,57 @@ command_publish_begin (struct command *cmd)
   command_stop_scope (cmd);
 }
 
+/* The publication could not be run, or failed before it decided
+ * anything.  */
+static void
+command_publish_failed (struct command *cmd, struct cr_error *err)
+{
+  cmd->publication = xasprintf (
+      "[published nothing: publication could not be attempted (%s)]", err->msg);
+  cr_error_free (err);
+  cmd->published = true;
+  command_fact_publication (cmd, "failed", 0, 0);
+}
+
+/* The publication answered: settle, or ask again while another holds the
+ * lock, up to the wait's ceiling.  */
+static void
+command_publish_answered (void *data)
+{
+  struct command *cmd = data;
+  struct pubjob *job = cmd->publish_job;
+  struct sandbox_publication pub;
+  struct cr_error *err = NULL;
+
+  cmd->publish_job = NULL;
+  if (pubjob_finish (job, &pub, &err) < 0)
+    command_publish_failed (cmd, err);
+  else if (pub.busy && loop_now_ms () < cmd->publish_until)
+    {
+      cmd->publish_timer
+          = loop_add_timer (cmd->sup->loop, SUPERVISOR_PUBLISH_RETRY_MS,
+                            command_publish_retry, cmd);
+      return;
+    }
+  else if (pub.busy)
+    command_publish_give_up (cmd);
+  else
+    {
+      cmd->published = true;
+      cmd->publication = pub.note;
+      pub.note = NULL;
+      command_fact_publication (cmd, pub.outcome, pub.paths, pub.bytes);
+    }
+  sandbox_publication_clear (&pub);
+  command_advance (cmd);
+}
+
 /* Publish before the result is composed.  False while that waits: for
- * the scope to be confirmed empty, or for another publication.  */
+ * the scope to be confirmed empty, for another publication, or for its own
+ * to answer (it runs beside the loop: see core/pubjob.h).  */
 static bool
 command_publish_settled (struct command *cmd)
 {
-  struct sandbox_publication pub;
   struct cr_error *err = NULL;
 
   if (cmd->published)
@@ -566,36 +622,16 @@ command_publish_settled (struct command *cmd)
     }
   if (!cmd->publishing)
     command_publish_begin (cmd);
-  if (!cmd->scope_done || cmd->publish_timer != 0)
+  if (!cmd->scope_done || cmd->publish_timer != 0 || cmd->publish_job != NULL)
     return false;
-  if (sandbox_publish (cmd->session, cmd->call_id, &pub, &err) < 0)
+  if (pubjob_start (cmd->sup->loop, cmd->session, cmd->call_id,
+                    command_publish_answered, cmd, &cmd->publish_job, &err)
+      < 0)
     {
-      cmd->publication = xasprintf (
-          "[published nothing: publication could not be attempted (%s)]",
-          err->msg);
-      cr_error_free (err);
-      cmd->published = true;
-      command_fact_publication (cmd, "failed", 0, 0);
+      command_publish_failed (cmd, err);
       return true;
     }
-  if (pub.busy)
-    {
-      if (loop_now_ms () >= cmd->publish_until)
-        {
-          command_publish_give_up (cmd);
-          return true;
-        }
-      cmd->publish_timer
-          = loop_add_timer (cmd->sup->loop, SUPERVISOR_PUBLISH_RETRY_MS,
-                            command_publish_retry, cmd);
-      return false;
-    }
-  cmd->published = true;
-  cmd->publication = pub.note;
-  pub.note = NULL;
-  command_fact_publication (cmd, pub.outcome, pub.paths, pub.bytes);
-  sandbox_publication_clear (&pub);
-  return true;
+  return false;
 }
 
 /* Whether the command has ended and waits to publish.  */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -504,9 +505,16 @@ test_stop_failed_keeps_the_slot_and_retries (void **state)
 
 /* --- publication: compat with a publish op -------------------------- */
 
-/* The fake publication is busy this many times (-1: always), then done.  */
-static int publish_busy_left;
-static int publish_calls;
+/* What the fake publication does, shared with the child process each
+ * publication runs in (core/pubjob): busy this many times (-1: always),
+ * then done after sleeping sleep_ms; calls counts the attempts.  */
+struct fake_publication
+{
+  int busy_left;
+  int calls;
+  int sleep_ms;
+};
+static struct fake_publication *shared;
 static const struct sandbox_backend_ops *compat_ops;
 static struct sandbox_backend_ops publishing_ops;
 
@@ -514,14 +522,16 @@ static int
 fake_publish (struct sandbox_session *s, const char *call_id,
               struct sandbox_publication *out, struct cr_error **err)
 {
-  publish_calls++;
-  if (publish_busy_left != 0)
+  shared->calls++;
+  if (shared->busy_left != 0)
     {
-      if (publish_busy_left > 0)
-        publish_busy_left--;
+      if (shared->busy_left > 0)
+        shared->busy_left--;
       out->busy = true;
       return 0;
     }
+  if (shared->sleep_ms > 0)
+    usleep ((useconds_t) shared->sleep_ms * 1000);
   out->note = strdup ("[published: the test says so]");
   out->outcome = "published";
   return 0;
@@ -550,7 +560,13 @@ setup_publishing (void **state)
   publishing_ops.publish = fake_publish;
   f->backend->ops = &publishing_ops;
   supervisor_set_publish_ms (f->sup, 300, 100);
-  publish_calls = 0;
+  if (shared == NULL)
+    {
+      shared = mmap (NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      assert_true (shared != MAP_FAILED);
+    }
+  memset (shared, 0, sizeof *shared);
   return 0;
 }
 
@@ -558,11 +574,40 @@ static void
 test_publication_note_ends_the_result (void **state)
 {
   struct fixture *f = *state;
-  publish_busy_left = 3;
+  shared->busy_left = 3;
   start_ok (f, "echo hi");
   drive_until_cleaned (f, 1);
   assert_string_equal (f->text, "hi\n[published: the test says so]");
-  assert_int_equal (publish_calls, 4);
+  assert_int_equal (shared->calls, 4);
+}
+
+/* A tick of the loop while a publication runs.  */
+static void
+count_tick (struct loop *loop, void *data)
+{
+  int *ticks = data;
+  (*ticks)++;
+  loop_add_timer (loop, 20, count_tick, data);
+}
+
+/* A long publication runs beside the loop: timers (and so drawing, keys
+ * and other commands' output) keep being served while it works.  */
+static void
+test_publication_leaves_the_loop_free (void **state)
+{
+  struct fixture *f = *state;
+  int ticks = 0;
+  shared->sleep_ms = 600;
+  start_ok (f, "echo hi");
+  loop_add_timer (f->loop, 20, count_tick, &ticks);
+  uint64_t start = loop_now_ms ();
+  drive_until_cleaned (f, 1);
+  assert_true (loop_now_ms () - start >= 600);
+  /* Ticks every 20 ms through a 600 ms publication: far more than the
+   * one or two a loop held by the publication would have seen.  */
+  assert_true (ticks >= 10);
+  assert_string_equal (f->text, "hi\n[published: the test says so]");
+  assert_int_equal (shared->calls, 1);
 }
 
 static void
@@ -572,7 +617,7 @@ test_publication_wait_keeps_the_slot (void **state)
   struct command_request req = { .line = "true" };
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
-  publish_busy_left = -1;
+  shared->busy_left = -1;
   /* A long overdue ceiling, so that only the stops below can end it.  */
   supervisor_set_publish_ms (f->sup, 5000, 100);
   assert_int_equal (
@@ -583,7 +628,7 @@ test_publication_wait_keeps_the_slot (void **state)
   /* Ended, waiting to publish: no answer yet, the slot still held.  */
   assert_int_equal (f->answered, 0);
   assert_int_equal (supervisor_slots_held (f->sup), 1);
-  assert_true (publish_calls > 1);
+  assert_true (shared->calls > 1);
   /* x in the list leaves it to be reported: past the short ceiling it
    * still waits, its slot held.  */
   supervisor_stop (f->sup, cmd);
@@ -609,7 +654,7 @@ test_publication_wait_past_the_deadline (void **state)
   struct command_request req = { .line = "true", .timeout_seconds = 0.2 };
   struct command *cmd = NULL;
   struct cr_error *err = NULL;
-  publish_busy_left = -1;
+  shared->busy_left = -1;
   assert_int_equal (
       supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), 0);
   uint64_t start = loop_now_ms ();
@@ -630,6 +675,8 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_result_of_a_command, setup, teardown),
     cmocka_unit_test_setup_teardown (test_publication_note_ends_the_result,
+                                     setup_publishing, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_leaves_the_loop_free,
                                      setup_publishing, teardown),
     cmocka_unit_test_setup_teardown (test_publication_wait_keeps_the_slot,
                                      setup_publishing, teardown),
