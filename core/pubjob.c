@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,14 @@ pubjob_start (struct loop *loop, struct sandbox_session *session,
     }
   if (pid == 0)
     {
+      /* A publication begun is carried to its end: the polite ending
+       * signals crucible's process group may get are not for it (and the
+       * handlers inherited from the loop would write to a pipe that is
+       * closed next).  */
+      static const int ignored[]
+          = { SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGPIPE };
+      for (size_t i = 0; i < sizeof ignored / sizeof *ignored; i++)
+        signal (ignored[i], SIG_IGN);
       /* Keep only the answer's pipe: another command's status channel
        * held open here would outlive crucible with this child.  */
       if (dup2 (p[1], STDERR_FILENO + 1) < 0)
