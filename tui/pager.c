@@ -179,7 +179,6 @@ pager_update (struct pager *p, int cols)
     return false;
   if (p->vt == NULL)
     pager_make_vt (p, cols);
-  bool more = false;
   char chunk[65536];
   size_t budget = PAGER_PARSE_PER_FRAME;
   while (budget > 0)
@@ -188,13 +187,15 @@ pager_update (struct pager *p, int cols)
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        break;
+        return false;
       vterm_input_write (p->vt, chunk, (size_t) n);
       p->offset += (uint64_t) n;
       budget = (size_t) n < budget ? budget - (size_t) n : 0;
-      more = true;
     }
-  return more;
+  /* The frame's share is spent with the spool perhaps not read to its end:
+   * a command that has gone quiet sends no more damage, so the caller asks
+   * for the next frame itself.  */
+  return true;
 }
 
 /* Lines of the interpreting screen still on it (not pushed yet).  */
@@ -386,6 +387,8 @@ pager_draw (struct pager *p, WINDOW *win, int rows, int cols)
     {
       if (p->not_found)
         buf_printf (&foot, _ ("not found: %s"), p->found);
+      else if (total == 0)
+        buf_puts (&foot, _ ("nothing has been printed yet"));
       else
         buf_printf (&foot, _ ("lines %ld-%ld of %ld"),
                     total > 0 ? p->top + 1 : 0,

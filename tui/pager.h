@@ -28,8 +28,8 @@ struct pager *pager_new_text (const char *text, size_t len, const char *title);
 
 void pager_free (struct pager *p);
 
-/* Parse what arrived since the last call (bounded).  Returns whether there
- * is more to show.  */
+/* Parse what arrived since the last call (bounded).  Returns whether the
+ * bound stopped it, so that more may be waiting in the spool.  */
 bool pager_update (struct pager *p, int cols);
 
 /* A key; returns false when the view closes.  */

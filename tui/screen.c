@@ -255,7 +255,8 @@ screen_draw (struct ui *ui)
   erase ();
   if (ui->panel == UI_PANEL_PAGER && ui->pager != NULL)
     {
-      pager_update (ui->pager, cols);
+      if (pager_update (ui->pager, cols))
+        ui_dirty (ui);
       pager_draw (ui->pager, stdscr, rows, cols);
       curs_set (0);
       wnoutrefresh (stdscr);

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Keys in the orders a person presses them: the full view of a command that
+# ends while it is open from the list, the full view of a command that has
+# printed nothing, and a full view opened on more output than one frame
+# parses after the command has gone quiet.
+. "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
+. "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
+
+N=8
+tui_have_tmux || tui_skip_all $N "tmux is not installed"
+plan $N
+new_workspace
+
+tui_start
+tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
+
+# The list, Enter on its only row, and the command ends under the full
+# view: Esc comes back to the box, not to an empty list.
+tui_keys 'echo hi; sleep 2' Enter
+tui_wait "1 line · 3 B · ctrl+b to leave it running" >/dev/null
+tui_keys C-b
+tui_wait "1 command" >/dev/null
+tui_keys C-b
+tui_wait "Still running" >/dev/null
+tui_keys Enter
+tui_wait "lines 1-1 of 1"
+ok $? "enter in the list shows the command in the full view"
+# The row goes when the command has ended; the full view stays open on
+# what it printed.
+sleep 3
+tui_keys Escape
+tui_wait "ask mode on (shift+tab to cycle)"
+ok $? "esc closes the full view"
+is "$(printf '%s\n' "$SCREEN" | grep -c -e "Still running" -e "x stops it")" 0 \
+  "a list whose last row went under the full view is closed by then"
+is "$(tui_block "ended on its own" 5 | tail -4)" \
+  "$(printf '─%.0s' $(seq 1 "$TUI_COLS"))
+›
+$(printf '─%.0s' $(seq 1 "$TUI_COLS"))
+  ask mode on (shift+tab to cycle)" \
+  "esc comes back to the box and the status row"
+
+# A command that has printed nothing: the full view says so rather than
+# counting lines 0-0 of 0.
+tui_keys 'sleep 300' Enter
+tui_wait "ctrl+b to leave it running" >/dev/null
+tui_keys C-o
+tui_wait "nothing has been printed yet · esc to close"
+ok $? "the full view of a command that printed nothing says so"
+is "$(tui_row "$TUI_ROWS")" \
+  "nothing has been printed yet · esc to close · pgup/pgdn/home/end to move · / to search" \
+  "its key row"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+# Two megabytes printed at once, then quiet: the full view opened after
+# reads the spool to its end a frame's share at a time, with no more output
+# arriving to ask for frames.
+tui_keys 'yes | head -n 1000000; sleep 300' Enter
+tui_wait "1000000 lines · 2.0 MB" 20 >/dev/null
+tui_keys C-o
+tui_wait "lines 1-$((TUI_ROWS - 2)) of 1000000 ·" 20
+ok $? "the full view reaches the end of a spool larger than one frame's share"
+tui_keys End
+tui_wait "lines $((1000000 - TUI_ROWS + 3))-1000000 of 1000000"
+ok $? "end goes to its last line"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+tui_keys C-d
+tui_exited 15 >/dev/null
