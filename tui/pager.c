@@ -16,6 +16,7 @@
 #include "lib/buf.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+#include "tui/sample.h"
 #include "tui/text.h"
 #include "tui/theme.h"
 
@@ -101,8 +102,9 @@ pager_make_vt (struct pager *p, int cols)
   static const VTermScreenCallbacks callbacks
       = { .sb_pushline = pager_on_pushline };
   static const char newline_mode[] = "\x1b[20h";
-  p->cols = cols;
-  p->vt = vterm_new (PAGER_VT_ROWS, cols);
+  /* Never narrower than a wide character (sample.h, SAMPLE_MIN_COLS).  */
+  p->cols = cols < SAMPLE_MIN_COLS ? SAMPLE_MIN_COLS : cols;
+  p->vt = vterm_new (PAGER_VT_ROWS, p->cols);
   vterm_set_utf8 (p->vt, 1);
   p->screen = vterm_obtain_screen (p->vt);
   vterm_screen_set_callbacks (p->screen, &callbacks, p);

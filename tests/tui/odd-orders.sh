@@ -2,11 +2,12 @@
 # Keys in the orders a person presses them: the full view of a command that
 # ends while it is open from the list, the full view of a command that has
 # printed nothing, and a full view opened on more output than one frame
-# parses after the command has gone quiet.
+# parses after the command has gone quiet; a window of one or two columns
+# while wide characters arrive.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=8
+N=10
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -70,5 +71,22 @@ tui_keys Escape
 tui_wait "✳ running" >/dev/null
 tui_keys Escape
 tui_gone "✳ running" >/dev/null
+
+# Wide characters arriving while the window is two columns wide: the
+# session draws what fits and is whole again when the window is.
+tui_keys 'while :; do printf "红色 wide\n"; sleep 0.02; done' Enter
+tui_wait "红色 wide" >/dev/null
+tmux -L "$TUI_SOCK" resize-window -x 2 -y 10
+sleep 1
+tmux -L "$TUI_SOCK" resize-window -x 1 -y 1
+sleep 1
+tmux -L "$TUI_SOCK" resize-window -x "$TUI_COLS" -y "$TUI_ROWS"
+tui_wait "    红色 wide"$'\n'"    红色 wide"
+ok $? "a window two columns wide during wide output: the sample is back after"
+[ ! -s "$TEST_TMP/tui-exit" ]
+ok $? "the session is still running ($(cat "$TEST_TMP/tui-exit" 2>/dev/null))"
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
 tui_keys C-d
 tui_exited 15 >/dev/null
