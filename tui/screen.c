@@ -133,18 +133,25 @@ screen_status (struct ui *ui, int y, int cols)
   screen_put (y, x + 3, THEME_ACCENT, count, cols - x - 3);
 }
 
-/* The box: a rule, the prompt, a rule.  Returns the cursor's column.  */
+/* The box: a rule, the prompt, a rule; in a window of fewer than four rows
+ * the prompt alone, so what is typed is still seen.  Returns the cursor's
+ * column; the prompt's row is *prompt_y.  */
 static int
-screen_box (struct ui *ui, int y, int cols)
+screen_box (struct ui *ui, int y, int box_rows, int cols, int *prompt_y)
 {
-  char *rule = screen_rule (cols);
-  screen_put (y, 0, THEME_BORDER, rule, cols);
-  screen_put (y + 2, 0, THEME_BORDER, rule, cols);
-  free (rule);
+  if (box_rows == 3)
+    {
+      char *rule = screen_rule (cols);
+      screen_put (y, 0, THEME_BORDER, rule, cols);
+      screen_put (y + 2, 0, THEME_BORDER, rule, cols);
+      free (rule);
+      y++;
+    }
+  *prompt_y = y;
   attrset (theme_attr (THEME_PROMPT));
-  mvaddstr (y + 1, 0, "\xe2\x80\xba ");
+  mvaddstr (y, 0, "\xe2\x80\xba ");
   attrset (A_NORMAL);
-  return prompt_draw (&ui->prompt, stdscr, y + 1, 2, cols - 3);
+  return prompt_draw (&ui->prompt, stdscr, y, 2, cols - 3);
 }
 
 /* The lines of the panel in place of the box, or none.  */
@@ -198,38 +205,48 @@ screen_running_row (struct ui *ui, int y, int cols)
   free (row);
 }
 
-/* Draw the running turn in rows rows from y, giving the samples what the
- * fixed rows leave.  */
+/* Draw the running turn in rows rows from y.  A short window takes rows
+ * back in this order: the blank row above the running row, the samples,
+ * then the count rows; the call lines and the running row keep theirs
+ * longest, the running row last of all.  */
 static void
 screen_turn (struct ui *ui, struct ui_cmd **cmds, size_t n, int y, int rows,
              int cols)
 {
-  int fixed = (int) n * 2 + (ui->busy ? 1 : 0);
-  int spare = rows - fixed;
-  for (size_t i = 0; i < n && rows > 0; i++)
+  int avail = rows;
+  int running = ui->busy && avail > 0 ? 1 : 0;
+  avail -= running;
+  int calls = (int) n < avail ? (int) n : avail;
+  avail -= calls;
+  int counts = calls < avail ? calls : avail;
+  avail -= counts;
+  for (int i = 0; i < calls; i++)
     {
       struct ui_cmd *c = cmds[i];
       char *call = xasprintf ("\xe2\x97\x8f %s", c->label);
       screen_put (y++, 0, THEME_TEXT, call, cols);
       free (call);
-      int want = sample_rows_used (c->sample);
-      if (want > SAMPLE_ROWS)
-        want = SAMPLE_ROWS;
-      int give = want < spare ? want : spare;
-      if (give < 0)
-        give = 0;
+      int give = sample_rows_used (c->sample);
+      if (give > SAMPLE_ROWS)
+        give = SAMPLE_ROWS;
+      if (give > avail)
+        give = avail;
       sample_draw (c->sample, stdscr, y, SCREEN_INDENT, give,
                    cols - SCREEN_INDENT);
       y += give;
-      spare -= give;
-      char *count = screen_count_row (c);
-      screen_put (y++, SCREEN_INDENT, THEME_DIM, count, cols - SCREEN_INDENT);
-      free (count);
+      avail -= give;
+      if (i < counts)
+        {
+          char *count = screen_count_row (c);
+          screen_put (y++, SCREEN_INDENT, THEME_DIM, count,
+                      cols - SCREEN_INDENT);
+          free (count);
+        }
     }
   /* The blank row before the running row goes before any sample row.  */
-  if (ui->busy && n > 0 && spare > 0)
+  if (running && calls > 0 && avail > 0)
     y++;
-  if (ui->busy)
+  if (running)
     screen_running_row (ui, y, cols);
 }
 
@@ -265,7 +282,7 @@ screen_draw (struct ui *ui)
     }
   struct screen_lines panel = { 0 };
   screen_panel_lines (ui, cols, &panel);
-  int box_rows = panel.n > 0 ? (int) panel.n : 3;
+  int box_rows = panel.n > 0 ? (int) panel.n : rows >= 4 ? 3 : 1;
   int status_y = rows - 1;
   int box_y = status_y - box_rows;
   struct ui_cmd *cmds[16];
@@ -277,7 +294,7 @@ screen_draw (struct ui *ui)
   transcript_draw (&ui->transcript, stdscr, 0, turn_y, cols);
   if (turn_give > 0)
     screen_turn (ui, cmds, n, turn_y, turn_give, cols);
-  int cursor_x = -1;
+  int cursor_x = -1, prompt_y = 0;
   if (panel.n > 0)
     for (size_t i = 0; i < panel.n && box_y + (int) i < status_y; i++)
       {
@@ -286,13 +303,13 @@ screen_draw (struct ui *ui)
                       cols);
       }
   else if (box_y >= 0)
-    cursor_x = screen_box (ui, box_y, cols);
+    cursor_x = screen_box (ui, box_y, box_rows, cols, &prompt_y);
   screen_lines_free (&panel);
   screen_status (ui, status_y, cols);
   if (cursor_x >= 0)
     {
       curs_set (1);
-      move (box_y + 1, cursor_x < cols ? cursor_x : cols - 1);
+      move (prompt_y, cursor_x < cols ? cursor_x : cols - 1);
     }
   else
     curs_set (0);
