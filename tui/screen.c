@@ -174,6 +174,55 @@ screen_panel_lines (struct ui *ui, int cols, struct screen_lines *l)
     }
 }
 
+/* The column a panel row's wrapped rows start at: under the text after
+ * its leading blanks and a choice's "› 1. ", or two in from the blanks.  */
+static int
+screen_wrap_indent (const char *text)
+{
+  const char *p = text + strspn (text, " ");
+  int indent = (int) (p - text);
+  if (strncmp (p, "\xe2\x80\xba ", 4) == 0)
+    p += 4, indent += 2;
+  size_t digits = strspn (p, "0123456789");
+  if (digits > 0 && strncmp (p + digits, ". ", 2) == 0)
+    return indent + (int) digits + 2;
+  return indent + 2;
+}
+
+/* Wrap the panel's rows wider than cols (a long path, a rule list, a
+ * reason), so that nothing in a question is cut off the edge.  */
+static void
+screen_lines_wrap (struct screen_lines *l, int cols)
+{
+  struct screen_lines out = { 0 };
+  for (size_t i = 0; i < l->n; i++)
+    {
+      const char *p = l->v[i].text;
+      size_t len = strlen (p);
+      if (cols < 8 || text_width (p, len) <= cols)
+        {
+          screen_lines_add (&out, l->v[i].role, "%s", p);
+          continue;
+        }
+      int indent = screen_wrap_indent (p);
+      if (indent > cols / 2)
+        indent = 0;
+      int width = cols, pad = 0;
+      while (len > 0)
+        {
+          size_t n, shown = text_wrap_row (p, len, width, &n);
+          screen_lines_add (&out, l->v[i].role, "%*s%.*s", pad, "", (int) shown,
+                            p);
+          p += n;
+          len -= n;
+          pad = indent;
+          width = cols - indent;
+        }
+    }
+  screen_lines_free (l);
+  *l = out;
+}
+
 /* Commands the running turn waits for, oldest first.  */
 static size_t
 screen_turn_cmds (struct ui *ui, struct ui_cmd **out, size_t max)
@@ -282,6 +331,7 @@ screen_draw (struct ui *ui)
     }
   struct screen_lines panel = { 0 };
   screen_panel_lines (ui, cols, &panel);
+  screen_lines_wrap (&panel, cols);
   int box_rows = panel.n > 0 ? (int) panel.n : rows >= 4 ? 3 : 1;
   int status_y = rows - 1;
   int box_y = status_y - box_rows;

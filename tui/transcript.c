@@ -72,36 +72,6 @@ transcript_scroll (struct transcript *t, int delta)
     t->scroll = 0;
 }
 
-/* The next row of a wrapped line at width columns: how many bytes it
- * shows, and in *advance how many it takes (a space the row breaks at is
- * not carried to the next row).  A row breaks after the last space that
- * fits when that leaves it at least half full, so prose is not cut
- * mid-word; a word longer than that is cut where the row ends.  */
-static size_t
-transcript_next_row (const char *p, size_t len, int width, size_t *advance)
-{
-  int used = 0;
-  size_t n = text_fit (p, len, width, &used);
-  if (n == 0 && len > 0)
-    n = text_char_len (p, len);
-  *advance = n;
-  if (n >= len || p[n] == ' ')
-    {
-      if (n < len)
-        *advance = n + 1;
-      return n;
-    }
-  for (size_t i = n; i > 0; i--)
-    if (p[i - 1] == ' ')
-      {
-        if (text_width (p, i - 1) * 2 < width)
-          break;
-        *advance = i;
-        return i - 1;
-      }
-  return n;
-}
-
 /* Rows a line takes at cols columns.  */
 static int
 transcript_rows (const struct transcript_line *l, int cols)
@@ -115,7 +85,7 @@ transcript_rows (const struct transcript_line *l, int cols)
   do
     {
       size_t n;
-      transcript_next_row (p, len, width, &n);
+      text_wrap_row (p, len, width, &n);
       p += n;
       len -= n;
       rows++;
@@ -176,7 +146,7 @@ transcript_draw_line (const struct transcript_line *l, WINDOW *win, int y,
   do
     {
       size_t n;
-      size_t shown = transcript_next_row (p, len, width, &n);
+      size_t shown = text_wrap_row (p, len, width, &n);
       if (row >= skip && drawn < max)
         mvwaddnstr (win, y + drawn++, x, p, (int) shown);
       p += n;
