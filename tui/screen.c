@@ -223,6 +223,31 @@ screen_lines_wrap (struct screen_lines *l, int cols)
   *l = out;
 }
 
+/* A panel taller than the rows it has gives up its blank rows, the last
+ * first, then its top rule, before a row that says something is lost off
+ * the top.  */
+static void
+screen_lines_squeeze (struct screen_lines *l, int rows)
+{
+  while ((int) l->n > rows)
+    {
+      size_t gone = l->n;
+      for (size_t i = l->n; i > 0; i--)
+        if (l->v[i - 1].text[0] == '\0')
+          {
+            gone = i - 1;
+            break;
+          }
+      if (gone == l->n && l->n > 0 && l->v[0].role == THEME_BORDER)
+        gone = 0;
+      if (gone == l->n)
+        return;
+      free (l->v[gone].text);
+      memmove (&l->v[gone], &l->v[gone + 1], (l->n - gone - 1) * sizeof *l->v);
+      l->n--;
+    }
+}
+
 /* Commands the running turn waits for, oldest first.  */
 static size_t
 screen_turn_cmds (struct ui *ui, struct ui_cmd **out, size_t max)
@@ -332,6 +357,7 @@ screen_draw (struct ui *ui)
   struct screen_lines panel = { 0 };
   screen_panel_lines (ui, cols, &panel);
   screen_lines_wrap (&panel, cols);
+  screen_lines_squeeze (&panel, rows - 1);
   int box_rows = panel.n > 0 ? (int) panel.n : rows >= 4 ? 3 : 1;
   int status_y = rows - 1;
   int box_y = status_y - box_rows;

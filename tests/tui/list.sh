@@ -6,7 +6,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=7
+N=8
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -80,6 +80,31 @@ is "$(printf '%s' "${row1%%…*}" | LC_ALL=C.UTF-8 wc -m)" \
 like "$row2" "^  2\. Bash\(cargo[a-z ]*… +[0-9]+s · 512 lines · 48 kB$" \
   "in 40 columns each label is cut"
 
+tui_keys Escape
+tui_gone "Still running" >/dev/null
+
+# Four commands in a 10-row window: the list gives up a blank row rather
+# than its rule or title.
+tmux -L "$TUI_SOCK" resize-window -x 78 -y 10
+tui_keys 'sleep 301 &' Enter
+tui_wait "3 commands" >/dev/null
+tui_keys 'sleep 302 &' Enter
+tui_wait "4 commands" >/dev/null
+tui_keys C-b
+tui_wait "  4. Bash(sleep 302)"
+list=$(printf '%s\n' "$SCREEN" | sed 's/[[:space:]]*$//' |
+  sed -E 's/  [0-9]+(m [0-9]{2})?s · /  TIME · /')
+is "$list" "$rule
+
+Still running
+
+› 1. Bash(npm run dev)                       TIME · 84 lines · 6.4 kB
+  2. Bash(cargo watch -x test)               TIME · 512 lines · 48 kB
+  3. Bash(sleep 301)                         TIME · 0 lines · 0 B
+  4. Bash(sleep 302)                         TIME · 0 lines · 0 B
+esc to close · enter shows it · x stops it
+  ask mode on (shift+tab to cycle) · 4 commands" \
+  "in 10 rows the list of four gives up a blank row and keeps the rest"
 tui_keys Escape
 tui_gone "Still running" >/dev/null
 tui_keys C-d
