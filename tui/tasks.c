@@ -70,13 +70,31 @@ tasks_rows (struct ui *ui, struct ui_cmd **rows, size_t n, int cols,
   free (right);
 }
 
+/* Find the selected row again: the selection follows its command, so a
+ * row going above it (a command ending on its own) does not slide another
+ * command under it for x to stop.  When its own command has gone, the row
+ * now in its place is selected.  */
+static void
+tasks_reselect (struct ui *ui, struct ui_cmd **rows, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ui->task_sel_number != 0
+        && command_number (rows[i]->cmd) == ui->task_sel_number)
+      {
+        ui->task_sel = (int) i;
+        return;
+      }
+  if (ui->task_sel >= (int) n)
+    ui->task_sel = n > 0 ? (int) n - 1 : 0;
+  ui->task_sel_number = n > 0 ? command_number (rows[ui->task_sel]->cmd) : 0;
+}
+
 void
 tasks_lines (struct ui *ui, int cols, struct screen_lines *out)
 {
   size_t n;
   struct ui_cmd **rows = ui_left_running (ui, &n);
-  if (ui->task_sel >= (int) n)
-    ui->task_sel = n > 0 ? (int) n - 1 : 0;
+  tasks_reselect (ui, rows, n);
   char *rule = screen_rule (cols);
   screen_lines_add (out, THEME_BORDER, "%s", rule);
   free (rule);
@@ -98,9 +116,8 @@ tasks_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
 {
   size_t n;
   struct ui_cmd **rows = ui_left_running (ui, &n);
-  struct ui_cmd *sel
-      = n > 0 && ui->task_sel < (int) n ? rows[ui->task_sel] : NULL;
-  free (rows);
+  tasks_reselect (ui, rows, n);
+  struct ui_cmd *sel = n > 0 ? rows[ui->task_sel] : NULL;
   if (key->type == TERMKEY_TYPE_KEYSYM)
     switch (key->code.sym)
       {
@@ -135,5 +152,8 @@ tasks_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
            && key->modifiers == TERMKEY_KEYMOD_CTRL
            && key->code.codepoint == 'b')
     ui->panel = UI_PANEL_NONE;
+  if (n > 0)
+    ui->task_sel_number = command_number (rows[ui->task_sel]->cmd);
+  free (rows);
   ui_dirty (ui);
 }

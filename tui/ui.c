@@ -536,6 +536,7 @@ ui_ctrl_b (struct ui *ui)
     }
   ui->panel = UI_PANEL_TASKS;
   ui->task_sel = 0;
+  ui->task_sel_number = 0;
   ui_dirty (ui);
 }
 

@@ -7,7 +7,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=10
+N=12
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -71,6 +71,33 @@ tui_keys Escape
 tui_wait "✳ running" >/dev/null
 tui_keys Escape
 tui_gone "✳ running" >/dev/null
+
+# The selection follows its command: a row above it going (a command
+# ending on its own) does not slide another command under it for x.
+tui_keys 'sleep 3 &' Enter
+tui_wait "1 command" >/dev/null
+tui_keys 'sleep 300 &' Enter
+tui_wait "2 commands" >/dev/null
+tui_keys 'sleep 301 &' Enter
+tui_wait "3 commands" >/dev/null
+tui_keys 'sleep 302 &' Enter
+tui_wait "4 commands" >/dev/null
+tui_keys C-b
+tui_wait "Still running" >/dev/null
+tui_keys Down Down
+tui_wait ". Bash(sleep 301)      " >/dev/null
+tui_wait "ended on its own" 10 >/dev/null
+tui_gone ". Bash(sleep 3)      " 5
+like "$(tui_block "Still running" 4 | sed -n 4p)" "^› [0-9]+\. Bash\(sleep 301\) " \
+  "a row going above the selection leaves it on its command"
+tui_keys x
+tui_gone ". Bash(sleep 301)      " 10
+is "$(tui_block "Still running" 4 | sed -n '3,4p' | sed -E 's/^(.) [0-9]+\. (Bash\([a-z0-9 ]*\)).*/\1 \2/')" \
+  "  Bash(sleep 300)
+› Bash(sleep 302)" \
+  "x stopped the selected command, not the one that slid under it"
+tui_keys Escape
+tui_gone "Still running" >/dev/null
 
 # Wide characters arriving while the window is two columns wide: the
 # session draws what fits and is whole again when the window is.
