@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <vterm.h>
@@ -174,6 +175,15 @@ pager_free (struct pager *p)
   free (p);
 }
 
+/* A monotonic clock in ms, for the frame's parsing budget.  */
+static uint64_t
+pager_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
 bool
 pager_update (struct pager *p, int cols)
 {
@@ -181,9 +191,9 @@ pager_update (struct pager *p, int cols)
     return false;
   if (p->vt == NULL)
     pager_make_vt (p, cols);
-  char chunk[65536];
-  size_t budget = PAGER_PARSE_PER_FRAME;
-  while (budget > 0)
+  char chunk[PAGER_PARSE_CHUNK];
+  uint64_t start = pager_now_ms ();
+  while (pager_now_ms () - start < PAGER_PARSE_MS)
     {
       ssize_t n = pread (p->fd, chunk, sizeof chunk, (off_t) p->offset);
       if (n < 0 && errno == EINTR)
@@ -192,7 +202,6 @@ pager_update (struct pager *p, int cols)
         return false;
       vterm_input_write (p->vt, chunk, (size_t) n);
       p->offset += (uint64_t) n;
-      budget = (size_t) n < budget ? budget - (size_t) n : 0;
     }
   /* The frame's share is spent with the spool perhaps not read to its end:
    * a command that has gone quiet sends no more damage, so the caller asks
