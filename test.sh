@@ -91,6 +91,7 @@ run_unprivileged() {
 # The Linux backend must pass the conformance audit for both identities
 # (.ci/run requires bwrap, so its absence fails rather than skips).
 UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.sh
+tests/integration/run-confined.sh
 tests/integration/broker.sh tests/integration/sandbox-inspect.sh
 tests/integration/sandbox-audit.sh tests/integration/sandbox-audit-library.sh"
 

@@ -2,7 +2,8 @@
  * runs as PID 1 of a Linux sandbox (or, for tests, as an ordinary child
  * subreaper), starts the workload, reaps everything the workload leaves,
  * and reports on the status channel that broker/status.h describes.  libc
- * only: nothing here is shared with the host but that header.  */
+ * only: nothing here is shared with the host but that header and
+ * broker/unreadable.c, the pattern grammar the host checks with too.  */
 #include <config.h>
 
 /* pipe2, __WALL, SYS_close_range: configure's AC_USE_SYSTEM_EXTENSIONS
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include "broker/status.h"
+#include "broker/unreadable.h"
 
 #ifndef SECBIT_NOROOT
 #include <linux/securebits.h>
@@ -47,8 +49,11 @@
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
   "         [--cwd DIR]\n"                                                     \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
-  "          [--protect RELPATH]... [--hide DIR]...]\n"                        \
+  "          [--protect RELPATH]... [--hide DIR]...\n"                         \
+  "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
+  "RELPATH]...]]\n"                                                            \
   "         [--cpu-seconds N] [--open-files N] [--processes N]\n"              \
+  "         [--address-space BYTES]\n"                                         \
   "         -- PROGRAM [ARG...]\n"
 
 /* The broker's own exit statuses.  125 follows env(1) and chroot(1): the
@@ -64,15 +69,17 @@
 
 #define BROKER_MAX_PROTECT 8        /* --protect names */
 #define BROKER_MAX_HIDE 8           /* --hide paths */
+#define BROKER_MAX_SOCKETS 64       /* --socket names */
 #define BROKER_MAX_ENV_BYTES 262144 /* the --env-fd block, NULs included */
 #define BROKER_MAX_ENV_VARS 1024
 
 /* The limits the command line may set: none by default.  */
 struct broker_limits
 {
-  unsigned long cpu_seconds; /* RLIMIT_CPU, 0 for unset */
-  unsigned long open_files;  /* RLIMIT_NOFILE */
-  unsigned long processes;   /* RLIMIT_NPROC */
+  unsigned long cpu_seconds;   /* RLIMIT_CPU, 0 for unset */
+  unsigned long open_files;    /* RLIMIT_NOFILE */
+  unsigned long processes;     /* RLIMIT_NPROC */
+  unsigned long address_space; /* RLIMIT_AS, bytes */
 };
 
 struct broker_options
@@ -87,6 +94,11 @@ struct broker_options
   int n_protect;
   const char *hide[BROKER_MAX_HIDE]; /* covered with an empty tmpfs */
   int n_hide;
+  const char *unreadable[UNREADABLE_MAX_PATTERNS]; /* patterns under root */
+  int n_unreadable;
+  bool hide_sockets; /* cover every socket under root not named below */
+  const char *sockets[BROKER_MAX_SOCKETS]; /* names under root, kept */
+  int n_sockets;
   struct broker_limits limits;
   char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
 };
@@ -219,6 +231,36 @@ broker_plain_relative (const char *name)
     }
 }
 
+/* Check what is to be covered: patterns in the grammar, plain socket
+ * names, and the overlay and a --hide directory to work in (the empty
+ * file and directory the covers are bound from live on a tmpfs mounted
+ * there first, then hidden with the rest).  */
+static int
+broker_check_cover (const struct broker_options *opt)
+{
+  if (!opt->confine && opt->hide_sockets)
+    return broker_usage_error ("--hide-sockets needs --confine");
+  if (opt->n_sockets > 0 && !opt->hide_sockets)
+    return broker_usage_error ("--socket needs --hide-sockets");
+  if ((opt->n_unreadable > 0 || opt->hide_sockets)
+      && (opt->root == NULL || opt->n_hide == 0))
+    return broker_usage_error ("--unreadable and --hide-sockets need the "
+                               "overlay (--root) and a --hide directory");
+  for (int i = 0; i < opt->n_unreadable; i++)
+    {
+      const char *why = unreadable_check (opt->unreadable[i]);
+      if (why != NULL)
+        return broker_usage_error ("--unreadable: '%s' %s", opt->unreadable[i],
+                                   why);
+    }
+  for (int i = 0; i < opt->n_sockets; i++)
+    if (!broker_plain_relative (opt->sockets[i]))
+      return broker_usage_error ("--socket: '%s' is not a plain relative "
+                                 "path",
+                                 opt->sockets[i]);
+  return 0;
+}
+
 /* Check the confinement options: the overlay is all four paths or none,
  * and each protected name is plain components under the root.  */
 static int
@@ -230,9 +272,11 @@ broker_check_confine (struct broker_options *opt)
 
   for (int i = 0; i < 4; i++)
     given += layer[i] != NULL;
-  if (!opt->confine && (given > 0 || opt->n_protect > 0 || opt->n_hide > 0))
-    return broker_usage_error ("--lower, --upper, --work, --root, --protect "
-                               "and --hide need --confine");
+  if (!opt->confine
+      && (given > 0 || opt->n_protect > 0 || opt->n_hide > 0
+          || opt->n_unreadable > 0))
+    return broker_usage_error ("--lower, --upper, --work, --root, --protect, "
+                               "--hide and --unreadable need --confine");
   if (given != 0 && given != 4)
     return broker_usage_error (
         "--lower, --upper, --work and --root go together");
@@ -250,13 +294,13 @@ broker_check_confine (struct broker_options *opt)
     if (opt->hide[i][0] != '/')
       return broker_usage_error ("--hide must be an absolute path, not '%s'",
                                  opt->hide[i]);
-  return 0;
+  return broker_check_cover (opt);
 }
 
 /* The text values of the options, before they are checked.  */
 struct broker_args
 {
-  const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs;
+  const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs, *as;
 };
 
 /* Check the parsed values themselves.  */
@@ -302,6 +346,9 @@ broker_check_values (const struct broker_args *a, struct broker_options *opt)
              < 0
       || broker_parse_count ("--processes", a->procs, 4194304UL,
                              &opt->limits.processes)
+             < 0
+      || broker_parse_count ("--address-space", a->as, 1UL << 50,
+                             &opt->limits.address_space)
              < 0)
     return -1;
   return broker_check_confine (opt);
@@ -337,7 +384,7 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     { "--lower", &opt->lower },       { "--upper", &opt->upper },
     { "--work", &opt->work },         { "--root", &opt->root },
     { "--cpu-seconds", &a->cpu },     { "--open-files", &a->files },
-    { "--processes", &a->procs },
+    { "--processes", &a->procs },     { "--address-space", &a->as },
   };
   const char *arg = argv[*i];
 
@@ -350,6 +397,19 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
   if (strcmp (arg, "--hide") == 0)
     return broker_take_repeat (argc, argv, i, opt->hide, &opt->n_hide,
                                BROKER_MAX_HIDE);
+  if (strcmp (arg, "--unreadable") == 0)
+    return broker_take_repeat (argc, argv, i, opt->unreadable,
+                               &opt->n_unreadable, UNREADABLE_MAX_PATTERNS);
+  if (strcmp (arg, "--socket") == 0)
+    return broker_take_repeat (argc, argv, i, opt->sockets, &opt->n_sockets,
+                               BROKER_MAX_SOCKETS);
+  if (strcmp (arg, "--hide-sockets") == 0)
+    {
+      if (opt->hide_sockets)
+        return broker_usage_error ("--hide-sockets given twice");
+      opt->hide_sockets = true;
+      return 0;
+    }
   if (strcmp (arg, "--confine") == 0)
     {
       if (opt->confine)
@@ -722,6 +782,116 @@ broker_protect (struct broker *b)
   return 0;
 }
 
+/* Bind source over target read-only, nosuid, nodev, noexec.  */
+static int
+broker_cover_one (const char *source, const char *target)
+{
+  if (mount (source, target, NULL, MS_BIND, NULL) < 0)
+    return -1;
+  return mount (NULL, target, NULL,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
+                    | MS_NOEXEC,
+                NULL);
+}
+
+/* Hide what the unreadable patterns name, and (with --hide-sockets) every
+ * socket nobody named: one scan of the lower (broker/unreadable.h), then
+ * each match in the projection covered by an empty, mode-000, read-only
+ * file or directory, bound from a small tmpfs on the first --hide
+ * directory (which broker_hide then covers in turn).  Mode 000 and no
+ * CAP_DAC_OVERRIDE once the capabilities are gone: opening a covered path
+ * fails, rather than reading as empty.  A covered name cannot be removed
+ * or renamed either (it is a mount point).  The lower is the host's
+ * workspace and nothing of the workload runs yet, so what was scanned is
+ * what is covered; a path that turned into a symlink meanwhile refuses the
+ * launch rather than binding over wherever it points.  */
+static int
+broker_cover (struct broker *b)
+{
+  struct unreadable_scan scan = {
+    .patterns = b->opt.unreadable,
+    .n_patterns = (size_t) b->opt.n_unreadable,
+    .sockets = b->opt.hide_sockets,
+    .allowed = b->opt.sockets,
+    .n_allowed = (size_t) b->opt.n_sockets,
+  };
+  char file[PATH_MAX], dir[PATH_MAX], target[PATH_MAX];
+  const char *scratch = b->opt.hide[0];
+  int lower, rc = 0;
+
+  if (b->opt.n_unreadable == 0 && !b->opt.hide_sockets)
+    return 0;
+  lower = open (b->opt.lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lower < 0)
+    return -1;
+  rc = unreadable_scan (lower, &scan);
+  close (lower);
+  if (rc < 0)
+    return -1;
+  if (scan.n_hits == 0)
+    return 0;
+  snprintf (file, sizeof file, "%s/empty-file", scratch);
+  snprintf (dir, sizeof dir, "%s/empty-dir", scratch);
+  if (mount ("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+             "mode=0755,size=4k,nr_inodes=8")
+          < 0
+      || mknod (file, S_IFREG, 0) < 0 || mkdir (dir, 0) < 0
+      || chmod (dir, 0) < 0)
+    rc = -1;
+  for (size_t i = 0; rc == 0 && i < scan.n_hits; i++)
+    {
+      struct stat st;
+      int n = snprintf (target, sizeof target, "%s/%s", b->opt.root,
+                        scan.hits[i].rel);
+      if (n < 0 || (size_t) n >= sizeof target)
+        rc = (errno = ENAMETOOLONG, -1);
+      else if (lstat (target, &st) < 0)
+        rc = errno == ENOENT ? 0 : -1;
+      else if (S_ISLNK (st.st_mode)
+               || (S_ISDIR (st.st_mode) != scan.hits[i].dir))
+        rc = (errno = ELOOP, -1);
+      else
+        rc = broker_cover_one (scan.hits[i].dir ? dir : file, target);
+    }
+  unreadable_scan_free (&scan);
+  return rc;
+}
+
+/* Bind each granted socket inside the workspace from the lower over its
+ * place in the projection: overlayfs shows a socket of its lower as an
+ * inode of its own, which nothing can connect to.  Every directory above
+ * it and the socket itself are checked not to be symlinks first.  Before
+ * broker_cover, which puts its scratch tmpfs over the lower's path (and
+ * covers a granted socket an unreadable pattern names: unreadable wins).  */
+static int
+broker_bind_sockets (struct broker *b)
+{
+  for (int i = 0; i < b->opt.n_sockets; i++)
+    {
+      char src[PATH_MAX], dst[PATH_MAX];
+      struct stat st;
+      int n = snprintf (src, sizeof src, "%s/%s", b->opt.lower,
+                        b->opt.sockets[i]);
+      int m
+          = snprintf (dst, sizeof dst, "%s/%s", b->opt.root, b->opt.sockets[i]);
+      if (n < 0 || m < 0 || (size_t) n >= sizeof src
+          || (size_t) m >= sizeof dst)
+        return errno = ENAMETOOLONG, -1;
+      if (broker_protect_parents (b->opt.lower, src) < 0
+          || lstat (src, &st) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return -1;
+        }
+      if (!S_ISSOCK (st.st_mode))
+        continue;
+      if (mount (src, dst, NULL, MS_BIND, NULL) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 /* Cover the hidden layer paths with an empty read-only tmpfs: the overlay
  * holds its own references, and the workload must reach neither the raw
  * lower (a path around the projection) nor the upper (the same writes,
@@ -789,7 +959,8 @@ broker_set_limits (struct broker *b)
 {
   if (broker_limit (RLIMIT_CPU, b->opt.limits.cpu_seconds) < 0
       || broker_limit (RLIMIT_NOFILE, b->opt.limits.open_files) < 0
-      || broker_limit (RLIMIT_NPROC, b->opt.limits.processes) < 0)
+      || broker_limit (RLIMIT_NPROC, b->opt.limits.processes) < 0
+      || broker_limit (RLIMIT_AS, b->opt.limits.address_space) < 0)
     return -1;
   return 0;
 }
@@ -806,6 +977,8 @@ static const struct broker_step broker_setup_steps[] = {
   { "making the mounts private", broker_make_private },
   { "mounting the projection", broker_mount_overlay },
   { "protecting repository metadata", broker_protect },
+  { "binding granted sockets", broker_bind_sockets },
+  { "covering unreadable paths", broker_cover },
   { "hiding the layer paths", broker_hide },
   { "dropping capabilities", broker_drop_caps },
   { "setting no_new_privs", broker_forbid_new_privs },

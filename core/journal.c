@@ -53,6 +53,7 @@ static const char *const journal_fact_names[JOURNAL_FACT_COUNT] = {
   [JOURNAL_VIOLATION] = "violation",
   [JOURNAL_USAGE] = "usage",
   [JOURNAL_PUBLICATION] = "publication",
+  [JOURNAL_CAPABILITIES] = "capabilities",
 };
 
 /* Names every line has, and names that would invite forbidden content: a

@@ -45,6 +45,8 @@ enum journal_fact
   JOURNAL_VIOLATION,      /* "violation": a limit or boundary was hit */
   JOURNAL_USAGE,          /* "usage": resources a command used */
   JOURNAL_PUBLICATION,    /* "publication": its writes were published or not */
+  JOURNAL_CAPABILITIES,   /* "capabilities": the policy met the backend's claims
+                           */
   JOURNAL_FACT_COUNT
 };
 

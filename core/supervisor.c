@@ -55,7 +55,8 @@ struct command
   struct sandbox_session *session;
   struct capture *capture;
   uint64_t number;
-  uint64_t serial; /* the journal's number for it, from 1 */
+  uint64_t serial;                     /* the journal's number for it, from 1 */
+  char sandbox_id[SANDBOX_ID_LEN + 1]; /* its session's, for every fact */
   char *call_id;
   char *label;
   int out_fd;    /* read end of the output pipe, or -1 once closed */
@@ -64,6 +65,7 @@ struct command
   uint64_t grace_timer;
   uint64_t early_timer; /* background: answer after SUPERVISOR_EARLY_MS */
   uint64_t stop_timer;  /* a stop from the list that has not finished */
+  uint64_t deadline_ms; /* what the deadline timer was set to, or 0 */
   uint64_t deadline_at; /* loop_now_ms () of the deadline, or 0 */
   uint64_t publish_timer;
   uint64_t publish_until;   /* loop_now_ms () past which the wait ends */
@@ -150,10 +152,17 @@ supervisor_fact (struct supervisor *sup, enum journal_fact fact,
                  size_t n)
 {
   struct cr_error *err = NULL;
+  struct journal_field all[JOURNAL_MAX_FIELDS];
+  size_t k = 0;
   if (sup->journal == NULL)
     return;
+  /* The sandbox ID first, on every fact about a command that has one.  */
+  if (cmd != NULL && cmd->sandbox_id[0] != '\0')
+    all[k++] = (struct journal_field) JOURNAL_STR ("sandbox", cmd->sandbox_id);
+  for (size_t i = 0; i < n && k < JOURNAL_MAX_FIELDS; i++)
+    all[k++] = fields[i];
   journal_fact (sup->journal, fact, cmd ? cmd->serial : 0,
-                cmd ? cmd->call_id : NULL, fields, n, &err);
+                cmd ? cmd->call_id : NULL, all, k, &err);
   cr_error_free (err);
 }
 
@@ -463,16 +472,14 @@ command_release (struct command *cmd)
   supervisor_fact (cmd->sup, JOURNAL_CLEANUP, cmd, NULL, 0);
   if (usage.known)
     {
-      struct journal_usage u
-          = { .cpu_user_ms = usage.cpu_user_ms,
-              .cpu_system_ms = usage.cpu_system_ms,
-              .max_rss_kib = usage.max_rss_kib,
-              .bytes = (int64_t) capture_total_bytes (cmd->capture),
-              .lines = (int64_t) capture_lines (cmd->capture) };
-      struct cr_error *jerr = NULL;
-      if (cmd->sup->journal != NULL)
-        journal_usage (cmd->sup->journal, cmd->serial, cmd->call_id, &u, &jerr);
-      cr_error_free (jerr);
+      struct journal_field u[] = {
+        JOURNAL_INT64 ("cpu_user_ms", usage.cpu_user_ms),
+        JOURNAL_INT64 ("cpu_system_ms", usage.cpu_system_ms),
+        JOURNAL_INT64 ("max_rss_kib", usage.max_rss_kib),
+        JOURNAL_INT64 ("bytes", (int64_t) capture_total_bytes (cmd->capture)),
+        JOURNAL_INT64 ("lines", (int64_t) capture_lines (cmd->capture)),
+      };
+      supervisor_fact (cmd->sup, JOURNAL_USAGE, cmd, u, sizeof u / sizeof *u);
     }
   if (cmd->listener.cleaned != NULL)
     cmd->listener.cleaned (cmd->listener.data, cmd);
@@ -643,6 +650,15 @@ command_grace_over (struct loop *loop, void *data)
   command_advance (cmd);
 }
 
+/* A limit the command hit, as a fact: which, and the ceiling it had.  */
+static void
+command_violation (struct command *cmd, const char *limit, int64_t value)
+{
+  struct journal_field f[]
+      = { JOURNAL_STR ("limit", limit), JOURNAL_INT64 ("value", value) };
+  supervisor_fact (cmd->sup, JOURNAL_VIOLATION, cmd, f, sizeof f / sizeof *f);
+}
+
 /* The command ran past its deadline.  */
 static void
 command_deadline (struct loop *loop, void *data)
@@ -652,6 +668,7 @@ command_deadline (struct loop *loop, void *data)
   if (cmd->exited || cmd->stopped != COMMAND_NOT_STOPPED)
     return;
   cmd->stopped = COMMAND_STOPPED_DEADLINE;
+  command_violation (cmd, "time", (int64_t) cmd->deadline_ms);
   command_stop_scope (cmd);
 }
 
@@ -748,6 +765,8 @@ command_read_output (struct command *cmd)
           && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
         {
           cmd->stopped = COMMAND_STOPPED_CEILING;
+          command_violation (cmd, "output",
+                             (int64_t) cmd->sup->config->output_bytes);
           command_stop_scope (cmd);
         }
     }
@@ -768,6 +787,9 @@ command_on_exit (struct command *cmd, int wait_status)
 {
   cmd->exited = true;
   cmd->wait_status = wait_status;
+  /* SIGXCPU is the kernel's word for the CPU ceiling (RLIMIT_CPU).  */
+  if (WIFSIGNALED (wait_status) && WTERMSIG (wait_status) == SIGXCPU)
+    command_violation (cmd, "cpu", (int64_t) cmd->sup->config->cpu_seconds);
   if (!cmd->output_eof)
     cmd->grace_timer = loop_add_timer (cmd->sup->loop, SUPERVISOR_GRACE_MS,
                                        command_grace_over, cmd);
@@ -791,7 +813,12 @@ command_on_start_failure (struct command *cmd, const struct sandbox_event *ev)
   const char *what = ev->stage == BROKER_STAGE_EXEC ? "starting the shell"
                                                     : "setting up the command";
   cmd->start_failed = true;
-  cr_error_set (&cmd->start_error, ev->error, "%s", what);
+  /* The launcher's own words, quoted, say more than an errno: they hold
+   * it already.  */
+  if (ev->message != NULL)
+    cr_error_set (&cmd->start_error, 0, "%s: \"%s\"", what, ev->message);
+  else
+    cr_error_set (&cmd->start_error, ev->error, "%s", what);
   supervisor_refusal (&cmd->start_error);
 }
 
@@ -837,7 +864,7 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
  * configuration the way inspection reports it.  */
 static int
 supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
-                   struct cr_error **err)
+                   char digest[POLICY_DIGEST_SIZE], struct cr_error **err)
 {
   struct policy_input in;
   struct policy *resolved = NULL;
@@ -846,8 +873,38 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
   if (policy_resolve (&in, &resolved, err) < 0)
     return -1;
   *policy = resolved->sandbox;
+  memcpy (digest, resolved->effective_digest, POLICY_DIGEST_SIZE);
   policy_free (resolved);
   return 0;
+}
+
+/* The capability negotiation, as a fact: how many features the policy
+ * requires of the backend, and whether its claims hold them all (else the
+ * first one they do not, by name).  cmd is NULL when the negotiation
+ * refused the command, which then has no sandbox.  */
+static void
+supervisor_negotiation_fact (struct supervisor *sup, struct command *cmd,
+                             const struct sandbox_policy *policy)
+{
+  struct sandbox_claims claims;
+  int64_t required = 0;
+  const char *unmet = NULL;
+
+  sandbox_claims (sup->backend, &claims);
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (policy->requires[f])
+      {
+        required++;
+        if (unmet == NULL && claims.support[f] != SANDBOX_ENFORCED)
+          unmet = sandbox_feature_name ((enum sandbox_feature) f);
+      }
+  struct journal_field f[] = {
+    JOURNAL_STR ("backend", sup->backend->ops->id),
+    JOURNAL_INT64 ("required", required),
+    JOURNAL_STR ("outcome", unmet == NULL ? "accepted" : "refused"),
+    JOURNAL_STR ("unmet", unmet != NULL ? unmet : ""),
+  };
+  supervisor_fact (sup, JOURNAL_CAPABILITIES, cmd, f, unmet != NULL ? 4 : 3);
 }
 
 /* Append " #N LABEL" for c and the commands after it, oldest first (the
@@ -977,6 +1034,7 @@ command_new (struct supervisor *sup, const struct command_request *req,
   cmd->sup = sup;
   cmd->listener = *listener;
   cmd->session = session;
+  memcpy (cmd->sandbox_id, session->id, sizeof cmd->sandbox_id);
   cmd->out_fd = cmd->status_fd = -1;
   cmd->label = notes_label (req->description, req->line);
   cmd->serial = ++sup->next_serial;
@@ -997,6 +1055,7 @@ supervisor_start_command (struct supervisor *sup,
 {
   struct sandbox_policy policy;
   struct sandbox_session *session = NULL;
+  char digest[POLICY_DIGEST_SIZE];
   const char *shell = supervisor_find_shell ();
 
   *why = "admission";
@@ -1008,12 +1067,24 @@ supervisor_start_command (struct supervisor *sup,
                          "this machine has no POSIX shell (looked "
                          "for /bin/sh and /usr/bin/sh)");
   *why = "policy";
-  if (supervisor_policy (sup, &policy, err) < 0
-      || sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+  if (supervisor_policy (sup, &policy, digest, err) < 0)
     return -1;
+  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+    {
+      supervisor_negotiation_fact (sup, NULL, &policy);
+      return -1;
+    }
 
   *why = "launch";
   struct command *cmd = command_new (sup, req, listener, session);
+  struct journal_field pf[] = {
+    JOURNAL_STR ("backend", sup->backend->ops->id),
+    JOURNAL_STR ("mode", policy.enabled ? "confined" : "unconfined"),
+    JOURNAL_STR ("policy", digest),
+    JOURNAL_BOOLEAN ("degraded", false),
+  };
+  supervisor_fact (sup, JOURNAL_POLICY, cmd, pf, sizeof pf / sizeof *pf);
+  supervisor_negotiation_fact (sup, cmd, &policy);
   if (supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
       struct cr_error *ignored = NULL;
@@ -1041,6 +1112,7 @@ supervisor_start_command (struct supervisor *sup,
   else
     {
       uint64_t ms = supervisor_deadline_ms (sup->config, req->timeout_seconds);
+      cmd->deadline_ms = ms;
       cmd->deadline_at = loop_now_ms () + ms;
       cmd->deadline_timer
           = loop_add_timer (sup->loop, ms, command_deadline, cmd);

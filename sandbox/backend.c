@@ -4,8 +4,14 @@
 
 #include "sandbox/backend.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const sandbox_feature_names[SANDBOX_FEATURE_COUNT] = {
   [SANDBOX_FILESYSTEM] = "filesystem",
@@ -79,6 +85,13 @@ sandbox_check_policy (const struct sandbox_claims *claims,
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     if (policy->requires[f] && claims->support[f] == SANDBOX_UNSUPPORTED)
       return sandbox_refuse (err, (enum sandbox_feature) f, backend_id);
+  /* A stated ceiling asks for its feature as surely as requires[] does.  */
+  if (policy->memory_bytes != 0
+      && claims->support[SANDBOX_MEMORY_LIMIT] == SANDBOX_UNSUPPORTED)
+    return sandbox_refuse (err, SANDBOX_MEMORY_LIMIT, backend_id);
+  if (policy->processes != 0
+      && claims->support[SANDBOX_PROCESS_LIMIT] == SANDBOX_UNSUPPORTED)
+    return sandbox_refuse (err, SANDBOX_PROCESS_LIMIT, backend_id);
   return 0;
 }
 
@@ -109,11 +122,41 @@ sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
   return b->ops->probe (b, out, err);
 }
 
+/* Fill id with SANDBOX_ID_LEN random hex digits.  getrandom blocks only
+ * before the kernel's pool is first ready; a failure falls back on the
+ * clock and the pid, which still tells this run's sandboxes apart.  */
+static void
+sandbox_new_id (char id[SANDBOX_ID_LEN + 1])
+{
+  uint64_t v = 0;
+  size_t got = 0;
+
+  while (got < sizeof v)
+    {
+      ssize_t n = getrandom ((char *) &v + got, sizeof v - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          struct timespec ts;
+          clock_gettime (CLOCK_REALTIME, &ts);
+          v ^= ((uint64_t) ts.tv_sec << 32) ^ (uint64_t) ts.tv_nsec
+               ^ ((uint64_t) getpid () << 48);
+          break;
+        }
+      got += (size_t) n;
+    }
+  snprintf (id, SANDBOX_ID_LEN + 1, "%016" PRIx64, v);
+}
+
 int
 sandbox_prepare (struct sandbox_backend *b, const struct sandbox_policy *policy,
                  struct sandbox_session **out, struct cr_error **err)
 {
-  return b->ops->prepare (b, policy, out, err);
+  if (b->ops->prepare (b, policy, out, err) < 0)
+    return -1;
+  sandbox_new_id ((*out)->id);
+  return 0;
 }
 
 int
@@ -133,6 +176,8 @@ int
 sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
                     struct cr_error **err)
 {
+  /* A backend that leaves a field alone leaves it empty, message too.  */
+  memset (ev, 0, sizeof *ev);
   return s->ops->next_event (s, ev, err);
 }
 

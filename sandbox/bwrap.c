@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,9 +24,11 @@
 #include <unistd.h>
 
 #include "broker/status.h"
+#include "broker/unreadable.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/channel.h"
 #include "sandbox/publish.h"
 #include "sandbox/seccomp.h"
@@ -37,6 +41,8 @@
 #define BWRAP_PROBE_MS 3000
 /* After the broker has gone, bwrap is given this long to follow.  */
 #define BWRAP_LAUNCHER_MS 2000
+/* The exit status a launch that never ran the workload is reported with.  */
+#define BWRAP_NEVER_RAN 125
 /* How much of bwrap's own message is quoted.  */
 #define BWRAP_QUOTE_BYTES 512
 
@@ -78,6 +84,8 @@ struct bwrap_backend
   struct bwrap_location bwrap;
   char *broker_path;
   int broker_fd;
+  char **unreadable; /* copies of opt's lists */
+  char **unix_sockets;
 };
 
 struct bwrap_session
@@ -87,6 +95,7 @@ struct bwrap_session
   int channel;      /* host end of the status channel, or -1 */
   pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
   bool exited_seen; /* EXITED or FAILED has been reported */
+  bool owe_exit;    /* a FAILED that stands for the ending: EXITED next */
   bool done;        /* the scope is confirmed empty */
   bool ru_known;
   struct rusage ru; /* bwrap's children: the broker and all it reaped */
@@ -97,6 +106,12 @@ struct bwrap_session
   bool published;                   /* publication has settled */
   int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
   char *message; /* what they said, once the channel ended unreported */
+  char *cgroup;  /* the command's pids cgroup, or NULL */
+  unsigned long processes;         /* the cap: the lower of policy's and ours */
+  unsigned long long memory_bytes; /* RLIMIT_AS, policy's or ours; 0: none */
+  bool as_owner; /* root, over a workspace another user owns: run as them */
+  uid_t owner_uid;
+  gid_t owner_gid;
 };
 
 void
@@ -241,17 +256,31 @@ bwrap_seen (struct buf *seen, const char *cand)
   return false;
 }
 
-/* Try cand unless it was tried already.  */
+/* Try cand unless it was tried already; *skip trusted ones are passed
+ * over (counted down) before one is taken.  */
 static bool
-bwrap_try_once (const char *cand, struct buf *seen, struct buf *why,
+bwrap_try_once (const char *cand, struct buf *seen, struct buf *why, int *skip,
                 struct bwrap_location *out)
 {
-  return !bwrap_seen (seen, cand) && bwrap_try (cand, why, out);
+  if (bwrap_seen (seen, cand) || !bwrap_try (cand, why, out))
+    return false;
+  if (*skip == 0)
+    return true;
+  (*skip)--;
+  bwrap_location_clear (out);
+  return false;
 }
 
 int
 bwrap_locate_in (const char *path_env, struct bwrap_location *out,
                  struct cr_error **err)
+{
+  return bwrap_locate_nth (path_env, 0, out, err);
+}
+
+int
+bwrap_locate_nth (const char *path_env, int nth, struct bwrap_location *out,
+                  struct cr_error **err)
 {
   static const char *const fixed[] = BWRAP_FIXED_CANDIDATES;
   struct buf why = BUF_INIT, seen = BUF_INIT;
@@ -271,11 +300,11 @@ bwrap_locate_in (const char *path_env, struct bwrap_location *out,
       if (dir[0] != '/' || strlen (dir) > PATH_MAX - 8)
         continue;
       cleanup_free char *cand = xasprintf ("%s/bwrap", dir);
-      if (bwrap_try_once (cand, &seen, &why, out))
+      if (bwrap_try_once (cand, &seen, &why, &nth, out))
         goto found;
     }
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-    if (bwrap_try_once (fixed[i], &seen, &why, out))
+    if (bwrap_try_once (fixed[i], &seen, &why, &nth, out))
       goto found;
   cr_error_set (err, 0, "no trusted bwrap was found: %s",
                 why.data != NULL ? why.data : "no candidate");
@@ -449,9 +478,18 @@ bwrap_build_argv (const struct bwrap_plan *plan)
               BWRAP_HIDDEN_BROKER, (char *) NULL);
   /* The mount point for the projection, after --tmpfs /tmp so a workspace
    * under /tmp is not covered by it.  */
-  bwrap_args (&a, "--dir", plan->workspace, "--remount-ro", "/", "--seccomp",
-              fd_text[1], "--", BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2],
-              (char *) NULL);
+  bwrap_args (&a, "--dir", plan->workspace, (char *) NULL);
+  /* Granted sockets outside the workspace, each the very socket that was
+   * checked (a descriptor, not a path bwrap would resolve again), at its
+   * canonical path.  After --tmpfs /tmp, like the workspace.  */
+  for (size_t i = 0; i < plan->n_socket_binds; i++)
+    {
+      char fd[16];
+      snprintf (fd, sizeof fd, "%d", BWRAP_FD_EXTRA + (int) i);
+      bwrap_args (&a, "--ro-bind-fd", fd, plan->socket_dests[i], (char *) NULL);
+    }
+  bwrap_args (&a, "--remount-ro", "/", "--seccomp", fd_text[1], "--",
+              BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2], (char *) NULL);
   bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4], "--cwd",
               plan->workspace, "--confine", "--lower", BWRAP_HIDDEN_LOWER,
               "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
@@ -463,6 +501,13 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   if (plan->gitdir != NULL)
     bwrap_args (&a, "--protect", plan->gitdir, (char *) NULL);
   bwrap_args (&a, "--hide", BWRAP_HIDDEN_DIR, (char *) NULL);
+  for (size_t i = 0; i < plan->n_unreadable; i++)
+    bwrap_args (&a, "--unreadable", plan->unreadable[i], (char *) NULL);
+  if (plan->hide_sockets)
+    bwrap_args (&a, "--hide-sockets", (char *) NULL);
+  for (size_t i = 0; i < plan->n_socket_names; i++)
+    bwrap_args (&a, "--socket", plan->socket_names[i], (char *) NULL);
+  bwrap_arg_num (&a, "--address-space", (unsigned long) plan->memory_bytes);
   bwrap_arg_num (&a, "--cpu-seconds", plan->cpu_seconds);
   bwrap_arg_num (&a, "--open-files", plan->open_files);
   bwrap_arg_num (&a, "--processes", plan->processes);
@@ -511,20 +556,29 @@ struct bwrap_fds
   int in, out, err;                         /* 0, 1, 2 */
   int status, broker, seccomp, env, output; /* BWRAP_FD_* */
   int self;                                 /* bwrap, executed through it */
+  const int *extra; /* at BWRAP_FD_EXTRA and on: the granted sockets */
+  size_t n_extra;
+  int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
+  uid_t uid;        /* run bwrap as this identity when as_owner */
+  gid_t gid;
+  bool as_owner;
 };
+
+/* The most descriptors a launch hands bwrap.  */
+#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + BWRAP_MAX_SOCKETS)
 
 /* Put each descriptor at its number.  Everything is first moved above the
  * targets, so that no dup2 overwrites a source still to be moved.  */
 static int
 bwrap_child_fds (const struct bwrap_fds *f)
 {
-  const int src[] = { f->in,      f->out, f->err,    f->status, f->broker,
-                      f->seccomp, f->env, f->output, f->self };
-  enum
-  {
-    n_fds = sizeof src / sizeof *src
-  };
-  int moved[n_fds];
+  int src[BWRAP_MAX_FDS]
+      = { f->in,      f->out, f->err,    f->status, f->broker,
+          f->seccomp, f->env, f->output, f->self };
+  int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
+
+  for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
+    src[n_fds++] = f->extra[i];
 
   for (int i = 0; i < n_fds; i++)
     {
@@ -542,7 +596,7 @@ bwrap_child_fds (const struct bwrap_fds *f)
   for (int i = 0; i < n_fds; i++)
     if (moved[i] < 0 && i >= 3 && i != BWRAP_FD_SELF)
       close (i);
-  return (int) syscall (SYS_close_range, BWRAP_FD_SELF + 1, ~0U, 0);
+  return (int) syscall (SYS_close_range, (unsigned int) n_fds, ~0U, 0);
 }
 
 /* In the forked child: become bwrap, from an empty environment, with
@@ -559,6 +613,18 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
     signal (s, SIG_DFL);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
+  /* Into the command's pids cgroup before anything else of the scope
+   * exists, so bwrap, the broker and every process beneath are counted;
+   * "0" names the writer.  */
+  if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
+    _exit (125);
+  /* crucible run by root over another user's workspace: the sandbox is
+   * that user's (DESIGN.md), so bwrap starts as them, with no
+   * supplementary group of root's and no way back.  */
+  if (f->as_owner
+      && (setgroups (0, NULL) < 0 || setgid (f->gid) < 0 || setuid (f->uid) < 0
+          || setuid (0) == 0))
+    _exit (125);
   if (bwrap_child_fds (f) < 0)
     _exit (125);
   /* The pinned file, not the path: what was digested is what runs.  */
@@ -673,13 +739,25 @@ bwrap_help_has (const char *help, const char *option)
   return false;
 }
 
+/* The descriptors of a probe run: the broker and the seccomp program when
+ * given (-1 otherwise), no channel, environment, output or cgroup.  */
+static struct bwrap_fds
+bwrap_probe_fds (int broker, int seccomp)
+{
+  return (struct bwrap_fds){ .status = -1,
+                             .broker = broker,
+                             .seccomp = seccomp,
+                             .env = -1,
+                             .output = -1,
+                             .cgroup_procs = -1 };
+}
+
 /* The option surface: every option the launch uses is in --help.  */
 static int
 bwrap_probe_surface (struct bwrap_backend *b, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--help", NULL };
-  struct bwrap_fds f
-      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
   cleanup_free char *help = NULL;
   int status = bwrap_run_probe (b, argv, &f, &help);
 
@@ -727,8 +805,7 @@ static int
 bwrap_probe_version (struct bwrap_backend *b, char **version, char **why)
 {
   char *argv[] = { (char *) "bwrap", (char *) "--version", NULL };
-  struct bwrap_fds f
-      = { .status = -1, .broker = -1, .seccomp = -1, .env = -1, .output = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
   cleanup_free char *text = NULL;
   int status = bwrap_run_probe (b, argv, &f, &text);
   unsigned long v[3] = { 0 };
@@ -754,7 +831,7 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
   struct bwrap_argv a = { 0 };
   struct cr_error *err = NULL;
   char fd_text[2][16];
-  cleanup_close int seccomp = sandbox_seccomp_fd (&err);
+  cleanup_close int seccomp = sandbox_seccomp_fd (false, &err);
   cleanup_free char *text = NULL;
 
   if (seccomp < 0)
@@ -772,11 +849,7 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
               "--ro-bind-fd", fd_text[0], BWRAP_HIDDEN_BROKER, "--remount-ro",
               "/", "--seccomp", fd_text[1], "--", BWRAP_HIDDEN_BROKER,
               (char *) NULL);
-  struct bwrap_fds f = { .status = -1,
-                         .broker = b->broker_fd,
-                         .seccomp = seccomp,
-                         .env = -1,
-                         .output = -1 };
+  struct bwrap_fds f = bwrap_probe_fds (b->broker_fd, seccomp);
   int status = bwrap_run_probe (b, a.v, &f, &text);
   bwrap_argv_free (a.v);
   if (status < 0)
@@ -808,23 +881,51 @@ bwrap_probe_once (struct bwrap_backend *b)
     return;
   b->probed = true;
   b->probe.confined = true;
-  if (bwrap_locate (&b->bwrap, &err) < 0
-      || broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
+  if (broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
     {
       b->probe.reason = xstrdup (err->msg);
       cr_error_free (err);
       return;
     }
-  if (bwrap_probe_surface (b, &why) < 0
-      || bwrap_probe_version (b, &version, &why) < 0
-      || bwrap_probe_namespaces (b, &why) < 0)
+  /* Every trusted candidate, in order, until one passes its probes; each
+   * one that fails says why, and the next is tried.  */
+  struct buf failed = BUF_INIT;
+  char *last = NULL;
+  int tried = 0;
+  for (;; tried++)
     {
-      b->probe.reason = why;
+      if (bwrap_locate_nth (getenv ("PATH"), tried, &b->bwrap, &err) < 0)
+        break;
+      if (bwrap_probe_surface (b, &why) == 0
+          && bwrap_probe_version (b, &version, &why) == 0
+          && bwrap_probe_namespaces (b, &why) == 0)
+        {
+          b->probe.usable = true;
+          b->probe.version = version;
+          buf_free (&failed);
+          free (last);
+          return;
+        }
+      buf_printf (&failed, "%s%s: %s", failed.len > 0 ? "; " : "",
+                  b->bwrap.path, why);
+      free (last);
+      last = why;
       free (version);
-      return;
+      why = version = NULL;
+      bwrap_location_clear (&b->bwrap);
     }
-  b->probe.usable = true;
-  b->probe.version = version;
+  /* None trusted: where each was looked for and why not.  One trusted
+   * that failed: its own reason.  Several: each one's.  */
+  if (tried == 0)
+    b->probe.reason = xstrdup (err->msg);
+  else if (tried == 1)
+    b->probe.reason = steal_pointer (&last);
+  else
+    b->probe.reason
+        = xasprintf ("no trusted bwrap passed its probes: %s", failed.data);
+  cr_error_free (err);
+  buf_free (&failed);
+  free (last);
 }
 
 static int
@@ -846,8 +947,9 @@ bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
 
 /* What this backend holds, each enforced row exercised by a test under
  * tests/security/ (doc/linux-confinement.md lists which).  The process
- * cap is RLIMIT_NPROC, which does not bind uid 0: claimed only when
- * crucible does not run as root.  */
+ * cap is a pids cgroup where crucible can make one, and RLIMIT_NPROC,
+ * which does not bind uid 0: as root it is claimed only with the cgroup.
+ * Looking for the cgroup reads /proc and starts nothing.  */
 static void
 bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 {
@@ -859,6 +961,7 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
     SANDBOX_KERNEL_SURFACE,
     SANDBOX_PRIVILEGE_ISOLATION,
     SANDBOX_CPU_LIMIT,
+    SANDBOX_MEMORY_LIMIT,
     SANDBOX_OPEN_FILE_LIMIT,
     SANDBOX_COMMAND_TIME_LIMIT,
     SANDBOX_OUTPUT_LIMIT,
@@ -869,7 +972,8 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   memset (out, 0, sizeof *out);
   for (size_t i = 0; i < sizeof enforced / sizeof *enforced; i++)
     out->support[enforced[i]] = SANDBOX_ENFORCED;
-  if (geteuid () != 0)
+  cleanup_free char *cgroup = cgroup_pids_parent ();
+  if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
   out->support[SANDBOX_USAGE] = SANDBOX_OBSERVED;
 }
@@ -879,6 +983,19 @@ static const struct sandbox_backend_ops bwrap_ops;
 /* Prepare a session: refuse what the claims do not hold, by name, then
  * make sure the backend is usable and the state directory is sound, all
  * before any session exists.  */
+/* A process cap above the broker's own is refused by the feature's name.  */
+static int
+bwrap_refuse_processes (unsigned long long n, struct cr_error **err)
+{
+  cr_error_set (err, 0,
+                "process_limit: %llu processes is more than the %d a "
+                "sandbox allows",
+                n, BWRAP_DEFAULT_PROCESSES);
+  if (err != NULL && *err != NULL)
+    (*err)->refused_feature = SANDBOX_PROCESS_LIMIT;
+  return -1;
+}
+
 static int
 bwrap_prepare (struct sandbox_backend *base,
                const struct sandbox_policy *policy,
@@ -892,6 +1009,27 @@ bwrap_prepare (struct sandbox_backend *base,
   bwrap_claims (base, &claims);
   if (sandbox_check_policy (&claims, policy, bwrap_ops.id, err) < 0)
     return -1;
+  if (b->opt.processes > BWRAP_DEFAULT_PROCESSES)
+    return bwrap_refuse_processes (b->opt.processes, err);
+  if (policy->processes > BWRAP_DEFAULT_PROCESSES)
+    return bwrap_refuse_processes (policy->processes, err);
+  if (b->opt.n_unix_sockets > BWRAP_MAX_SOCKETS)
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: more than %d "
+                         "sockets",
+                         BWRAP_MAX_SOCKETS);
+  for (size_t i = 0; i < b->opt.n_unreadable; i++)
+    {
+      const char *p = b->unreadable[i], *why = NULL;
+      if (p[0] != '/' && (why = unreadable_check (p)) != NULL)
+        return cr_error_set (err, 0, "sandbox.filesystem.unreadable: '%s' %s",
+                             p, why);
+    }
+  /* Cgroups left by a crucible that was killed: only those whose maker
+   * is gone, and only when empty.  */
+  cleanup_free char *cgroups = cgroup_pids_parent ();
+  if (cgroups != NULL)
+    cgroup_pids_recover (cgroups);
   bwrap_probe_once (b);
   if (!b->probe.usable)
     return cr_error_set (err, 0, "the %s backend is unavailable: %s",
@@ -900,12 +1038,22 @@ bwrap_prepare (struct sandbox_backend *base,
                      &statefd, err)
       < 0)
     return -1;
+  /* Layer pairs left by a crucible of this user that was killed outright
+   * (and so could not remove its own): only those whose maker is gone.  */
+  int recovered;
+  statedir_recover (statedir, &recovered);
   struct bwrap_session *s = xcalloc (1, sizeof *s);
   s->base.ops = &bwrap_ops;
   s->backend = b;
   s->channel = -1;
   s->err_fd = -1;
   s->statedir = statedir;
+  s->processes = b->opt.processes;
+  if (policy->processes != 0 && policy->processes < s->processes)
+    s->processes = (unsigned long) policy->processes;
+  s->memory_bytes = b->opt.memory_bytes;
+  if (policy->memory_bytes != 0)
+    s->memory_bytes = policy->memory_bytes;
   *out = &s->base;
   return 0;
 }
@@ -1061,6 +1209,266 @@ bwrap_gitdir (const char *workspace, char **rel_out, struct cr_error **err)
   return 0;
 }
 
+/* What one launch resolves from the policy's grants against the
+ * workspace: the unreadable patterns, relative to it, and the granted
+ * sockets, by name inside it or pinned by descriptor outside.  */
+struct bwrap_grants
+{
+  char **unreadable;
+  size_t n_unreadable;
+  char **names; /* sockets inside the workspace, relative */
+  size_t n_names;
+  char **dests; /* sockets outside it: where each is bound */
+  int *fds;     /* and the socket itself, opened O_PATH */
+  size_t n_binds;
+};
+
+static void
+bwrap_grants_clear (struct bwrap_grants *g)
+{
+  for (size_t i = 0; i < g->n_unreadable; i++)
+    free (g->unreadable[i]);
+  for (size_t i = 0; i < g->n_names; i++)
+    free (g->names[i]);
+  for (size_t i = 0; i < g->n_binds; i++)
+    {
+      free (g->dests[i]);
+      close (g->fds[i]);
+    }
+  free (g->unreadable);
+  free (g->names);
+  free (g->dests);
+  free (g->fds);
+  memset (g, 0, sizeof *g);
+}
+
+/* Append s to a growing list of strings.  */
+static void
+bwrap_list_push (char ***list, size_t *n, char *s)
+{
+  *list = xrealloc (*list, (*n + 1) * sizeof **list);
+  (*list)[(*n)++] = s;
+}
+
+/* Where pattern applies: relative to the workspace as written; an absolute
+ * one inside the workspace made relative; an absolute one outside it is
+ * nothing in this view (nothing outside the workspace is mounted), so
+ * *rel_out is NULL.  */
+static int
+bwrap_pattern_rel (const char *pattern, const char *workspace,
+                   const char **rel_out, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  const char *why;
+
+  *rel_out = NULL;
+  if (pattern[0] == '/')
+    {
+      if (strncmp (pattern, workspace, n) != 0
+          || (pattern[n] != '/' && pattern[n] != '\0'))
+        return 0;
+      if (pattern[n] == '\0' || pattern[n + 1] == '\0')
+        return cr_error_set (err, 0,
+                             "sandbox.filesystem.unreadable: '%s' is the "
+                             "workspace itself",
+                             pattern);
+      pattern += n + 1;
+    }
+  why = unreadable_check (pattern);
+  if (why != NULL)
+    return cr_error_set (err, 0, "sandbox.filesystem.unreadable: '%s' %s",
+                         pattern, why);
+  *rel_out = pattern;
+  return 0;
+}
+
+/* The patterns, relative to the workspace.  */
+static int
+bwrap_resolve_patterns (const struct bwrap_backend *b, const char *workspace,
+                        struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unreadable; i++)
+    {
+      const char *rel;
+      if (bwrap_pattern_rel (b->unreadable[i], workspace, &rel, err) < 0)
+        return -1;
+      if (rel != NULL)
+        bwrap_list_push (&g->unreadable, &g->n_unreadable, xstrdup (rel));
+    }
+  return 0;
+}
+
+/* The canonical path of what path names, its last component not
+ * resolved (it is the socket itself, opened without following).  */
+static char *
+bwrap_canonical_parent (const char *path)
+{
+  cleanup_free char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  cleanup_free char *real = NULL;
+
+  *slash = '\0';
+  real = realpath (dir[0] != '\0' ? dir : "/", NULL);
+  if (real == NULL)
+    return NULL;
+  return xasprintf ("%s/%s", strcmp (real, "/") == 0 ? "" : real, slash + 1);
+}
+
+/* One granted socket: opened without following a symlink and checked to
+ * be a socket, so what is bound is the socket that was named.  One that
+ * does not exist when the command starts is left out (a server started
+ * later is not reachable); anything else that is not a socket refuses the
+ * launch.  */
+static int
+bwrap_resolve_socket (const char *path, const char *workspace,
+                      struct bwrap_grants *g, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  struct stat st;
+  cleanup_free char *canon = NULL;
+  cleanup_close int fd = open (path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : cr_error_set (err, errno,
+                               "sandbox.network.allowUnixSockets: '%s'", path);
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  if (!S_ISSOCK (st.st_mode))
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: '%s' is not a "
+                         "Unix socket",
+                         path);
+  canon = bwrap_canonical_parent (path);
+  if (canon == NULL)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  /* Inside the workspace the projection shows it already; the broker is
+   * told to leave it uncovered.  */
+  if (strncmp (canon, workspace, n) == 0 && canon[n] == '/')
+    {
+      bwrap_list_push (&g->names, &g->n_names, xstrdup (canon + n + 1));
+      return 0;
+    }
+  g->fds = xrealloc (g->fds, (g->n_binds + 1) * sizeof *g->fds);
+  g->fds[g->n_binds] = steal_fd (&fd);
+  bwrap_list_push (&g->dests, &g->n_binds, steal_pointer (&canon));
+  return 0;
+}
+
+static int
+bwrap_resolve_sockets (const struct bwrap_backend *b, const char *workspace,
+                       struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unix_sockets; i++)
+    if (bwrap_resolve_socket (b->unix_sockets[i], workspace, g, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* Put the command in a pids cgroup of its own where crucible can make one:
+ * the cap then binds whoever runs crucible.  bwrap and the broker are
+ * counted too, hence the two more.  */
+static int
+bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
+{
+  cleanup_free char *parent = cgroup_pids_parent ();
+
+  *procs_fd = -1;
+  if (parent == NULL)
+    return 0;
+  return cgroup_pids_make (parent, s->processes + 2, &s->cgroup, procs_fd, err);
+}
+
+/* Whose sandbox this is.  crucible run by root over a workspace that
+ * another user owns: inside a one-uid namespace of root's, that user's
+ * files would appear as 65534 and read-only, so the sandbox is run as the
+ * owner instead (bwrap started as them, their own state directory, layers
+ * they own); their primary group from the password database, or the
+ * workspace's group when they have no entry.  */
+static int
+bwrap_owner (struct bwrap_session *s, const char *workspace,
+             struct cr_error **err)
+{
+  struct stat st;
+  char *statedir = NULL;
+  int fd = -1;
+
+  if (geteuid () != 0)
+    return 0;
+  if (stat (workspace, &st) < 0)
+    return cr_error_set (err, errno, "examining the workspace root");
+  if (st.st_uid == 0)
+    return 0;
+  struct passwd *pw = getpwuid (st.st_uid);
+  s->as_owner = true;
+  s->owner_uid = st.st_uid;
+  s->owner_gid = pw != NULL ? pw->pw_gid : st.st_gid;
+  if (statedir_open (s->backend->opt.state_parent, s->owner_uid, s->owner_gid,
+                     &statedir, &fd, err)
+      < 0)
+    return cr_error_prefix (err, "the workspace's owner's sandbox");
+  close (fd);
+  int recovered;
+  statedir_recover (statedir, &recovered);
+  free (s->statedir);
+  s->statedir = statedir;
+  return 0;
+}
+
+/* Effective identity saved while root acts as a workspace's owner.  */
+struct bwrap_ids
+{
+  bool switched;
+  gid_t groups[64];
+  int n_groups;
+};
+
+/* Act as the workspace's owner (effective uid, gid and groups) for what
+ * touches their state directory and workspace: publication's baseline,
+ * lock, counts and journal are then theirs, as their own crucible would
+ * make them, and what is published is written as them.  crucible is one
+ * thread, so nothing else runs under the borrowed identity.  */
+static int
+bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
+                    struct cr_error **err)
+{
+  saved->switched = false;
+  if (!s->as_owner)
+    return 0;
+  saved->n_groups = getgroups (64, saved->groups);
+  if (saved->n_groups < 0 || setgroups (1, &s->owner_gid) < 0
+      || setegid (s->owner_gid) < 0 || seteuid (s->owner_uid) < 0)
+    {
+      int saved_errno = errno;
+      if (seteuid (0) == 0 && setegid (0) == 0 && saved->n_groups >= 0)
+        setgroups ((size_t) saved->n_groups, saved->groups);
+      return cr_error_set (err, saved_errno, "acting as the workspace's owner");
+    }
+  saved->switched = true;
+  return 0;
+}
+
+/* Back to root.  Failing here would leave crucible as someone else:
+ * abort rather than carry on.  */
+static void
+bwrap_become_self (struct bwrap_ids *saved)
+{
+  if (!saved->switched)
+    return;
+  if (seteuid (0) < 0 || setegid (0) < 0
+      || setgroups ((size_t) saved->n_groups, saved->groups) < 0)
+    abort ();
+  saved->switched = false;
+}
+
+static int bwrap_launch (struct bwrap_session *s,
+                         const struct sandbox_command *cmd,
+                         const char *workspace, const char *gitdir,
+                         const struct bwrap_grants *g, struct cr_error **err);
+
 /* Start bwrap, which starts the broker, which starts the workload.  */
 static int
 bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
@@ -1070,28 +1478,57 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   struct bwrap_backend *b = s->backend;
   cleanup_free char *workspace = realpath (cmd->cwd, NULL);
   cleanup_free char *gitdir = NULL;
-  cleanup_close int devnull = -1, seccomp = -1, env = -1;
-  int pair[2], errp[2];
+  struct bwrap_grants g = { 0 };
+  int rc;
 
   if (workspace == NULL)
     return cr_error_set (err, errno, "resolving the workspace root");
   if (bwrap_gitdir (workspace, &gitdir, err) < 0)
     return -1;
+  if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
+      || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
+    {
+      bwrap_grants_clear (&g);
+      return -1;
+    }
+  rc = bwrap_launch (s, cmd, workspace, gitdir, &g, err);
+  bwrap_grants_clear (&g);
+  return rc;
+}
+
+/* The launch itself, once the grants are resolved.  */
+static int
+bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
+              const char *workspace, const char *gitdir,
+              const struct bwrap_grants *g, struct cr_error **err)
+{
+  struct bwrap_backend *b = s->backend;
+  cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
+  int pair[2], errp[2];
+
+  if (bwrap_owner (s, workspace, err) < 0)
+    return -1;
   /* The baseline comes before the layers, under the publication lock, so
    * no baseline is taken halfway through another command's publication;
    * it also recovers what an earlier process abandoned.  */
-  if (publish_baseline_take (s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS,
-                             &s->baseline, err)
-      < 0)
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int taken = publish_baseline_take (
+      s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
+  bwrap_become_self (&ids);
+  if (taken < 0)
     return -1;
   s->root = xstrdup (workspace);
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
+    return -1;
+  if (bwrap_cgroup (s, &procs, err) < 0)
     return -1;
   devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0)
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
-  if ((seccomp = sandbox_seccomp_fd (err)) < 0
+  if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
       || (env = bwrap_env_fd (cmd->envp, err)) < 0)
     return -1;
   if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -1109,7 +1546,15 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
                              .line = cmd->line,
                              .cpu_seconds = b->opt.cpu_seconds,
                              .open_files = b->opt.open_files,
-                             .processes = b->opt.processes };
+                             .processes = s->processes,
+                             .memory_bytes = s->memory_bytes,
+                             .unreadable = g->unreadable,
+                             .n_unreadable = g->n_unreadable,
+                             .hide_sockets = b->opt.n_unix_sockets > 0,
+                             .socket_names = g->names,
+                             .n_socket_names = g->n_names,
+                             .socket_dests = g->dests,
+                             .n_socket_binds = g->n_binds };
   char **argv = bwrap_build_argv (&plan);
   /* bwrap's own stdout and stderr are not the command's: bwrap and the
    * broker hold them for the whole run, and the host must see the end of
@@ -1122,7 +1567,13 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
                          .seccomp = seccomp,
                          .env = env,
                          .output = cmd->output_fd,
-                         .self = b->bwrap.fd };
+                         .self = b->bwrap.fd,
+                         .extra = g->fds,
+                         .n_extra = g->n_binds,
+                         .cgroup_procs = procs,
+                         .uid = s->owner_uid,
+                         .gid = s->owner_gid,
+                         .as_owner = s->as_owner };
   pid_t pid = fork ();
   if (pid == 0)
     bwrap_child_exec (&f, argv);
@@ -1189,11 +1640,14 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
     }
   if (!s->exited_seen)
     {
-      s->message = bwrap_read_message (s->err_fd);
+      if (s->message == NULL)
+        s->message = bwrap_read_message (s->err_fd);
       s->exited_seen = true;
+      s->owe_exit = true;
       ev->kind = SANDBOX_EVENT_FAILED;
       ev->error = 0;
       ev->stage = BROKER_STAGE_SETUP;
+      ev->message = s->message;
       return 0;
     }
   if (s->launcher == 0)
@@ -1214,6 +1668,17 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
   memset (ev, 0, sizeof *ev);
   if (s->done)
     return 0;
+  /* A launch that failed before the workload ran has no wait status of
+   * its own; like the compatibility backend's, its ending is reported as
+   * an exit with 125 (the command never ran) after the FAILED, so a
+   * supervisor sees every command end the same way.  */
+  if (s->owe_exit)
+    {
+      s->owe_exit = false;
+      ev->kind = SANDBOX_EVENT_EXITED;
+      ev->wait_status = BWRAP_NEVER_RAN << 8;
+      return 0;
+    }
   for (;;)
     {
       int r = channel_read (s->channel, BWRAP_WHO, &msg, err);
@@ -1226,12 +1691,21 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return -1;
       if (r == 0)
         continue;
+      /* The broker said what failed on its stderr before it sent this.  */
+      if (ev->kind == SANDBOX_EVENT_FAILED)
+        {
+          if (s->message == NULL)
+            s->message = bwrap_read_message (s->err_fd);
+          ev->message = s->message;
+        }
       /* An exec failure is followed by EXITED 127; a setup or fork failure
        * by nothing, so it stands for the ending.  */
       if (ev->kind == SANDBOX_EVENT_EXITED
           || (ev->kind == SANDBOX_EVENT_FAILED
               && ev->stage != BROKER_STAGE_EXEC))
         s->exited_seen = true;
+      s->owe_exit
+          = ev->kind == SANDBOX_EVENT_FAILED && ev->stage != BROKER_STAGE_EXEC;
       s->done = ev->kind == SANDBOX_EVENT_DONE;
       return 0;
     }
@@ -1276,7 +1750,12 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
                                  .upper = s->pair.upper,
                                  .call_id = call_id,
                                  .baseline = &s->baseline };
-  if (publish_run (&req, &rep, err) < 0)
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int ran = publish_run (&req, &rep, err);
+  bwrap_become_self (&ids);
+  if (ran < 0)
     {
       s->published = true;
       return -1;
@@ -1336,6 +1815,9 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
     }
   statedir_pair_remove (&s->pair, &rm_err);
   cr_error_free (rm_err); /* a leftover pair is only disc space */
+  if (s->cgroup != NULL)
+    cgroup_pids_remove (s->cgroup); /* one left is recovered later */
+  free (s->cgroup);
   if (s->err_fd >= 0)
     close (s->err_fd);
   free (s->message);
@@ -1361,6 +1843,9 @@ bwrap_abandon (struct sandbox_session *base)
   free (s->pair.dir);
   free (s->pair.upper);
   free (s->pair.work);
+  if (s->cgroup != NULL)
+    rmdir (s->cgroup); /* fails while bwrap's scope is still in it */
+  free (s->cgroup);
   if (s->err_fd >= 0)
     close (s->err_fd);
   free (s->message);
@@ -1375,6 +1860,8 @@ bwrap_free (struct sandbox_backend *base)
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
   bwrap_location_clear (&b->bwrap);
+  bwrap_argv_free (b->unreadable);
+  bwrap_argv_free (b->unix_sockets);
   free (b->broker_path);
   if (b->broker_fd >= 0)
     close (b->broker_fd);
@@ -1397,6 +1884,17 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .free = bwrap_free,
 };
 
+/* A NULL-terminated copy of n strings.  */
+static char **
+bwrap_copy_list (const char *const *list, size_t n)
+{
+  char **copy = xcalloc (n + 1, sizeof *copy);
+
+  for (size_t i = 0; i < n; i++)
+    copy[i] = xstrdup (list[i]);
+  return copy;
+}
+
 struct sandbox_backend *
 bwrap_backend_new (const struct bwrap_options *opt)
 {
@@ -1413,6 +1911,11 @@ bwrap_backend_new (const struct bwrap_options *opt)
     b->opt.processes = BWRAP_DEFAULT_PROCESSES;
   if (b->opt.state_parent == NULL)
     b->opt.state_parent = STATEDIR_PARENT;
+  b->unreadable = bwrap_copy_list (b->opt.unreadable, b->opt.n_unreadable);
+  b->unix_sockets
+      = bwrap_copy_list (b->opt.unix_sockets, b->opt.n_unix_sockets);
+  b->opt.unreadable = NULL;
+  b->opt.unix_sockets = NULL;
   b->bwrap.fd = -1;
   b->broker_fd = -1;
   return &b->base;

@@ -65,6 +65,11 @@ char *bwrap_distrust (const char *path, bool allow_user, uid_t user);
 int bwrap_locate_in (const char *path_env, struct bwrap_location *out,
                      struct cr_error **err);
 int bwrap_locate (struct bwrap_location *out, struct cr_error **err);
+/* The same, passing over the first nth trusted candidates: the probe tries
+ * each trusted one in turn until one passes.  Fails when there are no
+ * more.  */
+int bwrap_locate_nth (const char *path_env, int nth, struct bwrap_location *out,
+                      struct cr_error **err);
 
 /* Find crucible-sandbox-broker beside the program in exe_dir or in the
  * directory above it, accepted when it and every directory above belong
@@ -81,13 +86,23 @@ struct bwrap_options
 {
   unsigned long cpu_seconds; /* RLIMIT_CPU per process: 3600 */
   unsigned long open_files;  /* RLIMIT_NOFILE: 4096 */
-  unsigned long processes;   /* RLIMIT_NPROC where it binds: 1024 */
+  unsigned long processes;   /* the process cap: 1024, never more */
   const char *state_parent;  /* where the state directory is: /var/tmp */
+  /* RLIMIT_AS per process, in bytes (memory_limit); 0: none.  */
+  unsigned long long memory_bytes;
+  /* sandbox.filesystem.unreadable, as configured; copied.  */
+  const char *const *unreadable;
+  size_t n_unreadable;
+  /* sandbox.network.allowUnixSockets: absolute socket paths; copied.  */
+  const char *const *unix_sockets;
+  size_t n_unix_sockets;
 };
 
 #define BWRAP_DEFAULT_CPU_SECONDS 3600
 #define BWRAP_DEFAULT_OPEN_FILES 4096
 #define BWRAP_DEFAULT_PROCESSES 1024
+/* The most sockets allowUnixSockets may name (as the configuration).  */
+#define BWRAP_MAX_SOCKETS 64
 
 /* The backend; opt may be NULL.  Nothing is looked up until probe or
  * prepare.  */
@@ -100,6 +115,7 @@ struct sandbox_backend *bwrap_backend_new (const struct bwrap_options *opt);
 #define BWRAP_FD_ENV 6     /* the workload's environment, for the broker */
 #define BWRAP_FD_OUTPUT 7  /* the workload's stdout and stderr */
 #define BWRAP_FD_SELF 8    /* bwrap itself, executed through it */
+#define BWRAP_FD_EXTRA 9   /* the granted sockets, for --ro-bind-fd */
 
 /* Everything one launch's argument vector depends on.  */
 struct bwrap_plan
@@ -110,6 +126,18 @@ struct bwrap_plan
   const char *shell;     /* absolute */
   const char *line;      /* given to sh -c */
   unsigned long cpu_seconds, open_files, processes; /* 0: not set */
+  unsigned long long memory_bytes;                  /* 0: not set */
+  /* Unreadable patterns, relative to the workspace (checked).  */
+  char *const *unreadable;
+  size_t n_unreadable;
+  /* A Unix socket grant exists: cover every socket in the workspace but
+   * the named ones (relative), and bind the others (outside it) from the
+   * descriptors BWRAP_FD_EXTRA + i at socket_dests[i].  */
+  bool hide_sockets;
+  char *const *socket_names;
+  size_t n_socket_names;
+  char *const *socket_dests;
+  size_t n_socket_binds;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";

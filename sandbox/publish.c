@@ -249,6 +249,21 @@ publish_dir_times (struct publish_txn *t, bool before)
     }
 }
 
+/* Whether base (seen as st) is a symbolic link to exactly want.  */
+static bool
+publish_is_link_to (int parent, const char *base, const struct stat *st,
+                    const char *want)
+{
+  char target[PATH_MAX + 1];
+  ssize_t n;
+
+  if (!S_ISLNK (st->st_mode))
+    return false;
+  n = readlinkat (parent, base, target, sizeof target);
+  return n >= 0 && (size_t) n == strlen (want)
+         && memcmp (target, want, (size_t) n) == 0;
+}
+
 /* Whether the root holds change i as published (after) or as it was
  * (before).  */
 static bool
@@ -281,13 +296,7 @@ publish_holds (struct publish_txn *t, size_t i, bool after)
       case PUBPLAN_DIR:
         return S_ISDIR (st.st_mode) && (st.st_mode & 07777) == c->mode;
       case PUBPLAN_LINK:
-        {
-          char target[PATH_MAX + 1];
-          ssize_t n = readlinkat (parent, base, target, sizeof target);
-          return S_ISLNK (st.st_mode) && n >= 0
-                 && (size_t) n == strlen (c->target)
-                 && memcmp (target, c->target, (size_t) n) == 0;
-        }
+        return publish_is_link_to (parent, base, &st, c->target);
       case PUBPLAN_DELETE:
         return false;
       }
@@ -300,13 +309,7 @@ publish_holds (struct publish_txn *t, size_t i, bool after)
              && pubfs_digest (parent, base, hex) == 0
              && strcmp (hex, c->before_digest) == 0;
     case PUBPLAN_WAS_LINK:
-      {
-        char target[PATH_MAX + 1];
-        ssize_t n = readlinkat (parent, base, target, sizeof target);
-        return S_ISLNK (st.st_mode) && n >= 0
-               && (size_t) n == strlen (c->before_target)
-               && memcmp (target, c->before_target, (size_t) n) == 0;
-      }
+      return publish_is_link_to (parent, base, &st, c->before_target);
     case PUBPLAN_WAS_TREE:
       return pubfs_same_tree (parent, base, t->backupfd, name);
     case PUBPLAN_WAS_DIRMETA:
@@ -871,6 +874,25 @@ publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
   return rc;
 }
 
+/* Open what a kept transaction (abandoned, or in quarantine) is undone
+ * with: its root (root may be NULL when its log did not say), its staged
+ * and backup directories, and its log.  -1 when any is missing; err is set
+ * only where the log says why.  */
+static int
+publish_txn_reopen (struct publish_txn *t, const char *root,
+                    struct cr_error **err)
+{
+  if (root == NULL
+      || (t->rootfd
+          = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+             < 0
+      || (t->stagefd = publish_subdir (t->dirfd, "stage")) < 0
+      || (t->backupfd = publish_subdir (t->dirfd, "backup")) < 0
+      || (t->wal = wal_open (t->dirfd, err)) < 0)
+    return -1;
+  return 0;
+}
+
 /* Recover one abandoned transaction, id, in statedir.  */
 static int
 publish_recover_one (const char *statedir, const char *id,
@@ -927,13 +949,7 @@ publish_recover_one (const char *statedir, const char *id,
     }
   else if (done || !staged)
     publish_txn_remove (&t);
-  else if (root == NULL
-           || (t.rootfd
-               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-                  < 0
-           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
-           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
-           || (t.wal = wal_open (t.dirfd, err)) < 0)
+  else if (publish_txn_reopen (&t, root, err) < 0)
     {
       cr_error_clear (err);
       publish_txn_quarantine (&t, "its root could not be opened", &rep);
@@ -1036,13 +1052,7 @@ quarantine_restore (const char *statedir, const char *id, struct cr_error **err)
     cr_error_set (err, errno, "opening quarantine entry %s", id);
   else if (publish_read_entry (&t, &plan, &root, err) < 0)
     cr_error_prefix (err, "quarantine entry %s", id);
-  else if (root == NULL
-           || (t.rootfd
-               = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-                  < 0
-           || (t.stagefd = publish_subdir (t.dirfd, "stage")) < 0
-           || (t.backupfd = publish_subdir (t.dirfd, "backup")) < 0
-           || (t.wal = wal_open (t.dirfd, err)) < 0)
+  else if (publish_txn_reopen (&t, root, err) < 0)
     {
       if (*err == NULL)
         cr_error_set (err, errno, "opening %s", root ? root : "its root");

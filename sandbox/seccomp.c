@@ -34,24 +34,25 @@ seccomp_refuse (scmp_filter_ctx ctx, const char *name)
 
 /* Build the rules.  Returns 0 or a negative errno from libseccomp.  */
 static int
-seccomp_rules (scmp_filter_ctx ctx)
+seccomp_rules (scmp_filter_ctx ctx, bool allow_unix)
 {
   static const char *const uring[]
       = { "io_uring_setup", "io_uring_enter", "io_uring_register" };
-  int rc;
+  int rc = 0;
 
   /* Only the first argument is compared: the domain.  AF_UNIX and
    * AF_LOCAL are the same number.  */
-  rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (SANDBOX_SECCOMP_ERRNO),
-                         SCMP_SYS (socket), 1,
-                         SCMP_A0 (SCMP_CMP_EQ, (scmp_datum_t) AF_UNIX));
+  if (!allow_unix)
+    rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (SANDBOX_SECCOMP_ERRNO),
+                           SCMP_SYS (socket), 1,
+                           SCMP_A0 (SCMP_CMP_EQ, (scmp_datum_t) AF_UNIX));
   for (size_t i = 0; rc == 0 && i < sizeof uring / sizeof uring[0]; i++)
     rc = seccomp_refuse (ctx, uring[i]);
   return rc;
 }
 
 int
-sandbox_seccomp_fd (struct cr_error **err)
+sandbox_seccomp_fd (bool allow_unix, struct cr_error **err)
 {
   cleanup_seccomp scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   cleanup_close int fd = -1;
@@ -63,7 +64,7 @@ sandbox_seccomp_fd (struct cr_error **err)
    * are written for the native numbers only.  */
   rc = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (rc == 0)
-    rc = seccomp_rules (ctx);
+    rc = seccomp_rules (ctx, allow_unix);
   if (rc < 0)
     return cr_error_set (err, -rc, "making the seccomp filter");
   fd = memfd_create ("crucible-seccomp", MFD_CLOEXEC);

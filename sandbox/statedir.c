@@ -4,6 +4,7 @@
 #include "sandbox/statedir.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -69,8 +70,22 @@ statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
   struct stat st;
 
   /* Create it if absent; a name someone else took between the two calls
-   * is judged below like one that was there all along.  */
-  if (mkdir (path, 0700) < 0 && errno != EEXIST)
+   * is judged below like one that was there all along.  Root making one
+   * for another user (the owner of the workspace) gives it to them, by the
+   * descriptor of what was made: the name is not followed again.  */
+  if (mkdir (path, 0700) == 0)
+    {
+      if (uid != geteuid () || gid != getegid ())
+        {
+          cleanup_close int made
+              = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (made < 0 || fchown (made, uid, gid) < 0)
+            return cr_error_set (err, errno,
+                                 "giving the sandbox state directory to its "
+                                 "user");
+        }
+    }
+  else if (errno != EEXIST)
     return cr_error_set (err, errno,
                          "creating the sandbox state directory in %s", parent);
   if (lstat (path, &st) < 0)
@@ -97,6 +112,87 @@ statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
   return 0;
 }
 
+static int statedir_remove_at (int dirfd, const char *name, int depth);
+
+int
+statedir_start_time (pid_t pid, unsigned long long *out)
+{
+  char path[64], buf[1024];
+  cleanup_close int fd = -1;
+  ssize_t n;
+  char *p;
+
+  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  /* The name in parentheses may hold anything: count fields after the
+   * last ')'.  It is field 2; the start time is field 22.  */
+  p = strrchr (buf, ')');
+  for (int field = 2; p != NULL && field < 22; field++)
+    p = strchr (p + 1, ' ');
+  if (p == NULL)
+    return errno = EINVAL, -1;
+  *out = strtoull (p + 1, NULL, 10);
+  return 0;
+}
+
+/* Whether the crucible that made a pair named name is provably gone: its
+ * pid runs no more, or runs a process that started at another time (the
+ * pid was reused).  A name not of this form proves nothing.  */
+static bool
+statedir_owner_gone (const char *name)
+{
+  const char *p = name + strlen (STATEDIR_PAIR_PREFIX);
+  unsigned long long start, now;
+  char *end;
+  long pid;
+
+  if (strncmp (name, STATEDIR_PAIR_PREFIX, strlen (STATEDIR_PAIR_PREFIX)) != 0
+      || *p < '1' || *p > '9')
+    return false;
+  errno = 0;
+  pid = strtol (p, &end, 10);
+  if (errno != 0 || *end != '-' || end[1] < '0' || end[1] > '9')
+    return false;
+  start = strtoull (end + 1, &end, 10);
+  /* Then '-' and mkdtemp's six characters, and nothing more.  */
+  if (errno != 0 || *end != '-' || strlen (end + 1) != 6
+      || strchr (end + 1, '/') != NULL)
+    return false;
+  if (pid == (long) getpid ())
+    return false;
+  if (statedir_start_time ((pid_t) pid, &now) < 0)
+    return errno == ENOENT;
+  return now != start;
+}
+
+int
+statedir_recover (const char *statedir, int *removed)
+{
+  cleanup_closedir DIR *dir = opendir (statedir);
+  struct dirent *de;
+  int rc = 0;
+
+  *removed = 0;
+  if (dir == NULL)
+    return -1;
+  while ((de = readdir (dir)) != NULL)
+    {
+      if (!statedir_owner_gone (de->d_name))
+        continue;
+      if (statedir_remove_at (dirfd (dir), de->d_name, 0) < 0)
+        rc = -1;
+      else
+        (*removed)++;
+    }
+  return rc;
+}
+
 /* Free the strings of a pair.  */
 static void
 statedir_pair_clear (struct statedir_pair *pair)
@@ -116,7 +212,12 @@ statedir_pair_create (const char *statedir, const char *workspace,
 
   if (stat (workspace, &ws) < 0)
     return cr_error_set (err, errno, "examining the workspace root");
-  pair.dir = xasprintf ("%s/cmd-XXXXXX", statedir);
+  unsigned long long start = 0;
+  statedir_start_time (getpid (), &start);
+  /* Named for its owner (pid and start time), so that a pair left by a
+   * crucible killed outright can be told from one still in use.  */
+  pair.dir = xasprintf ("%s/" STATEDIR_PAIR_PREFIX "%ld-%llu-XXXXXX", statedir,
+                        (long) getpid (), start);
   if (mkdtemp (pair.dir) == NULL)
     {
       int saved = errno;
@@ -129,9 +230,16 @@ statedir_pair_create (const char *statedir, const char *workspace,
   pair.work = xasprintf ("%s/work", pair.dir);
   /* The merged root takes on the upper's owner and mode; setuid, setgid
    * and sticky bits are not carried over.  Only root can give the upper
-   * another owner, and only root needs to.  */
+   * another owner, and only root needs to.  In a state directory that
+   * belongs to someone else (root running the workspace owner's sandbox),
+   * the whole pair is that user's: their bwrap binds it.  */
+  struct stat sd;
+  bool give = geteuid () == 0 && stat (statedir, &sd) == 0 && sd.st_uid != 0;
   if (mkdir (pair.upper, 0700) < 0 || mkdir (pair.work, 0700) < 0
       || (geteuid () == 0 && chown (pair.upper, ws.st_uid, ws.st_gid) < 0)
+      || (give
+          && (chown (pair.dir, sd.st_uid, sd.st_gid) < 0
+              || chown (pair.work, sd.st_uid, sd.st_gid) < 0))
       || chmod (pair.upper, ws.st_mode & 0777) < 0)
     {
       int saved = errno;
@@ -143,8 +251,6 @@ statedir_pair_create (const char *statedir, const char *workspace,
   *out = pair;
   return 0;
 }
-
-static int statedir_remove_at (int dirfd, const char *name, int depth);
 
 /* Empty the open directory fd, entry by entry.  */
 static int

@@ -51,6 +51,21 @@ struct statedir_pair
 int statedir_pair_create (const char *statedir, const char *workspace,
                           struct statedir_pair *out, struct cr_error **err);
 
+/* Pairs are named cmd-<pid>-<start>-XXXXXX: the pid of the crucible that
+ * made it and that process's start time (clock ticks after boot, from
+ * /proc/<pid>/stat), then mkdtemp's six characters.  */
+#define STATEDIR_PAIR_PREFIX "cmd-"
+
+/* The start time of process pid; -1 with errno (ENOENT: no such process).  */
+int statedir_start_time (pid_t pid, unsigned long long *out);
+
+/* Remove the pairs in statedir whose maker is provably gone (its pid no
+ * longer runs, or runs a process started at another time).  Pairs of
+ * other crucible processes of this user, which share the directory, are
+ * left alone, and so is anything not named like a pair.  *removed counts
+ * the pairs removed; -1 when one could not be (it stays).  */
+int statedir_recover (const char *statedir, int *removed);
+
 /* Remove a pair and everything in it (overlayfs leaves work/work mode 000),
  * following no symlink.  The strings are freed even when removal fails.  */
 int statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err);

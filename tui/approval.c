@@ -134,10 +134,14 @@ approval_gen_string (yajl_gen g, const char *s)
   yajl_gen_string (g, (const unsigned char *) s, strlen (s));
 }
 
-/* Generate the allow list: what it held, then the new rules not in it. */
+/* Generate the allow list: what it held, then the new rules not in it
+ * (data: the approval_rules).  */
 static void
-approval_gen_allow (yajl_gen g, yajl_val allow, const struct approval_rules *r)
+approval_gen_allow (yajl_gen g, yajl_val allow, const void *data)
 {
+  const struct approval_rules *r = data;
+  if (allow != NULL && !YAJL_IS_ARRAY (allow))
+    allow = NULL;
   yajl_gen_array_open (g);
   for (size_t i = 0; allow != NULL && i < allow->u.array.len; i++)
     cmd_home_gen_value (g, allow->u.array.values[i]);
@@ -156,95 +160,17 @@ approval_gen_allow (yajl_gen g, yajl_val allow, const struct approval_rules *r)
 
 /* Generate this workspace's object, its allow list grown.  */
 static void
-approval_gen_workspace (yajl_gen g, yajl_val ws, const struct approval_rules *r)
+approval_gen_workspace (yajl_gen g, yajl_val ws, const void *data)
 {
-  bool done = false;
-  yajl_gen_map_open (g);
-  for (size_t i = 0; ws != NULL && i < ws->u.object.len; i++)
-    {
-      const char *k = ws->u.object.keys[i];
-      yajl_val v = ws->u.object.values[i];
-      approval_gen_string (g, k);
-      if (strcmp (k, "allow") == 0 && YAJL_IS_ARRAY (v))
-        {
-          approval_gen_allow (g, v, r);
-          done = true;
-        }
-      else
-        cmd_home_gen_value (g, v);
-    }
-  if (!done)
-    {
-      approval_gen_string (g, "allow");
-      approval_gen_allow (g, NULL, r);
-    }
-  yajl_gen_map_close (g);
+  cmd_home_gen_object_with (g, ws, "allow", approval_gen_allow, data);
 }
 
 /* Generate the workspaces object with this workspace's rules added.  */
 static void
-approval_gen_workspaces (yajl_gen g, yajl_val all,
-                         const struct approval_rules *r)
-{
-  bool done = false;
-  yajl_gen_map_open (g);
-  for (size_t i = 0; all != NULL && i < all->u.object.len; i++)
-    {
-      const char *k = all->u.object.keys[i];
-      yajl_val v = all->u.object.values[i];
-      approval_gen_string (g, k);
-      if (strcmp (k, r->workspace) == 0 && YAJL_IS_OBJECT (v))
-        {
-          approval_gen_workspace (g, v, r);
-          done = true;
-        }
-      else
-        cmd_home_gen_value (g, v);
-    }
-  if (!done)
-    {
-      approval_gen_string (g, r->workspace);
-      approval_gen_workspace (g, NULL, r);
-    }
-  yajl_gen_map_close (g);
-}
-
-/* cmd_home_update's rewrite: workspaces.<workspace>.allow grown.  */
-static char *
-approval_rewrite (yajl_val root, const void *data)
+approval_gen_workspaces (yajl_gen g, yajl_val all, const void *data)
 {
   const struct approval_rules *r = data;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *out;
-  size_t len;
-  bool done = false;
-
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
-  yajl_gen_map_open (g);
-  for (size_t i = 0; root != NULL && i < root->u.object.len; i++)
-    {
-      const char *k = root->u.object.keys[i];
-      yajl_val v = root->u.object.values[i];
-      approval_gen_string (g, k);
-      if (strcmp (k, "workspaces") == 0 && YAJL_IS_OBJECT (v))
-        {
-          approval_gen_workspaces (g, v, r);
-          done = true;
-        }
-      else
-        cmd_home_gen_value (g, v);
-    }
-  if (!done)
-    {
-      approval_gen_string (g, "workspaces");
-      approval_gen_workspaces (g, NULL, r);
-    }
-  yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &out, &len);
-  char *text = xstrndup ((const char *) out, len);
-  yajl_gen_free (g);
-  return text;
+  cmd_home_gen_object_with (g, all, r->workspace, approval_gen_workspace, r);
 }
 
 /* The programs a line runs, as the reader found them ("npm, node"), or
@@ -351,7 +277,9 @@ approval_add_rules (struct ui *ui, struct session_call *call)
     cr_error_set (&err, 0, "%s",
                   _ ("HOME is not set, so there is no home configuration"));
   if (r.n == 0 || err != NULL
-      || cmd_home_update (ui->home_file, approval_rewrite, &r, &err) < 0)
+      || cmd_home_update (ui->home_file, "workspaces", approval_gen_workspaces,
+                          &r, &err)
+             < 0)
     {
       cleanup_free char *text = xasprintf (
           _ ("the rule was not saved: %s; the command is allowed once"),

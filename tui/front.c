@@ -67,9 +67,15 @@ front_backend (const struct config *cfg, char **refusal)
   *refusal = NULL;
   if (!cfg->sandbox_enabled)
     return compat_backend_new ();
-  struct bwrap_options opt = { .cpu_seconds = cfg->cpu_seconds,
-                               .open_files = cfg->open_files,
-                               .processes = BWRAP_DEFAULT_PROCESSES };
+  struct bwrap_options opt = {
+    .cpu_seconds = cfg->cpu_seconds,
+    .open_files = cfg->open_files,
+    .processes = BWRAP_DEFAULT_PROCESSES,
+    .unreadable = (const char *const *) cfg->fs_unreadable.items,
+    .n_unreadable = cfg->fs_unreadable.count,
+    .unix_sockets = (const char *const *) cfg->net_unix_sockets.items,
+    .n_unix_sockets = cfg->net_unix_sockets.count,
+  };
   struct sandbox_backend *b = bwrap_backend_new (&opt);
   /* The probe starts bwrap (bounded by a short timeout) to see that it can
    * make its namespaces: preparation answers that question before any

@@ -80,6 +80,13 @@ struct sandbox_policy
   double command_seconds; /* the deadline the supervisor enforces */
   uint64_t output_bytes;  /* the raw-stream ceiling capture enforces */
   uint64_t concurrency;   /* commands at once, enforced by the supervisor */
+  /* memory_limit: the address space one process may map, in bytes; 0 when
+   * the policy does not ask for one.  */
+  uint64_t memory_bytes;
+  /* process_limit: processes beneath the sandbox's PID 1, at most 1024 (the
+   * cap that holds when nothing is stated); 0 when not stated.  A backend
+   * takes the lower of this and its own cap.  */
+  uint64_t processes;
 };
 
 /* The one command to start in a prepared session.  */
@@ -107,6 +114,10 @@ struct sandbox_event
   int wait_status;
   int error; /* errno, for SANDBOX_EVENT_FAILED */
   int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
+  /* For SANDBOX_EVENT_FAILED: what the launcher or the keeper said in its
+   * own words (bwrap's refusal, the broker's failed step), to be quoted;
+   * NULL when nothing.  Owned by the session, valid until dispose.  */
+  const char *message;
 };
 
 /* What a command's whole scope used, measured when it is disposed of.  */
@@ -186,10 +197,16 @@ struct sandbox_backend
   const struct sandbox_backend_ops *ops;
 };
 
+/* The hex digits of a sandbox ID.  */
+#define SANDBOX_ID_LEN 16
+
 /* The first member of every backend's session.  */
 struct sandbox_session
 {
   const struct sandbox_backend_ops *ops;
+  /* The sandbox ID: 64 random bits in hex, given by sandbox_prepare, which
+   * names this sandbox in every lifecycle fact (doc/journal.md).  */
+  char id[SANDBOX_ID_LEN + 1];
 };
 
 /* Refuse a policy because the backend does not hold feature: the message
@@ -202,7 +219,8 @@ int sandbox_refuse (struct cr_error **err, enum sandbox_feature feature,
 
 /* Refuse a policy requiring a feature the claims mark unsupported, by name
  * (sandbox_refuse); an observed feature is bounded measurement, and is not
- * refused.  Every backend's prepare calls this first.  */
+ * refused.  A stated memory or process ceiling counts as requiring its
+ * feature.  Every backend's prepare calls this first.  */
 int sandbox_check_policy (const struct sandbox_claims *claims,
                           const struct sandbox_policy *policy,
                           const char *backend_id, struct cr_error **err);

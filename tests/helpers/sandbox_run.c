@@ -3,7 +3,9 @@
  *
  *   sandbox_run [--probe] [--claims] [--cwd DIR] [--env NAME=VALUE]...
  *               [--require FEATURE]... [--cpu-seconds N] [--open-files N]
- *               [--processes N] [--timeout SECONDS] -- COMMAND-LINE
+ *               [--processes N] [--memory-bytes N] [--policy-processes N]
+ *               [--policy-memory-bytes N] [--unreadable PATTERN]...
+ *               [--allow-socket PATH]... [--timeout SECONDS] -- COMMAND-LINE
  *
  * The command's output goes to stdout as it comes.  On stderr, at the end:
  * "sandbox_run: exit N" or "signal N" or "failed stage=S errno=E", then
@@ -29,6 +31,7 @@
 #include "sandbox/bwrap.h"
 
 #define RUN_MAX_ENV 32
+#define RUN_MAX_LIST 80
 
 struct run_args
 {
@@ -38,6 +41,8 @@ struct run_args
   int n_env;
   struct sandbox_policy policy;
   struct bwrap_options opt;
+  const char *unreadable[RUN_MAX_LIST];
+  const char *sockets[RUN_MAX_LIST];
   double timeout;
   const char *line;
 };
@@ -88,11 +93,25 @@ run_parse (int argc, char **argv, struct run_args *a)
         a->opt.open_files = strtoul (argv[++i], NULL, 10);
       else if (strcmp (o, "--processes") == 0)
         a->opt.processes = strtoul (argv[++i], NULL, 10);
+      else if (strcmp (o, "--memory-bytes") == 0)
+        a->opt.memory_bytes = strtoull (argv[++i], NULL, 10);
+      else if (strcmp (o, "--policy-processes") == 0)
+        a->policy.processes = strtoull (argv[++i], NULL, 10);
+      else if (strcmp (o, "--policy-memory-bytes") == 0)
+        a->policy.memory_bytes = strtoull (argv[++i], NULL, 10);
+      else if (strcmp (o, "--unreadable") == 0
+               && a->opt.n_unreadable < RUN_MAX_LIST)
+        a->unreadable[a->opt.n_unreadable++] = argv[++i];
+      else if (strcmp (o, "--allow-socket") == 0
+               && a->opt.n_unix_sockets < RUN_MAX_LIST)
+        a->sockets[a->opt.n_unix_sockets++] = argv[++i];
       else if (strcmp (o, "--timeout") == 0)
         a->timeout = strtod (argv[++i], NULL);
       else
         return run_usage ("unknown option");
     }
+  a->opt.unreadable = a->unreadable;
+  a->opt.unix_sockets = a->sockets;
   if (i + 1 < argc)
     a->line = argv[i + 1];
   return a->probe || a->claims || a->line != NULL
@@ -164,7 +183,7 @@ run_drive (struct sandbox_session *s, int out, double timeout)
         }
       else if (ev.kind == SANDBOX_EVENT_FAILED)
         {
-          const char *said = bwrap_session_message (s);
+          const char *said = ev.message;
           fprintf (stderr, "sandbox_run: failed stage=%d errno=%d%s%s\n",
                    ev.stage, ev.error, said ? ": " : "", said ? said : "");
         }
@@ -234,6 +253,8 @@ main (int argc, char **argv)
   if (sandbox_prepare (b, &a.policy, &s, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      cr_error_free (err);
+      sandbox_backend_free (b);
       return 125;
     }
   if (pipe2 (fds, O_CLOEXEC) < 0 || fcntl (fds[0], F_SETFL, O_NONBLOCK) < 0)
@@ -246,6 +267,12 @@ main (int argc, char **argv)
   if (sandbox_start (s, &cmd, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);
+      cr_error_clear (&err);
+      close (fds[0]);
+      close (fds[1]);
+      sandbox_dispose (s, NULL, &err);
+      cr_error_free (err);
+      sandbox_backend_free (b);
       return 125;
     }
   close (fds[1]);

@@ -6,7 +6,7 @@
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-plan 49
+plan 55
 
 BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
 PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
@@ -294,6 +294,25 @@ check "--lower without the rest of the overlay: 125" \
 check "a --protect name that is not plain: 125" \
   rejects "'..' is not a plain relative path" --status-fd 3 --confine --lower /a \
   --upper /b --work /c --root /d --protect .. -- "${RAN[@]}"
+OVL=(--confine --lower /a --upper /b --work /c --root /d)
+check "--unreadable without the overlay: 125" \
+  rejects "need the overlay (--root) and a --hide directory" --status-fd 3 \
+  --confine --unreadable '*.pem' -- "${RAN[@]}"
+check "a pattern outside the grammar: 125" \
+  rejects "--unreadable: 'a/\*\*/b/\*\*' has more than one '\*\*'" \
+  --status-fd 3 "${OVL[@]}" --hide /h --unreadable 'a/**/b/**' -- "${RAN[@]}"
+check "--socket without --hide-sockets: 125" \
+  rejects "--socket needs --hide-sockets" --status-fd 3 "${OVL[@]}" --hide /h \
+  --socket a.sock -- "${RAN[@]}"
+check "a --socket name that is not plain: 125" \
+  rejects "--socket: '../a.sock' is not a plain relative path" --status-fd 3 \
+  "${OVL[@]}" --hide /h --hide-sockets --socket ../a.sock -- "${RAN[@]}"
+check "--hide-sockets twice: 125" \
+  rejects "--hide-sockets given twice" --status-fd 3 "${OVL[@]}" --hide /h \
+  --hide-sockets --hide-sockets -- "${RAN[@]}"
+check "a zero --address-space: 125" \
+  rejects "--address-space: '0' is not a number from 1 to" --status-fd 3 \
+  --address-space 0 -- "${RAN[@]}"
 check "an overlay path holding a comma: 125" \
   rejects "holds ','" --status-fd 3 --confine --lower /a,b --upper /b \
   --work /c --root /d -- "${RAN[@]}"

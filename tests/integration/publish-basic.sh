@@ -8,19 +8,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/publish-lib.sh"
 
-PER_ID=19
-ids=$(pub_identities)
-plan $(($(wc -w <<<"$ids") * PER_ID))
-pub_setup
-
-if ! pub_usable; then
-  for who in $ids; do
-    for i in $(seq $PER_ID); do
-      skip "publication as $who ($i)" "$PUB_REASON" bwrap
-    done
-  done
-  exit 0
-fi
+pub_begin 19 "publication"
 
 for who in $ids; do
   pub_become "$who"

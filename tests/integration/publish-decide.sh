@@ -7,19 +7,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/publish-lib.sh"
 
-PER_ID=14
-ids=$(pub_identities)
-plan $(($(wc -w <<<"$ids") * PER_ID))
-pub_setup
-
-if ! pub_usable; then
-  for who in $ids; do
-    for i in $(seq $PER_ID); do
-      skip "publication decided as $who ($i)" "$PUB_REASON" bwrap
-    done
-  done
-  exit 0
-fi
+pub_begin 14 "publication decided"
 
 REFUSED_OUTSIDE='[published nothing: a in the workspace was changed by something outside the sandbox after this command started, so what this command wrote was discarded rather than merged]'
 REFUSED_COUNT='[published nothing: another command published into the workspace after this one started, so what this command wrote was discarded rather than merged]'

@@ -93,3 +93,20 @@ wait_started() {
   done
   return 1
 }
+
+# pub_begin PER_ID WHAT: plan PER_ID tests for each identity, set up the
+# HOME, and when the backend cannot run here skip them all (saying WHAT
+# and why) and end the script.  Sets ids.
+pub_begin() {
+  local per=$1 what=$2 who i
+  ids=$(pub_identities)
+  plan $(($(wc -w <<<"$ids") * per))
+  pub_setup
+  pub_usable && return 0
+  for who in $ids; do
+    for i in $(seq "$per"); do
+      skip "$what as $who ($i)" "$PUB_REASON" bwrap
+    done
+  done
+  exit 0
+}

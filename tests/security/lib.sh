@@ -137,10 +137,32 @@ sec_unprivileged_check() {
   fi
 }
 
-# The process_limit row as the identity sees it.
-sec_claim_as_identity() {
+# sec_claim_row FEATURE: that row of the matrix as the identity sees it.
+sec_claim_row() {
   (cd "$WS" && "${AS[@]}" "$SANDBOX_RUN" --claims) \
-    | sed -n 's/^process_limit *//p'
+    | sed -n "s/^$1 *//p"
+}
+
+# The pids cgroup hierarchy root can make children in, if any: a cgroup v1
+# pids mount here (where the test runs as root, in its root cgroup or
+# below), or a v2 one whose subtree hands "pids" down.
+sec_pids_cgroup() {
+  local mounts own dir
+  # mount point and type, and the super options, per mount.
+  mounts=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") {
+      print $5, $(i + 1), $(i + 3); break } }' /proc/self/mountinfo)
+  dir=$(awk '$2 == "cgroup" && $3 ~ /(^|,)pids(,|$)/ {print $1; exit}' <<<"$mounts")
+  own=$(awk -F: '$2 ~ /(^|,)pids(,|$)/ {print $3; exit}' /proc/self/cgroup)
+  if [ -n "$dir" ] && [ -w "$dir${own%/}" ]; then
+    echo "$dir${own%/}"
+    return
+  fi
+  dir=$(awk '$2 == "cgroup2" {print $1; exit}' <<<"$mounts")
+  own=$(awk -F: '$1 == 0 {print $3; exit}' /proc/self/cgroup)
+  if [ -n "$dir" ] && [ -w "$dir${own%/}" ] \
+     && grep -qw pids "$dir${own%/}/cgroup.subtree_control" 2>/dev/null; then
+    echo "$dir${own%/}"
+  fi
 }
 
 # sec_begin N: plan N checks for each identity (and the unprivileged

@@ -1,12 +1,13 @@
 #!/bin/bash
 # Escape attempts against the closed network and the kernel surface: a TCP
 # connection to loopback and to an address of the host, a Unix socket in a
-# granted directory, io_uring.  TAP.  The listeners and clients are
+# granted directory, io_uring; and what allowUnixSockets grants: the named
+# sockets and nothing else.  TAP.  The listeners and clients are
 # python3, which the read-only runtime (/usr) carries in.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER_IDENTITY=11
+PER_IDENTITY=21
 ids=$(sec_identities)
 plan $(($(wc -w <<<"$ids") * PER_IDENTITY + 1))
 sec_unprivileged_check
@@ -77,6 +78,78 @@ PY
   for _ in $(seq 100); do [ -s "$OUT/unix-ready" ] && break; sleep 0.05; done
   attempt "connecting to a host Unix socket in the workspace" \
     "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"agent.sock\")'"
+  # allowUnixSockets: a host socket outside the workspace, in a directory
+  # of the identity's own, and a second one beside it.
+  mkdir -p "$OUT/sockets"
+  [ "$who" = nobody ] && chown 65534:65534 "$OUT/sockets"
+  for name in granted other; do
+    rm -f "$OUT/unix-ready"
+    (sec_exec python3 "$OUT/unix-listener.py" "$OUT/sockets/$name.sock" \
+      "$OUT/unix-ready") &
+    LISTENERS+=($!)
+    disown $!
+    for _ in $(seq 100); do [ -s "$OUT/unix-ready" ] && break; sleep 0.05; done
+  done
+  reach="python3 -c 'import socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(p)
+        print(\"reached\")
+    except OSError as e:
+        print(e.errno)'"
+  attempt "connecting to a host Unix socket outside the workspace" \
+    "$reach $OUT/sockets/granted.sock | grep -qx reached"
+  confined "$reach $OUT/sockets/granted.sock" \
+    --allow-socket "$OUT/sockets/granted.sock"
+  is "$cout" reached \
+    "confined ($WHO): a socket allowUnixSockets names is reached"
+  # Named: only that one; its neighbour is not even there (ENOENT), the
+  # unnamed socket in the workspace is covered (EACCES).
+  confined "$reach $OUT/sockets/other.sock $OUT/sockets/granted.sock agent.sock" \
+    --allow-socket "$OUT/sockets/other.sock"
+  is "${cout%%$'\n'*}" reached \
+    "control ($WHO): with another socket granted, that one is reached"
+  is "${cout#*$'\n'}" $'2\n13' \
+    "confined ($WHO): with another socket granted, neither the unnamed one beside it nor the workspace's is reached"
+  confined "$reach agent.sock" --allow-socket "$WS/agent.sock"
+  is "$cout" reached \
+    "confined ($WHO): a granted socket inside the workspace is reached"
+  # A name that is not a socket refuses the launch, saying so.
+  ln -sf "$OUT/sockets/granted.sock" "$OUT/link.sock"
+  confined "echo ran" --allow-socket "$OUT/link.sock"
+  is "$crc:$cerr" \
+    "125:sandbox_run: sandbox.network.allowUnixSockets: '$OUT/link.sock' is not a Unix socket" \
+    "confined ($WHO): a symlink named as a socket refuses the launch"
+  # A name the identity cannot open (below a directory only root may
+  # enter) refuses the launch with the reason; root can open any.
+  if [ "$who" = nobody ]; then
+    mkdir -p "$TEST_TMP/private" && chmod 700 "$TEST_TMP/private"
+    confined "echo ran" --allow-socket "$TEST_TMP/private/x.sock"
+    is "$crc:$cerr" \
+      "125:sandbox_run: sandbox.network.allowUnixSockets: '$TEST_TMP/private/x.sock': Permission denied" \
+      "confined ($WHO): a socket path that cannot be opened refuses the launch"
+  else
+    skip "confined ($WHO): a socket path that cannot be opened refuses the launch" \
+      "root can open any path"
+  fi
+  many=()
+  for i in $(seq 65); do many+=(--allow-socket "$OUT/sockets/s$i.sock"); done
+  confined "echo ran" "${many[@]}"
+  is "$crc:$cerr" \
+    "125:sandbox_run: sandbox.network.allowUnixSockets: more than 64 sockets" \
+    "confined ($WHO): more than 64 granted sockets refuse the command"
+  confined "python3 -c 'import socket
+a, b = socket.socketpair()
+s = socket.socket(socket.AF_UNIX)
+s.bind(\"/tmp/own.sock\")
+s.listen(1)
+c = socket.socket(socket.AF_UNIX)
+c.connect(\"/tmp/own.sock\")
+print(\"own\")'" --allow-socket "$OUT/sockets/granted.sock"
+  is "$cout" own \
+    "confined ($WHO): with a grant, the command's own sockets work"
+
   confined "python3 -c 'import socket
 try:
     socket.socket(socket.AF_UNIX)

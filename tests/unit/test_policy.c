@@ -392,6 +392,34 @@ test_digests_are_stable (void **state)
   policy_free (pa);
 }
 
+/* A stated ceiling asks for its feature: a backend that does not hold it
+ * refuses the policy by that name, as if requires[] said so.  */
+static void
+test_stated_ceilings_refused_by_name (void **state)
+{
+  struct sandbox_policy pol = { .enabled = true };
+  struct sandbox_claims claims;
+  struct cr_error *err = NULL;
+  (void) state;
+  for (int i = 0; i < SANDBOX_FEATURE_COUNT; i++)
+    claims.support[i] = SANDBOX_ENFORCED;
+  claims.support[SANDBOX_MEMORY_LIMIT] = SANDBOX_UNSUPPORTED;
+  claims.support[SANDBOX_PROCESS_LIMIT] = SANDBOX_UNSUPPORTED;
+  assert_int_equal (sandbox_check_policy (&claims, &pol, "compat", &err), 0);
+  pol.memory_bytes = 1 << 28;
+  assert_int_equal (sandbox_check_policy (&claims, &pol, "compat", &err), -1);
+  assert_string_equal (err->msg, "the policy requires memory_limit, which the "
+                                 "compat backend does not enforce");
+  assert_int_equal (err->refused_feature, SANDBOX_MEMORY_LIMIT);
+  cr_error_free (err);
+  err = NULL;
+  pol.memory_bytes = 0;
+  pol.processes = 100;
+  assert_int_equal (sandbox_check_policy (&claims, &pol, "compat", &err), -1);
+  assert_int_equal (err->refused_feature, SANDBOX_PROCESS_LIMIT);
+  cr_error_free (err);
+}
+
 static void
 test_relative_workspace_refused (void **state)
 {
@@ -418,6 +446,7 @@ main (void)
     cmocka_unit_test (test_network_requirements),
     cmocka_unit_test (test_configured_roots),
     cmocka_unit_test (test_digests_are_stable),
+    cmocka_unit_test (test_stated_ceilings_refused_by_name),
     cmocka_unit_test (test_relative_workspace_refused),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

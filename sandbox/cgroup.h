@@ -1,0 +1,42 @@
+/* The pids cgroup a confined command's processes are counted in, where
+ * crucible can make one: the process cap that binds whoever runs
+ * crucible, uid 0 included (RLIMIT_NPROC does not bind uid 0).
+ *
+ * Where: the cgroup crucible itself is in, on the hierarchy that has the
+ * pids controller: a cgroup v1 "pids" mount, or cgroup v2 when crucible's
+ * own cgroup hands the controller down (cgroup.subtree_control lists
+ * "pids"), and only when that directory is writable by crucible.  Each
+ * command gets a child named crucible-sandbox-<pid>-<n> with pids.max set;
+ * bwrap's process joins it before it execs, so everything beneath the
+ * broker is counted there and nothing outside is touched.  */
+#ifndef CRUCIBLE_SANDBOX_CGROUP_H
+#define CRUCIBLE_SANDBOX_CGROUP_H
+
+#include <stdbool.h>
+
+#include "lib/error.h"
+
+#define CGROUP_PREFIX "crucible-sandbox-"
+
+/* The directory a command's pids cgroup would be made in, or NULL when
+ * there is none crucible can use.  Reads /proc/self/mountinfo and
+ * /proc/self/cgroup and looks at the directory: it starts and writes
+ * nothing.  Owned by the caller.  */
+char *cgroup_pids_parent (void);
+
+/* Make a child of parent with pids.max set to max.  *dir_out gets its path
+ * (owned) and *procs_fd_out a descriptor open for writing on its
+ * cgroup.procs (close-on-exec): writing "0" there moves the writer in.  */
+int cgroup_pids_make (const char *parent, unsigned long max, char **dir_out,
+                      int *procs_fd_out, struct cr_error **err);
+
+/* Remove a command's cgroup once its processes are gone, retrying for a
+ * short while; false when it is still there.  */
+bool cgroup_pids_remove (const char *dir);
+
+/* Remove children of parent that crucible processes now gone left behind
+ * (crucible-sandbox-<pid>-<n> whose pid no longer runs and which hold no
+ * process: a cgroup with processes cannot be removed anyway).  */
+void cgroup_pids_recover (const char *parent);
+
+#endif
