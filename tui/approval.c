@@ -44,6 +44,22 @@ approval_put_word (struct buf *b, const char *word)
     }
 }
 
+/* Whether a word reads as a subcommand (`run`, `build`, `compose`,
+ * `sub-command`): a letter, then letters, digits, '-', '_' or ':'.  An
+ * option, a path, a number (`sleep 300`), a quoted phrase or an expansion
+ * is an argument, and a rule naming it would cover that one call only. */
+static bool
+approval_subcommand (const char *word)
+{
+  if (!((*word >= 'a' && *word <= 'z') || (*word >= 'A' && *word <= 'Z')))
+    return false;
+  for (const char *c = word; *c != '\0'; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
+          || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == ':'))
+      return false;
+  return true;
+}
+
 /* The rule proposed for one command: its program and, when the next word
  * is a subcommand rather than an option or a path, that word too, then
  * anything: `Bash(npm run *)`, `Bash(make *)`.  */
@@ -59,8 +75,7 @@ approval_rule_for (const struct cmdline_command *c)
     }
   approval_put_word (&b, c->argv[c->program]);
   const char *next = c->program + 1 < c->argc ? c->argv[c->program + 1] : NULL;
-  if (next != NULL && next[0] != '-' && strchr (next, '/') == NULL
-      && strchr (next, '$') == NULL && strchr (next, '.') == NULL)
+  if (next != NULL && approval_subcommand (next))
     {
       buf_putc (&b, ' ');
       approval_put_word (&b, next);

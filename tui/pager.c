@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <vterm.h>
@@ -16,6 +17,7 @@
 #include "lib/buf.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+#include "tui/sample.h"
 #include "tui/text.h"
 #include "tui/theme.h"
 
@@ -101,8 +103,9 @@ pager_make_vt (struct pager *p, int cols)
   static const VTermScreenCallbacks callbacks
       = { .sb_pushline = pager_on_pushline };
   static const char newline_mode[] = "\x1b[20h";
-  p->cols = cols;
-  p->vt = vterm_new (PAGER_VT_ROWS, cols);
+  /* Never narrower than a wide character (sample.h, SAMPLE_MIN_COLS).  */
+  p->cols = cols < SAMPLE_MIN_COLS ? SAMPLE_MIN_COLS : cols;
+  p->vt = vterm_new (PAGER_VT_ROWS, p->cols);
   vterm_set_utf8 (p->vt, 1);
   p->screen = vterm_obtain_screen (p->vt);
   vterm_screen_set_callbacks (p->screen, &callbacks, p);
@@ -172,6 +175,15 @@ pager_free (struct pager *p)
   free (p);
 }
 
+/* A monotonic clock in ms, for the frame's parsing budget.  */
+static uint64_t
+pager_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
 bool
 pager_update (struct pager *p, int cols)
 {
@@ -179,22 +191,22 @@ pager_update (struct pager *p, int cols)
     return false;
   if (p->vt == NULL)
     pager_make_vt (p, cols);
-  bool more = false;
-  char chunk[65536];
-  size_t budget = PAGER_PARSE_PER_FRAME;
-  while (budget > 0)
+  char chunk[PAGER_PARSE_CHUNK];
+  uint64_t start = pager_now_ms ();
+  while (pager_now_ms () - start < PAGER_PARSE_MS)
     {
       ssize_t n = pread (p->fd, chunk, sizeof chunk, (off_t) p->offset);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        break;
+        return false;
       vterm_input_write (p->vt, chunk, (size_t) n);
       p->offset += (uint64_t) n;
-      budget = (size_t) n < budget ? budget - (size_t) n : 0;
-      more = true;
     }
-  return more;
+  /* The frame's share is spent with the spool perhaps not read to its end:
+   * a command that has gone quiet sends no more damage, so the caller asks
+   * for the next frame itself.  */
+  return true;
 }
 
 /* Lines of the interpreting screen still on it (not pushed yet).  */
@@ -386,6 +398,8 @@ pager_draw (struct pager *p, WINDOW *win, int rows, int cols)
     {
       if (p->not_found)
         buf_printf (&foot, _ ("not found: %s"), p->found);
+      else if (total == 0)
+        buf_puts (&foot, _ ("nothing has been printed yet"));
       else
         buf_printf (&foot, _ ("lines %ld-%ld of %ld"),
                     total > 0 ? p->top + 1 : 0,

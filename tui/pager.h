@@ -13,8 +13,12 @@
 
 #include <termkey.h>
 
-/* Raw bytes parsed per frame while the view is open.  */
-#define PAGER_PARSE_PER_FRAME ((size_t) 1024 * 1024)
+/* Time a frame may spend parsing while the view is open, in ms, and the
+ * bytes parsed between looks at the clock.  A time bound rather than a
+ * byte bound: libvterm takes about 2 µs a line, so a megabyte of short
+ * lines is seconds, and keys wait for the frame.  */
+#define PAGER_PARSE_MS 15
+#define PAGER_PARSE_CHUNK ((size_t) 4 * 1024)
 
 struct pager;
 
@@ -28,8 +32,8 @@ struct pager *pager_new_text (const char *text, size_t len, const char *title);
 
 void pager_free (struct pager *p);
 
-/* Parse what arrived since the last call (bounded).  Returns whether there
- * is more to show.  */
+/* Parse what arrived since the last call (bounded).  Returns whether the
+ * bound stopped it, so that more may be waiting in the spool.  */
 bool pager_update (struct pager *p, int cols);
 
 /* A key; returns false when the view closes.  */

@@ -50,7 +50,7 @@ sample_new (int cols)
 {
   static const VTermScreenCallbacks callbacks = { .damage = sample_on_damage };
   struct sample *s = xcalloc (1, sizeof *s);
-  s->cols = cols < 1 ? 1 : cols;
+  s->cols = cols < SAMPLE_MIN_COLS ? SAMPLE_MIN_COLS : cols;
   s->vt = vterm_new (SAMPLE_VT_ROWS, s->cols);
   vterm_set_utf8 (s->vt, 1);
   s->screen = vterm_obtain_screen (s->vt);
@@ -124,8 +124,8 @@ sample_flush (struct sample *s)
 void
 sample_resize (struct sample *s, int cols)
 {
-  if (cols < 1)
-    cols = 1;
+  if (cols < SAMPLE_MIN_COLS)
+    cols = SAMPLE_MIN_COLS;
   if (cols == s->cols)
     return;
   s->cols = cols;

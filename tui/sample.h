@@ -18,6 +18,12 @@
 /* Rows the sample has at most.  */
 #define SAMPLE_ROWS 5
 
+/* The narrowest screen libvterm is given, whatever the window: a wide
+ * character written into a one-column libvterm (0.1.4) writes through a null
+ * pointer, so a window resized down to a few columns during output would
+ * take the session with it.  Columns the window lacks are not drawn.  */
+#define SAMPLE_MIN_COLS 2
+
 /* Bytes kept waiting for the next frame: the last rows of output fit in
  * far less, and libvterm parses this in about a millisecond.  */
 #define SAMPLE_PENDING_MAX ((size_t) 32 * 1024)

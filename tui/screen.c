@@ -133,18 +133,25 @@ screen_status (struct ui *ui, int y, int cols)
   screen_put (y, x + 3, THEME_ACCENT, count, cols - x - 3);
 }
 
-/* The box: a rule, the prompt, a rule.  Returns the cursor's column.  */
+/* The box: a rule, the prompt, a rule; in a window of fewer than four rows
+ * the prompt alone, so what is typed is still seen.  Returns the cursor's
+ * column; the prompt's row is *prompt_y.  */
 static int
-screen_box (struct ui *ui, int y, int cols)
+screen_box (struct ui *ui, int y, int box_rows, int cols, int *prompt_y)
 {
-  char *rule = screen_rule (cols);
-  screen_put (y, 0, THEME_BORDER, rule, cols);
-  screen_put (y + 2, 0, THEME_BORDER, rule, cols);
-  free (rule);
+  if (box_rows == 3)
+    {
+      char *rule = screen_rule (cols);
+      screen_put (y, 0, THEME_BORDER, rule, cols);
+      screen_put (y + 2, 0, THEME_BORDER, rule, cols);
+      free (rule);
+      y++;
+    }
+  *prompt_y = y;
   attrset (theme_attr (THEME_PROMPT));
-  mvaddstr (y + 1, 0, "\xe2\x80\xba ");
+  mvaddstr (y, 0, "\xe2\x80\xba ");
   attrset (A_NORMAL);
-  return prompt_draw (&ui->prompt, stdscr, y + 1, 2, cols - 3);
+  return prompt_draw (&ui->prompt, stdscr, y, 2, cols - 3);
 }
 
 /* The lines of the panel in place of the box, or none.  */
@@ -164,6 +171,80 @@ screen_panel_lines (struct ui *ui, int cols, struct screen_lines *l)
       break;
     default:
       break;
+    }
+}
+
+/* The column a panel row's wrapped rows start at: under the text after
+ * its leading blanks and a choice's "› 1. ", or two in from the blanks.  */
+static int
+screen_wrap_indent (const char *text)
+{
+  const char *p = text + strspn (text, " ");
+  int indent = (int) (p - text);
+  if (strncmp (p, "\xe2\x80\xba ", 4) == 0)
+    p += 4, indent += 2;
+  size_t digits = strspn (p, "0123456789");
+  if (digits > 0 && strncmp (p + digits, ". ", 2) == 0)
+    return indent + (int) digits + 2;
+  return indent + 2;
+}
+
+/* Wrap the panel's rows wider than cols (a long path, a rule list, a
+ * reason), so that nothing in a question is cut off the edge.  */
+static void
+screen_lines_wrap (struct screen_lines *l, int cols)
+{
+  struct screen_lines out = { 0 };
+  for (size_t i = 0; i < l->n; i++)
+    {
+      const char *p = l->v[i].text;
+      size_t len = strlen (p);
+      if (cols < 8 || text_width (p, len) <= cols)
+        {
+          screen_lines_add (&out, l->v[i].role, "%s", p);
+          continue;
+        }
+      int indent = screen_wrap_indent (p);
+      if (indent > cols / 2)
+        indent = 0;
+      int width = cols, pad = 0;
+      while (len > 0)
+        {
+          size_t n, shown = text_wrap_row (p, len, width, &n);
+          screen_lines_add (&out, l->v[i].role, "%*s%.*s", pad, "", (int) shown,
+                            p);
+          p += n;
+          len -= n;
+          pad = indent;
+          width = cols - indent;
+        }
+    }
+  screen_lines_free (l);
+  *l = out;
+}
+
+/* A panel taller than the rows it has gives up its blank rows, the last
+ * first, then its top rule, before a row that says something is lost off
+ * the top.  */
+static void
+screen_lines_squeeze (struct screen_lines *l, int rows)
+{
+  while ((int) l->n > rows)
+    {
+      size_t gone = l->n;
+      for (size_t i = l->n; i > 0; i--)
+        if (l->v[i - 1].text[0] == '\0')
+          {
+            gone = i - 1;
+            break;
+          }
+      if (gone == l->n && l->n > 0 && l->v[0].role == THEME_BORDER)
+        gone = 0;
+      if (gone == l->n)
+        return;
+      free (l->v[gone].text);
+      memmove (&l->v[gone], &l->v[gone + 1], (l->n - gone - 1) * sizeof *l->v);
+      l->n--;
     }
 }
 
@@ -198,38 +279,48 @@ screen_running_row (struct ui *ui, int y, int cols)
   free (row);
 }
 
-/* Draw the running turn in rows rows from y, giving the samples what the
- * fixed rows leave.  */
+/* Draw the running turn in rows rows from y.  A short window takes rows
+ * back in this order: the blank row above the running row, the samples,
+ * then the count rows; the call lines and the running row keep theirs
+ * longest, the running row last of all.  */
 static void
 screen_turn (struct ui *ui, struct ui_cmd **cmds, size_t n, int y, int rows,
              int cols)
 {
-  int fixed = (int) n * 2 + (ui->busy ? 1 : 0);
-  int spare = rows - fixed;
-  for (size_t i = 0; i < n && rows > 0; i++)
+  int avail = rows;
+  int running = ui->busy && avail > 0 ? 1 : 0;
+  avail -= running;
+  int calls = (int) n < avail ? (int) n : avail;
+  avail -= calls;
+  int counts = calls < avail ? calls : avail;
+  avail -= counts;
+  for (int i = 0; i < calls; i++)
     {
       struct ui_cmd *c = cmds[i];
       char *call = xasprintf ("\xe2\x97\x8f %s", c->label);
       screen_put (y++, 0, THEME_TEXT, call, cols);
       free (call);
-      int want = sample_rows_used (c->sample);
-      if (want > SAMPLE_ROWS)
-        want = SAMPLE_ROWS;
-      int give = want < spare ? want : spare;
-      if (give < 0)
-        give = 0;
+      int give = sample_rows_used (c->sample);
+      if (give > SAMPLE_ROWS)
+        give = SAMPLE_ROWS;
+      if (give > avail)
+        give = avail;
       sample_draw (c->sample, stdscr, y, SCREEN_INDENT, give,
                    cols - SCREEN_INDENT);
       y += give;
-      spare -= give;
-      char *count = screen_count_row (c);
-      screen_put (y++, SCREEN_INDENT, THEME_DIM, count, cols - SCREEN_INDENT);
-      free (count);
+      avail -= give;
+      if (i < counts)
+        {
+          char *count = screen_count_row (c);
+          screen_put (y++, SCREEN_INDENT, THEME_DIM, count,
+                      cols - SCREEN_INDENT);
+          free (count);
+        }
     }
   /* The blank row before the running row goes before any sample row.  */
-  if (ui->busy && n > 0 && spare > 0)
+  if (running && calls > 0 && avail > 0)
     y++;
-  if (ui->busy)
+  if (running)
     screen_running_row (ui, y, cols);
 }
 
@@ -255,7 +346,8 @@ screen_draw (struct ui *ui)
   erase ();
   if (ui->panel == UI_PANEL_PAGER && ui->pager != NULL)
     {
-      pager_update (ui->pager, cols);
+      if (pager_update (ui->pager, cols))
+        ui_dirty (ui);
       pager_draw (ui->pager, stdscr, rows, cols);
       curs_set (0);
       wnoutrefresh (stdscr);
@@ -264,7 +356,9 @@ screen_draw (struct ui *ui)
     }
   struct screen_lines panel = { 0 };
   screen_panel_lines (ui, cols, &panel);
-  int box_rows = panel.n > 0 ? (int) panel.n : 3;
+  screen_lines_wrap (&panel, cols);
+  screen_lines_squeeze (&panel, rows - 1);
+  int box_rows = panel.n > 0 ? (int) panel.n : rows >= 4 ? 3 : 1;
   int status_y = rows - 1;
   int box_y = status_y - box_rows;
   struct ui_cmd *cmds[16];
@@ -276,7 +370,7 @@ screen_draw (struct ui *ui)
   transcript_draw (&ui->transcript, stdscr, 0, turn_y, cols);
   if (turn_give > 0)
     screen_turn (ui, cmds, n, turn_y, turn_give, cols);
-  int cursor_x = -1;
+  int cursor_x = -1, prompt_y = 0;
   if (panel.n > 0)
     for (size_t i = 0; i < panel.n && box_y + (int) i < status_y; i++)
       {
@@ -285,13 +379,13 @@ screen_draw (struct ui *ui)
                       cols);
       }
   else if (box_y >= 0)
-    cursor_x = screen_box (ui, box_y, cols);
+    cursor_x = screen_box (ui, box_y, box_rows, cols, &prompt_y);
   screen_lines_free (&panel);
   screen_status (ui, status_y, cols);
   if (cursor_x >= 0)
     {
       curs_set (1);
-      move (box_y + 1, cursor_x < cols ? cursor_x : cols - 1);
+      move (prompt_y, cursor_x < cols ? cursor_x : cols - 1);
     }
   else
     curs_set (0);

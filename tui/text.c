@@ -115,6 +115,31 @@ text_fit (const char *s, size_t len, int cols, int *used)
   return i;
 }
 
+size_t
+text_wrap_row (const char *p, size_t len, int width, size_t *advance)
+{
+  int used = 0;
+  size_t n = text_fit (p, len, width, &used);
+  if (n == 0 && len > 0)
+    n = text_char_len (p, len);
+  *advance = n;
+  if (n >= len || p[n] == ' ')
+    {
+      if (n < len)
+        *advance = n + 1;
+      return n;
+    }
+  for (size_t i = n; i > 0; i--)
+    if (p[i - 1] == ' ')
+      {
+        if (text_width (p, i - 1) * 2 < width)
+          break;
+        *advance = i;
+        return i - 1;
+      }
+  return n;
+}
+
 /* n (1000 or more) in thousands, millions or billions: one decimal under
  * ten ("3.1 kB"), none from ten on ("48 kB").  */
 static void

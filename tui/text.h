@@ -19,6 +19,13 @@ int text_width (const char *s, size_t len);
  * when not NULL.  */
 size_t text_fit (const char *s, size_t len, int cols, int *used);
 
+/* The next row of a wrapped line at width columns: how many bytes it
+ * shows, and in *advance how many it takes (a space the row breaks at is
+ * not carried to the next row).  A row breaks after the last space that
+ * fits when that leaves it at least half full, so prose is not cut
+ * mid-word; a word longer than that is cut where the row ends.  */
+size_t text_wrap_row (const char *p, size_t len, int width, size_t *advance);
+
 /* Length in bytes of the character at s (1 for a byte that is not one).  */
 size_t text_char_len (const char *s, size_t len);
 

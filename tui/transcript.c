@@ -84,9 +84,8 @@ transcript_rows (const struct transcript_line *l, int cols)
   int width = cols;
   do
     {
-      size_t n = text_fit (p, len, width, NULL);
-      if (n == 0 && len > 0)
-        n = text_char_len (p, len);
+      size_t n;
+      text_wrap_row (p, len, width, &n);
       p += n;
       len -= n;
       rows++;
@@ -146,11 +145,10 @@ transcript_draw_line (const struct transcript_line *l, WINDOW *win, int y,
   int width = cols, x = 0;
   do
     {
-      size_t n = text_fit (p, len, width, NULL);
-      if (n == 0 && len > 0)
-        n = text_char_len (p, len);
+      size_t n;
+      size_t shown = text_wrap_row (p, len, width, &n);
       if (row >= skip && drawn < max)
-        mvwaddnstr (win, y + drawn++, x, p, (int) n);
+        mvwaddnstr (win, y + drawn++, x, p, (int) shown);
       p += n;
       len -= n;
       row++;

@@ -15,7 +15,7 @@
 
 enum transcript_kind
 {
-  TRANSCRIPT_PLAIN,  /* wraps */
+  TRANSCRIPT_PLAIN,  /* wraps, at a space where one leaves the row half full */
   TRANSCRIPT_ENDING, /* "✗ LABEL ended on its own · …": one row */
 };
 

@@ -239,8 +239,12 @@ ui_on_cleaned (void *data, struct command *cmd)
       }
   size_t n;
   free (ui_left_running (ui, &n));
+  /* The list closes with its last row, also when it is under the full view
+   * of that row's command: Esc then comes back to the box.  */
   if (ui->panel == UI_PANEL_TASKS && n == 0)
     ui->panel = UI_PANEL_NONE;
+  if (ui->under_pager == UI_PANEL_TASKS && n == 0)
+    ui->under_pager = UI_PANEL_NONE;
   ui_dirty (ui);
 }
 
@@ -532,6 +536,7 @@ ui_ctrl_b (struct ui *ui)
     }
   ui->panel = UI_PANEL_TASKS;
   ui->task_sel = 0;
+  ui->task_sel_number = 0;
   ui_dirty (ui);
 }
 

@@ -82,6 +82,7 @@ struct ui
   enum ui_panel panel;
   enum ui_panel under_pager; /* what Esc returns to from the full view */
   int task_sel;              /* the selected row of the list */
+  uint64_t task_sel_number;  /* its command's number, 0 for none yet */
   struct session_call *asking;
   int approval_sel;
   struct pager *pager;

@@ -44,7 +44,7 @@ expected="The agent wants to run a command
   it will still be running after the turn ends
 
 › 1. Allow once
-  2. Allow, and from now on allow Bash(echo started *), Bash(sleep 300 *) in this workspace
+  2. Allow, and from now on allow Bash(echo started *), Bash(sleep *) in this workspace
   3. Deny
 enter chooses · esc denies"
 is "$(tui_block "The agent wants to run a command" 12)" "$expected" \

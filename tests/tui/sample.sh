@@ -5,7 +5,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=15
+N=18
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -83,3 +83,21 @@ like "$(tui_block "● Bash(seq 1 100; sleep 4)" 6 | sed -n 6p)" "^✳ running "
   "in 10 rows the running row keeps its place"
 is "$(tui_row 10)" "  ask mode on (shift+tab to cycle)" \
   "in 10 rows the status row keeps its place"
+
+# Shorter still: the count row goes before the call line and the running
+# row do, and under four rows the box is the prompt alone.
+tui_gone "✳ running" 10 >/dev/null
+tui_keys 'seq 1 100; sleep 300' Enter
+tui_wait "100 lines · 292 B" >/dev/null
+tmux -L "$TUI_SOCK" resize-window -x 60 -y 7
+tui_wait "     100 lines · 292 B · ctrl+b to leave it running"$'\n'"✳ running" >/dev/null
+tmux -L "$TUI_SOCK" resize-window -x 60 -y 6
+tui_wait "● Bash(seq 1 100; sleep 300)"$'\n'"✳ running"
+ok $? "in 6 rows the call line and the running row keep theirs, the count row gone"
+tui_keys 'abc'
+tmux -L "$TUI_SOCK" resize-window -x 60 -y 3
+tui_wait "› abc"$'\n'"  ask mode on"
+like "$(tui_row 1)" "^✳ running \(" "in 3 rows the running row stays"
+is "$(tui_row 2)" "› abc" "in 3 rows the box is the prompt alone, what is typed still seen"
+tui_keys C-u Escape
+tui_gone "✳ running" >/dev/null

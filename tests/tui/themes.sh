@@ -75,5 +75,7 @@ like "$ROW" "${ESC}\[[0-9;]*1m(${ESC}\[[0-9;]*m)*1 command" \
 
 tui_start --theme nonesuch
 tui_wait "reading theme"
-like "$SCREEN" "reading theme [^ ]*/nonesuch\.theme: No such file or d" \
+# The message may wrap (at a space): its rows are read joined.
+like "$(printf '%s\n' "$SCREEN" | sed 's/[[:space:]]*$//' | tr '\n' ' ' | tr -s ' ')" \
+  "reading theme [^ ]*/nonesuch\.theme: No such file or directory" \
   "a theme that cannot be read is named, and the default is used"

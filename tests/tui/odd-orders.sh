@@ -1,0 +1,126 @@
+#!/bin/bash
+# Keys in the orders a person presses them: the full view of a command that
+# ends while it is open from the list, the full view of a command that has
+# printed nothing, and a full view opened on more output than one frame
+# parses after the command has gone quiet; a window of one or two columns
+# while wide characters arrive.
+. "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
+. "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
+
+N=13
+tui_have_tmux || tui_skip_all $N "tmux is not installed"
+plan $N
+new_workspace
+
+tui_start
+tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
+
+# The list, Enter on its only row, and the command ends under the full
+# view: Esc comes back to the box, not to an empty list.
+tui_keys 'echo hi; sleep 2' Enter
+tui_wait "1 line · 3 B · ctrl+b to leave it running" >/dev/null
+tui_keys C-b
+tui_wait "1 command" >/dev/null
+tui_keys C-b
+tui_wait "Still running" >/dev/null
+tui_keys Enter
+tui_wait "lines 1-1 of 1"
+ok $? "enter in the list shows the command in the full view"
+# The row goes when the command has ended; the full view stays open on
+# what it printed.
+sleep 3
+tui_keys Escape
+tui_wait "ask mode on (shift+tab to cycle)"
+ok $? "esc closes the full view"
+is "$(printf '%s\n' "$SCREEN" | grep -c -e "Still running" -e "x stops it")" 0 \
+  "a list whose last row went under the full view is closed by then"
+is "$(tui_block "ended on its own" 5 | tail -4)" \
+  "$(printf '─%.0s' $(seq 1 "$TUI_COLS"))
+›
+$(printf '─%.0s' $(seq 1 "$TUI_COLS"))
+  ask mode on (shift+tab to cycle)" \
+  "esc comes back to the box and the status row"
+
+# A command that has printed nothing: the full view says so rather than
+# counting lines 0-0 of 0.
+tui_keys 'sleep 300' Enter
+tui_wait "ctrl+b to leave it running" >/dev/null
+tui_keys C-o
+tui_wait "nothing has been printed yet · esc to close"
+ok $? "the full view of a command that printed nothing says so"
+is "$(tui_row "$TUI_ROWS")" \
+  "nothing has been printed yet · esc to close · pgup/pgdn/home/end to move · / to search" \
+  "its key row"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+# 3 MB printed at once, then quiet: the full view opened after
+# reads the spool to its end a frame's share at a time, with no more output
+# arriving to ask for frames.
+tui_keys 'yes | head -n 1500000; sleep 300' Enter
+tui_wait "1500000 lines · 3.0 MB" 20 >/dev/null
+tui_keys C-o
+tui_wait "lines 1-$((TUI_ROWS - 2)) of " 5 >/dev/null
+# A frame parses for a bounded time, not a bounded number of bytes: a key
+# is answered within a second while the rest is still being read (a
+# megabyte of short lines is seconds of libvterm).
+tui_keys Down
+tui_wait "lines 2-$((TUI_ROWS - 1)) of " 1
+ok $? "a key moves the full view while it is still reading the spool"
+tui_wait "lines 2-$((TUI_ROWS - 1)) of 1500000 ·" 120
+ok $? "the full view reaches the end of a spool larger than one frame's share"
+tui_keys End
+tui_wait "lines $((1500000 - TUI_ROWS + 3))-1500000 of 1500000"
+ok $? "end goes to its last line"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+# The selection follows its command: a row above it going (a command
+# ending on its own) does not slide another command under it for x.
+tui_keys 'sleep 3 &' Enter
+tui_wait "1 command" >/dev/null
+tui_keys 'sleep 300 &' Enter
+tui_wait "2 commands" >/dev/null
+tui_keys 'sleep 301 &' Enter
+tui_wait "3 commands" >/dev/null
+tui_keys 'sleep 302 &' Enter
+tui_wait "4 commands" >/dev/null
+tui_keys C-b
+tui_wait "Still running" >/dev/null
+tui_keys Down Down
+tui_wait ". Bash(sleep 301)      " >/dev/null
+tui_wait "ended on its own" 10 >/dev/null
+tui_gone ". Bash(sleep 3)      " 5
+like "$(tui_block "Still running" 4 | sed -n 4p)" "^› [0-9]+\. Bash\(sleep 301\) " \
+  "a row going above the selection leaves it on its command"
+tui_keys x
+tui_gone ". Bash(sleep 301)      " 10
+is "$(tui_block "Still running" 4 | sed -n '3,4p' | sed -E 's/^(.) [0-9]+\. (Bash\([a-z0-9 ]*\)).*/\1 \2/')" \
+  "  Bash(sleep 300)
+› Bash(sleep 302)" \
+  "x stopped the selected command, not the one that slid under it"
+tui_keys Escape
+tui_gone "Still running" >/dev/null
+
+# Wide characters arriving while the window is two columns wide: the
+# session draws what fits and is whole again when the window is.
+tui_keys 'while :; do printf "红色 wide\n"; sleep 0.02; done' Enter
+tui_wait "红色 wide" >/dev/null
+tmux -L "$TUI_SOCK" resize-window -x 2 -y 10
+sleep 1
+tmux -L "$TUI_SOCK" resize-window -x 1 -y 1
+sleep 1
+tmux -L "$TUI_SOCK" resize-window -x "$TUI_COLS" -y "$TUI_ROWS"
+tui_wait "    红色 wide"$'\n'"    红色 wide"
+ok $? "a window two columns wide during wide output: the sample is back after"
+[ ! -s "$TEST_TMP/tui-exit" ]
+ok $? "the session is still running ($(cat "$TEST_TMP/tui-exit" 2>/dev/null))"
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+tui_keys C-d
+tui_exited 15 >/dev/null
