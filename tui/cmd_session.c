@@ -424,26 +424,6 @@ session_cli_parse (struct session_options_cli *o, int argc, char **argv,
   return 0;
 }
 
-/* The workspace: DIR made absolute, which must be a readable directory.  */
-static char *
-session_cli_workspace (const char *dir, struct cr_error **err)
-{
-  char *path = realpath (dir != NULL ? dir : ".", NULL);
-  if (path == NULL)
-    {
-      cr_error_set (err, errno, _ ("finding the directory %s"),
-                    dir != NULL ? dir : ".");
-      return NULL;
-    }
-  if (access (path, R_OK | X_OK) < 0)
-    {
-      cr_error_set (err, errno, _ ("the directory %s cannot be read"), path);
-      free (path);
-      return NULL;
-    }
-  return path;
-}
-
 int
 cmd_session (int argc, char **argv)
 {
@@ -464,7 +444,7 @@ cmd_session (int argc, char **argv)
       session_cli_usage (stdout);
       return 0;
     }
-  workspace = session_cli_workspace (opts.dir, &err);
+  workspace = front_workspace_dir (opts.dir, &err);
   if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
     return session_cli_fail (err);
   struct rules *rules = permit_rules (cfg, &err);

@@ -33,6 +33,25 @@ front_workspace (struct cr_error **err)
   return cwd;
 }
 
+char *
+front_workspace_dir (const char *dir, struct cr_error **err)
+{
+  char *path = realpath (dir != NULL ? dir : ".", NULL);
+  if (path == NULL)
+    {
+      cr_error_set (err, errno, _ ("finding the directory %s"),
+                    dir != NULL ? dir : ".");
+      return NULL;
+    }
+  if (access (path, R_OK | X_OK) < 0)
+    {
+      cr_error_set (err, errno, _ ("the directory %s cannot be read"), path);
+      free (path);
+      return NULL;
+    }
+  return path;
+}
+
 struct journal *
 front_journal (void)
 {

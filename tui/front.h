@@ -16,6 +16,11 @@
  * enter and read.  The caller owns it.  */
 char *front_workspace (struct cr_error **err);
 
+/* The workspace a session opens in: DIR (the current directory when
+ * NULL) made absolute, a directory that can be entered and read.  The
+ * caller owns it.  */
+char *front_workspace_dir (const char *dir, struct cr_error **err);
+
 /* Open this session's journal; when it cannot be, say so on standard error
  * once and return NULL (the session goes on, its facts unrecorded).  */
 struct journal *front_journal (void);

@@ -991,26 +991,6 @@ ui_parse (struct ui_options *o, int argc, char **argv, struct cr_error **err)
   return 0;
 }
 
-/* The workspace: DIR made absolute, a directory that can be read.  */
-static char *
-ui_workspace (const char *dir, struct cr_error **err)
-{
-  char *path = realpath (dir != NULL ? dir : ".", NULL);
-  if (path == NULL)
-    {
-      cr_error_set (err, errno, _ ("finding the directory %s"),
-                    dir != NULL ? dir : ".");
-      return NULL;
-    }
-  if (access (path, R_OK | X_OK) < 0)
-    {
-      cr_error_set (err, errno, _ ("the directory %s cannot be read"), path);
-      free (path);
-      return NULL;
-    }
-  return path;
-}
-
 /* Watch keys and signals.  */
 static int
 ui_watch (struct ui *ui, struct cr_error **err)
@@ -1205,7 +1185,7 @@ ui_main (int argc, char **argv)
              stderr);
       return UI_EXIT_FAILED;
     }
-  cleanup_free char *workspace = ui_workspace (opts.dir, &err);
+  cleanup_free char *workspace = front_workspace_dir (opts.dir, &err);
   if (workspace == NULL || config_load (&ui.cfg, NULL, workspace, &err) < 0)
     return ui_fail (err);
   ui.workspace = workspace;
