@@ -59,6 +59,13 @@ static const char *const bwrap_required_options[] = {
   "--cap-add",     "--seccomp",
 };
 
+const char *const *
+bwrap_probed_options (size_t *n)
+{
+  *n = sizeof bwrap_required_options / sizeof *bwrap_required_options;
+  return bwrap_required_options;
+}
+
 /* The read-only runtime: exactly these, when present, and never /run,
  * /var/run or a home directory.  /etc/alternatives is Debian's indirection
  * for awk, editor and the like, all symlinks into /usr.  */

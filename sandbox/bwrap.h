@@ -71,6 +71,10 @@ int bwrap_locate (struct bwrap_location *out, struct cr_error **err);
 int bwrap_locate_nth (const char *path_env, int nth, struct bwrap_location *out,
                       struct cr_error **err);
 
+/* The options the probe requires bwrap's --help to list, which are the
+ * options the launch uses; *n gets how many.  Static.  */
+const char *const *bwrap_probed_options (size_t *n);
+
 /* Find crucible-sandbox-broker beside the program in exe_dir or in the
  * directory above it, accepted when it and every directory above belong
  * to root or this user and are writable by neither group nor others.  The

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
@@ -84,6 +85,9 @@ sandbox_panel_settings (struct ui *ui, struct screen_lines *l)
                     cfg->open_files, cfg->command_seconds, cfg->concurrency);
 }
 
+/* How many trusted bwrap candidates the tab lists at most.  */
+#define SANDBOX_PANEL_MAX_CANDIDATES 8
+
 /* One requirement: ✓ or ✗, its name, and what was found or why not.  */
 static void
 sandbox_panel_dep (struct screen_lines *l, bool ok, const char *name,
@@ -136,12 +140,30 @@ sandbox_panel_parts (struct screen_lines *l)
 {
   struct bwrap_location loc = { .fd = -1 };
   struct cr_error *err = NULL;
-  if (bwrap_locate (&loc, &err) == 0)
-    sandbox_panel_dep (l, true, "bubblewrap", loc.path);
-  else
+  /* Every trusted candidate, in the order the probe tries them; with none,
+   * each place looked and what turned it down.  */
+  int n = 0;
+  for (; n < SANDBOX_PANEL_MAX_CANDIDATES
+         && bwrap_locate_nth (getenv ("PATH"), n, &loc, &err) == 0;
+       n++)
+    {
+      cleanup_free char *found
+          = xasprintf (_ ("%s (SHA-256 %.12s…)"), loc.path, loc.sha256);
+      sandbox_panel_dep (l, true, "bubblewrap", found);
+      bwrap_location_clear (&loc);
+    }
+  if (n == 0)
     sandbox_panel_dep (l, false, "bubblewrap", err->msg);
   cr_error_clear (&err);
-  bwrap_location_clear (&loc);
+  size_t n_opts;
+  const char *const *opts = bwrap_probed_options (&n_opts);
+  struct buf names = BUF_INIT;
+  for (size_t i = 0; i < n_opts; i++)
+    buf_printf (&names, "%s%s", i > 0 ? " " : "", opts[i]);
+  /* What the probe asks of each: read, not a finding of its own.  */
+  screen_lines_add (l, THEME_DIM, "    %-18s %s", _ ("probed options"),
+                    names.data);
+  buf_free (&names);
   char *broker = NULL;
   int fd = -1;
   if (broker_locate (&broker, &fd, &err) == 0)

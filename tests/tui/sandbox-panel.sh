@@ -4,7 +4,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=11
+N=13
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -30,10 +30,23 @@ is "$(tui_row $((TUI_ROWS - 1)))" \
 tui_keys Tab
 tui_wait "Sandbox   Settings    [Dependencies]"
 ok $? "tab switches to the Dependencies tab"
-deps=$(tui_block "Sandbox   Settings    [Dependencies]" 9)
+deps=$(tui_block "Sandbox   Settings    [Dependencies]" 14)
 # Each requirement is found or not, and says why; the positive and the
 # negative forms are both pinned so that the tab is checked on any machine.
 like "$deps" $'\n  [✓✗] bubblewrap +[^\n]+' "bubblewrap: found or why not"
+# Every trusted candidate, pinned by its digest, or where each was looked
+# for and why it was turned down (which must not happen where bwrap is
+# required).
+if [[ "$deps" == *"✓ bubblewrap"* ]] \
+  || [[ ",${CRUCIBLE_TEST_REQUIRE:-}," == *",bwrap,"* ]]; then
+  like "$deps" $'\n  ✓ bubblewrap +/[^ ]*/bwrap \\(SHA-256 [0-9a-f]{12}…\\)' \
+    "bubblewrap: each trusted candidate with its digest"
+else
+  like "$deps" $'\n  ✗ bubblewrap +no trusted bwrap was found: ' \
+    "bubblewrap: where it was looked for, and why not"
+fi
+like "$deps" $'\n    probed options +--unshare-all --unshare-user --disable-userns' \
+  "the options the probe asks bwrap's --help for"
 like "$deps" $'\n  [✓✗] broker +[^\n]+' "the broker: found or why not"
 if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ]; then
   like "$deps" $'\n  ✓ user namespaces +up to [0-9]+' "user namespaces: found"
