@@ -414,14 +414,7 @@ session_cli_parse (struct session_options_cli *o, int argc, char **argv,
       else
         return cr_error_set (err, 0, _ ("unknown option '%s'"), a);
     }
-  if (i < argc)
-    o->dir = argv[i++];
-  if (i < argc)
-    return cr_error_set (err, 0, _ ("one directory at most, not also '%s'"),
-                         argv[i]);
-  if (o->agent != NULL && *o->agent == '\0')
-    return cr_error_set (err, 0, _ ("--agent needs a command"));
-  return 0;
+  return front_session_operands (argc, argv, i, &o->dir, o->agent, err);
 }
 
 int

@@ -52,6 +52,20 @@ front_workspace_dir (const char *dir, struct cr_error **err)
   return path;
 }
 
+int
+front_session_operands (int argc, char **argv, int i, const char **dir,
+                        const char *agent, struct cr_error **err)
+{
+  if (i < argc)
+    *dir = argv[i++];
+  if (i < argc)
+    return cr_error_set (err, 0, _ ("one directory at most, not also '%s'"),
+                         argv[i]);
+  if (agent != NULL && *agent == '\0')
+    return cr_error_set (err, 0, _ ("--agent needs a command"));
+  return 0;
+}
+
 struct journal *
 front_journal (void)
 {

@@ -21,6 +21,11 @@ char *front_workspace (struct cr_error **err);
  * caller owns it.  */
 char *front_workspace_dir (const char *dir, struct cr_error **err);
 
+/* What follows a session's options, from argv[i]: at most one DIR (into
+ * *dir), and an --agent, when given, that is not empty.  */
+int front_session_operands (int argc, char **argv, int i, const char **dir,
+                            const char *agent, struct cr_error **err);
+
 /* Open this session's journal; when it cannot be, say so on standard error
  * once and return NULL (the session goes on, its facts unrecorded).  */
 struct journal *front_journal (void);
