@@ -583,6 +583,24 @@ broker_become_reaper (struct broker *b __attribute__ ((unused)))
   return prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+/* Keep the broker out of the workload's reach for its whole life.  The
+ * workload runs with the broker's own uid (host root, when crucible runs
+ * as root), so a dumpable broker could be traced, its descriptors taken
+ * (/proc/1/fd, pidfd_getfd) and its memory read or written: with the
+ * status channel in hand a command could report its own ending, and a
+ * traced broker could be held stopped with its parent-death signal
+ * cleared, outliving crucible.  Not dumpable, the kernel refuses every
+ * ptrace-mode access to it to anything without CAP_SYS_PTRACE, and its
+ * /proc entries belong to root.  First, before anything worth taking is
+ * open.  A credential change resets the flag to fs.suid_dumpable, so
+ * broker_drop_caps sets it again.  The workload gets a dumpable process
+ * back from its own execve, so tracing its own children still works.  */
+static int
+broker_forbid_dump (struct broker *b __attribute__ ((unused)))
+{
+  return prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 /* Forbid gaining privileges through exec: a setuid binary reachable in the
  * sandbox must not run with more than the workload has.  Inherited by every
  * descendant and irrevocable.  */
@@ -939,7 +957,9 @@ broker_drop_caps (struct broker *b)
         return -1;
       }
   memset (data, 0, sizeof data);
-  return (int) syscall (SYS_capset, &head, data);
+  if (syscall (SYS_capset, &head, data) < 0)
+    return -1;
+  return broker_forbid_dump (b);
 }
 
 /* Set one limit, soft and hard alike, so the workload cannot raise it.  */
@@ -970,6 +990,7 @@ broker_set_limits (struct broker *b)
  * opens one; the mounts need the capabilities, which go after them; and
  * whatever changes the mount table goes before the cwd.  */
 static const struct broker_step broker_setup_steps[] = {
+  { "making the broker undumpable", broker_forbid_dump },
   { "reading the environment", broker_read_env },
   { "closing inherited descriptors", broker_close_inherited },
   { "becoming the child subreaper", broker_become_reaper },

@@ -101,9 +101,13 @@ struct bwrap_session
   struct bwrap_backend *backend;
   int channel;      /* host end of the status channel, or -1 */
   pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
+  bool started;     /* STARTED came: from here on the workload may run */
   bool exited_seen; /* EXITED or FAILED has been reported */
   bool owe_exit;    /* a FAILED that stands for the ending: EXITED next */
   bool done;        /* the scope is confirmed empty */
+  bool scope_gone;  /* bwrap was reaped having exited on its own, so its
+                       PID namespace is gone, and the cgroup (if any) is
+                       empty: the only confirmation publication takes */
   bool ru_known;
   struct rusage ru; /* bwrap's children: the broker and all it reaped */
   struct statedir_pair pair;
@@ -1631,6 +1635,27 @@ bwrap_session_message (const struct sandbox_session *base)
   return ((const struct bwrap_session *) base)->message;
 }
 
+/* Reap bwrap and decide whether the scope is gone for certain.  What the
+ * broker says on the channel is not that proof: bwrap exits only after
+ * its child, the broker, and the broker as PID 1 takes every process of
+ * the namespace with it, so a launcher that exited on its own (rather
+ * than being killed here at the deadline) means nothing of the command
+ * runs any more.  Where a pids cgroup counts the scope, it must be empty
+ * too.  */
+static void
+bwrap_reap_launcher (struct bwrap_session *s)
+{
+  int status;
+
+  if (s->launcher <= 0)
+    return;
+  status = bwrap_wait_bounded (s->launcher, BWRAP_LAUNCHER_MS, &s->ru);
+  s->ru_known = true;
+  s->launcher = -1;
+  s->scope_gone = status != -1 && WIFEXITED (status)
+                  && (s->cgroup == NULL || cgroup_pids_empty (s->cgroup));
+}
+
 /* The broker's side ended without DONE.  Once bwrap has exited, the PID
  * namespace went with its init, so nothing of the scope is left: say so,
  * after a FAILED when nothing was ever reported (bwrap refused to start,
@@ -1639,11 +1664,16 @@ static int
 bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
                      struct cr_error **err)
 {
-  if (s->launcher > 0)
+  bwrap_reap_launcher (s);
+  /* After STARTED the workload may have run, and it could have written
+   * anything into the broker's stderr: an end with no EXITED then reads
+   * as a kill, never as a refusal of something that did not run.  */
+  if (!s->exited_seen && s->started)
     {
-      bwrap_wait_bounded (s->launcher, BWRAP_LAUNCHER_MS, &s->ru);
-      s->ru_known = true;
-      s->launcher = -1;
+      s->exited_seen = true;
+      ev->kind = SANDBOX_EVENT_EXITED;
+      ev->wait_status = SIGKILL;
+      return 0;
     }
   if (!s->exited_seen)
     {
@@ -1662,6 +1692,40 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
   s->done = true;
   ev->kind = SANDBOX_EVENT_DONE;
   return 0;
+}
+
+/* Whether ev is one the broker never sends at this point of a launch, so
+ * that only something other than the broker could have written it: a
+ * setup or fork failure after the workload started, a second ending, an
+ * ending before the start.  Such a record is ignored; the scope's real
+ * end still comes, as DONE or as the end of the channel.  */
+static bool
+bwrap_event_impossible (const struct bwrap_session *s,
+                        const struct sandbox_event *ev)
+{
+  switch (ev->kind)
+    {
+    case SANDBOX_EVENT_FAILED:
+      return s->exited_seen
+             || s->started != (ev->stage == BROKER_STAGE_EXEC);
+    case SANDBOX_EVENT_EXITED:
+      return !s->started || s->exited_seen;
+    case SANDBOX_EVENT_DONE:
+      return !s->exited_seen;
+    default:
+      return false;
+    }
+}
+
+/* The broker says the scope is empty: end the channel (the broker exits
+ * on that) and reap bwrap, which is what publication believes.  shutdown,
+ * not close: the loop still watches the descriptor.  */
+static void
+bwrap_confirm_gone (struct bwrap_session *s)
+{
+  if (s->channel >= 0)
+    shutdown (s->channel, SHUT_RDWR);
+  bwrap_reap_launcher (s);
 }
 
 /* Read the next message from the broker.  */
@@ -1693,18 +1757,24 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return r;
       if (r == CHANNEL_ENDED)
         return bwrap_channel_ended (s, ev, err);
+      if (msg.type == BROKER_MSG_STARTED)
+        s->started = true;
       r = channel_event (&msg, BWRAP_WHO, ev, err);
       if (r < 0)
         return -1;
-      if (r == 0)
+      if (r == 0 || bwrap_event_impossible (s, ev))
         continue;
-      /* The broker said what failed on its stderr before it sent this.  */
-      if (ev->kind == SANDBOX_EVENT_FAILED)
+      /* The broker said what failed on its stderr before it sent this;
+       * only before the workload started is that pipe the broker's
+       * alone, so only then is it quoted.  */
+      if (ev->kind == SANDBOX_EVENT_FAILED && !s->started)
         {
           if (s->message == NULL)
             s->message = bwrap_read_message (s->err_fd);
           ev->message = s->message;
         }
+      if (ev->kind == SANDBOX_EVENT_DONE)
+        bwrap_confirm_gone (s);
       /* An exec failure is followed by EXITED 127; a setup or fork failure
        * by nothing, so it stands for the ending.  */
       if (ev->kind == SANDBOX_EVENT_EXITED
@@ -1748,7 +1818,7 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
 
   if (s->published || s->pair.upper == NULL || !s->baseline.taken)
     return 0;
-  if (!s->done)
+  if (!s->done || !s->scope_gone)
     return cr_error_set (err, 0,
                          "the command's process scope has not been "
                          "confirmed empty");

@@ -196,6 +196,22 @@ cgroup_pids_make (const char *parent, unsigned long max, char **dir_out,
 }
 
 bool
+cgroup_pids_empty (const char *dir)
+{
+  cleanup_free char *path = xasprintf ("%s/cgroup.procs", dir);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  char c;
+  ssize_t n;
+
+  if (fd < 0)
+    return false;
+  do
+    n = read (fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  return n == 0;
+}
+
+bool
 cgroup_pids_remove (const char *dir)
 {
   for (int i = 0; i < 50; i++)

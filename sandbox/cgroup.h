@@ -34,6 +34,10 @@ int cgroup_pids_make (const char *parent, unsigned long max, char **dir_out,
  * short while; false when it is still there.  */
 bool cgroup_pids_remove (const char *dir);
 
+/* Whether a command's cgroup holds no process any more (its cgroup.procs
+ * reads empty); false when it cannot be read.  */
+bool cgroup_pids_empty (const char *dir);
+
 /* Remove children of parent that crucible processes now gone left behind
  * (crucible-sandbox-<pid>-<n> whose pid no longer runs and which hold no
  * process: a cgroup with processes cannot be removed anyway).  */
