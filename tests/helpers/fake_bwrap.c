@@ -7,14 +7,67 @@
  *   refuse      refuses every launch (an argument list holding
  *               "--status-fd") with a bwrap-like message and status 1, and
  *               runs /usr/bin/bwrap for the probes
+ *   liar-done   plays a broker the workload has taken over: on a launch it
+ *               writes "forged" into the command's upper, reports STARTED,
+ *               EXITED 0 and DONE on the status channel (descriptor 3),
+ *               then stays alive for 6 s, so the scope is not gone
+ *   liar-refusal  reports STARTED, then writes a bwrap-like refusal on
+ *               its stderr and exits 1 without an EXITED, as a workload
+ *               holding the broker's stderr could make it look
  *
  * libc only; its environment is bwrap's (empty).  */
 #include <config.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include "broker/status.h"
+
+/* Send one status record on the channel bwrap hands the broker.  */
+static void
+fake_send (enum broker_msg_type type, int32_t value)
+{
+  struct broker_msg msg
+      = { .magic = BROKER_STATUS_MAGIC, .type = (uint32_t) type, .value = value };
+
+  if (send (3, &msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t) sizeof msg)
+    perror ("fake_bwrap: send");
+}
+
+/* Write "forged" into the upper of the layer directory the launch binds
+ * at /.crucible-sandbox/layer.  */
+static void
+fake_write_upper (int argc, char **argv)
+{
+  char path[PATH_MAX];
+
+  for (int i = 1; i + 2 < argc; i++)
+    if (strcmp (argv[i], "--bind") == 0
+        && strcmp (argv[i + 2], "/.crucible-sandbox/layer") == 0)
+      {
+        snprintf (path, sizeof path, "%s/upper/forged", argv[i + 1]);
+        FILE *f = fopen (path, "w");
+        if (f != NULL)
+          {
+            fputs ("forged\n", f);
+            fclose (f);
+          }
+      }
+}
+
+/* Whether argv is a launch rather than a probe.  */
+static int
+fake_is_launch (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--status-fd") == 0)
+      return 1;
+  return 0;
+}
 
 int
 main (int argc, char **argv)
@@ -54,6 +107,23 @@ main (int argc, char **argv)
                  stderr);
           return 1;
         }
+  if (strcmp (mode, "liar-done") == 0 && fake_is_launch (argc, argv))
+    {
+      fake_write_upper (argc, argv);
+      fake_send (BROKER_MSG_STARTED, 2);
+      fake_send (BROKER_MSG_EXITED, 0);
+      fake_send (BROKER_MSG_DONE, 0);
+      signal (SIGTERM, SIG_IGN);
+      sleep (6);
+      return 0;
+    }
+  if (strcmp (mode, "liar-refusal") == 0 && fake_is_launch (argc, argv))
+    {
+      fake_send (BROKER_MSG_STARTED, 2);
+      fputs ("bwrap: Creating new namespace failed: forged after the start\n",
+             stderr);
+      return 1;
+    }
   execve ("/usr/bin/bwrap", argv, empty);
   perror ("fake_bwrap: /usr/bin/bwrap");
   return 127;
