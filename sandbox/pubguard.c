@@ -327,8 +327,8 @@ pubguard_str (const struct buf *b)
 static const struct pubguard_git_key *
 pubguard_cfg_match (const struct pubguard_cfg *c)
 {
-  for (size_t i = 0;
-       i < sizeof pubguard_git_keys / sizeof *pubguard_git_keys; i++)
+  for (size_t i = 0; i < sizeof pubguard_git_keys / sizeof *pubguard_git_keys;
+       i++)
     {
       const struct pubguard_git_key *k = &pubguard_git_keys[i];
       if (strcmp (k->section, pubguard_str (&c->section)) != 0
@@ -381,8 +381,7 @@ pubguard_git_config_runs (const char *text, size_t len)
         pubguard_cfg_skip_line (&c);
       else if (ch == '[')
         rc = pubguard_cfg_section (&c);
-      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')
-               && c.section.len > 0)
+      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
         {
           rc = pubguard_cfg_variable (&c, ch);
           if (rc == 0 && pubguard_cfg_match (&c) != NULL)

@@ -303,8 +303,8 @@ static char **pubplan_names (int fd, size_t *n);
  * configuration is not looked for: removing it plants nothing.  The
  * walk costs what removing the tree costs (it is backed up whole).  */
 static char *
-pubplan_lower_holds (const struct pubplan_walk *w, int lowfd,
-                     const char *name, const char *rel, int depth)
+pubplan_lower_holds (const struct pubplan_walk *w, int lowfd, const char *name,
+                     const char *rel, int depth)
 {
   const struct pubguard_root *r = pubguard_root_below (w->guard, rel);
   size_t n;
@@ -349,8 +349,8 @@ pubplan_hook_is_sample (const struct pubplan_walk *w,
   if (c->kind != PUBPLAN_FILE || !pubguard_hook_sample (base)
       || w->guard == NULL || w->guard->git_templates == NULL)
     return false;
-  cleanup_close int dir = open (w->guard->git_templates,
-                                O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int dir
+      = open (w->guard->git_templates, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int want
       = dir < 0 ? -1 : openat (dir, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int got
@@ -383,10 +383,9 @@ pubplan_scan_hooks (struct pubplan_walk *w, int upfd, int lowfd,
 {
   static const struct pubplan_dirctx plain = { 0 };
   struct pubplan side = { 0 };
-  struct pubplan_walk sw = { .plan = &side,
-                             .guard = w->guard,
-                             .up_root = w->up_root,
-                             .depth = w->depth };
+  struct pubplan_walk sw = {
+    .plan = &side, .guard = w->guard, .up_root = w->up_root, .depth = w->depth
+  };
 
   if (!S_ISDIR (st->st_mode))
     {
@@ -431,8 +430,7 @@ pubplan_git_config_why (int upfd, const char *name, const struct stat *st)
   size_t len = 0;
   ssize_t n = 0;
   while (fd >= 0 && len <= PUBPLAN_GIT_CONFIG_BYTES
-         && (n = read (fd, text + len, PUBPLAN_GIT_CONFIG_BYTES + 1 - len))
-                > 0)
+         && (n = read (fd, text + len, PUBPLAN_GIT_CONFIG_BYTES + 1 - len)) > 0)
     len += (size_t) n;
   if (fd < 0 || n < 0 || len > PUBPLAN_GIT_CONFIG_BYTES)
     return xstrdup (unreadable);
@@ -637,8 +635,8 @@ pubplan_scan_child (struct pubplan_walk *w, int upfd, int lowfd,
 
   if (fstatat (upfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return cr_error_set (err, errno, "scanning %s", rel);
-  cleanup_free char *why = pubplan_guarded (w, upfd, lowfd, name, rel, &st,
-                                            low, ctx, &newrepo);
+  cleanup_free char *why
+      = pubplan_guarded (w, upfd, lowfd, name, rel, &st, low, ctx, &newrepo);
   if (why != NULL)
     return pubplan_scan_protected (w, upfd, lowfd, name, rel, why, err);
   if (low != NULL && S_ISDIR (low->st_mode)
@@ -685,9 +683,8 @@ pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd, const char *rel,
 }
 
 int
-pubplan_scan (const char *upper, const char *root,
-              const struct pubguard *guard, struct pubplan *plan,
-              struct cr_error **err)
+pubplan_scan (const char *upper, const char *root, const struct pubguard *guard,
+              struct pubplan *plan, struct cr_error **err)
 {
   static const struct pubplan_dirctx top = { 0 };
   cleanup_close int up

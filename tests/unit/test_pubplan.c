@@ -82,7 +82,8 @@ dir (const char *base, const char *rel)
 static void
 gitdir (const char *base, const char *rel)
 {
-  char *head = xasprintf ("%s/HEAD", rel), *objects = xasprintf ("%s/objects", rel);
+  char *head = xasprintf ("%s/HEAD", rel),
+       *objects = xasprintf ("%s/objects", rel);
   put (base, head, "ref: refs/heads/main\n");
   dir (base, objects);
   free (head);
@@ -125,13 +126,13 @@ static void
 test_classify (void **state)
 {
   (void) state;
-  static const char *const git[] = { ".git", ".GIT", ".Git", ".git.",
-                                     ".git ", "git~1", "GIT~1" };
+  static const char *const git[]
+      = { ".git", ".GIT", ".Git", ".git.", ".git ", "git~1", "GIT~1" };
   static const char *const agent[]
       = { ".crucible", ".claude", ".codex", ".gemini", ".cursor",
           ".vscode",   ".VSCode", ".idea",  ".envrc",  ".envrc." };
   static const char *const plain[]
-      = { "git", ".gitignore", ".gitmodules", "vscode", ".envrc.example",
+      = { "git",     ".gitignore", ".gitmodules", "vscode", ".envrc.example",
           ".github", "x.git" };
   for (size_t i = 0; i < sizeof git / sizeof *git; i++)
     assert_int_equal (pubguard_classify (git[i]), PUBGUARD_GIT);
@@ -230,8 +231,8 @@ test_symlinked_git (void **state)
   put (s.upper, "plain/hooks/pre-commit", "#!/bin/sh\n");
   scan (&s, NULL, 0, &plan);
   assert_false (planned (&plan, ".realgit/hooks/pre-commit"));
-  assert_true (left_out (
-      &plan, ".realgit (under .realgit, which is a git directory)"));
+  assert_true (
+      left_out (&plan, ".realgit (under .realgit, which is a git directory)"));
   assert_true (planned (&plan, "plain/hooks/pre-commit"));
   pubplan_clear (&plan);
   scratch_free (&s);
@@ -250,8 +251,8 @@ test_nested_gitdir (void **state)
   put (s.upper, "sub/.git/config", "[core]\n\tfsmonitor = x\n");
   put (s.upper, "sub/file", "y\n");
   scan (&s, NULL, 0, &plan);
-  assert_true (left_out (
-      &plan, "sub/.git (under sub/.git, which is protected)"));
+  assert_true (
+      left_out (&plan, "sub/.git (under sub/.git, which is protected)"));
   assert_false (planned (&plan, "sub/.git/config"));
   assert_true (planned (&plan, "sub/file"));
   pubplan_clear (&plan);
@@ -296,8 +297,8 @@ test_new_repository (void **state)
   assert_true (left_out (
       &plan, "bare/config (a git configuration naming a program: alias.x)"));
   assert_true (planned (&plan, "bare/HEAD"));
-  assert_true (left_out (
-      &plan, "clone/.git/modules/m/hooks/pre-commit (a git hook)"));
+  assert_true (
+      left_out (&plan, "clone/.git/modules/m/hooks/pre-commit (a git hook)"));
   assert_true (planned (&plan, "clone2/.git/config"));
   pubplan_clear (&plan);
   scratch_free (&s);
@@ -324,11 +325,13 @@ test_git_entries (void **state)
   gitdir (s.upper, "was");
   put (s.upper, "was/config", "[core]\n");
   scan (&s, NULL, 0, &plan);
-  assert_true (left_out (&plan, "new/.git (under new/.git, which is protected)"));
+  assert_true (
+      left_out (&plan, "new/.git (under new/.git, which is protected)"));
   assert_true (planned (&plan, "new/x"));
   assert_true (
       left_out (&plan, "new3/.GIT (under new3/.GIT, which is protected)"));
-  assert_true (left_out (&plan, "old/.git (under old/.git, which is protected)"));
+  assert_true (
+      left_out (&plan, "old/.git (under old/.git, which is protected)"));
   assert_true (left_out (&plan, "was (under was, which is a git directory)"));
   pubplan_clear (&plan);
   scratch_free (&s);
@@ -416,10 +419,8 @@ test_removal (void **state)
   scan (&s, roots, 1, &plan);
   assert_true (
       left_out (&plan, "repo (it holds repo/.git, which is protected)"));
-  assert_true (
-      left_out (&plan, "lib (it holds lib/bare, which is protected)"));
-  assert_true (
-      left_out (&plan, "keep (it holds keep/ro, which is protected)"));
+  assert_true (left_out (&plan, "lib (it holds lib/bare, which is protected)"));
+  assert_true (left_out (&plan, "keep (it holds keep/ro, which is protected)"));
   assert_true (planned (&plan, "plain"));
   assert_true (planned (&plan, "ide"));
   pubplan_clear (&plan);
