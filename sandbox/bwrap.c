@@ -1016,7 +1016,8 @@ bwrap_roots_copy (struct bwrap_session *s, const struct sandbox_policy *policy)
   for (size_t i = 0; i < policy->n_read_only; i++)
     s->cfg_roots[i] = xstrdup (policy->read_only[i]);
   for (size_t i = 0; i < policy->n_protected; i++)
-    s->cfg_roots[policy->n_read_only + i] = xstrdup (policy->protected_paths[i]);
+    s->cfg_roots[policy->n_read_only + i]
+        = xstrdup (policy->protected_paths[i]);
 }
 
 /* Add rel (owned) to the session's protected roots, for why.  */
@@ -1026,8 +1027,8 @@ bwrap_roots_add (struct bwrap_session *s, char *rel, const char *why)
   s->protect = xrealloc (s->protect, (s->n_protect + 2) * sizeof *s->protect);
   s->protect[s->n_protect++] = rel;
   s->protect[s->n_protect] = NULL;
-  s->guard_roots = xrealloc (s->guard_roots,
-                             s->n_protect * sizeof *s->guard_roots);
+  s->guard_roots
+      = xrealloc (s->guard_roots, s->n_protect * sizeof *s->guard_roots);
   s->guard_roots[s->n_protect - 1].why = why;
 }
 
@@ -1226,9 +1227,8 @@ bwrap_gitdir_read (const char *workspace, char **path_out,
   if (fd < 0 && errno == ELOOP)
     return bwrap_gitdir_link (name, path_out);
   if (fd < 0)
-    return errno == ENOENT
-               ? 0
-               : cr_error_set (err, errno, "opening '%s'", name);
+    return errno == ENOENT ? 0
+                           : cr_error_set (err, errno, "opening '%s'", name);
   if (fstat (fd, &st) < 0)
     return cr_error_set (err, errno, "examining '%s'", name);
   if (!S_ISREG (st.st_mode))
