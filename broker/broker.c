@@ -67,7 +67,10 @@
 #define BROKER_KILL_MS 5000  /* SIGKILL rounds, before giving up */
 #define BROKER_TICK_MS 10
 
-#define BROKER_MAX_PROTECT 8        /* --protect names */
+/* --protect names: .git and the agent names, a gitdir target, and every
+ * configured readOnly and protected root (256 each) by its spelling and
+ * by where it resolves.  */
+#define BROKER_MAX_PROTECT 1040
 #define BROKER_MAX_HIDE 8           /* --hide paths */
 #define BROKER_MAX_SOCKETS 64       /* --socket names */
 #define BROKER_MAX_ENV_BYTES 262144 /* the --env-fd block, NULs included */

@@ -897,21 +897,28 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
 }
 
 /* The policy a command of this supervisor runs under, resolved from the
- * configuration the way inspection reports it.  */
+ * configuration the way inspection reports it.  *resolved holds what
+ * policy points at (its configured roots) and outlives the prepare.  */
 static int
 supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
-                   char digest[POLICY_DIGEST_SIZE], struct cr_error **err)
+                   char digest[POLICY_DIGEST_SIZE], struct policy **resolved,
+                   struct cr_error **err)
 {
   struct policy_input in;
-  struct policy *resolved = NULL;
 
   config_policy_input (sup->config, sup->workspace, &in);
-  if (policy_resolve (&in, &resolved, err) < 0)
+  if (policy_resolve (&in, resolved, err) < 0)
     return -1;
-  *policy = resolved->sandbox;
-  memcpy (digest, resolved->effective_digest, POLICY_DIGEST_SIZE);
-  policy_free (resolved);
+  *policy = (*resolved)->sandbox;
+  memcpy (digest, (*resolved)->effective_digest, POLICY_DIGEST_SIZE);
   return 0;
+}
+
+/* Free a resolved policy on the way out.  */
+static void
+supervisor_policy_freep (struct policy **p)
+{
+  policy_free (*p);
 }
 
 /* The capability negotiation, as a fact: how many features the policy
@@ -1090,6 +1097,8 @@ supervisor_start_command (struct supervisor *sup,
                           struct cr_error **err)
 {
   struct sandbox_policy policy;
+  __attribute__ ((cleanup (supervisor_policy_freep))) struct policy *resolved
+      = NULL;
   struct sandbox_session *session = NULL;
   char digest[POLICY_DIGEST_SIZE];
   const char *shell = supervisor_find_shell ();
@@ -1103,7 +1112,7 @@ supervisor_start_command (struct supervisor *sup,
                          "this machine has no POSIX shell (looked "
                          "for /bin/sh and /usr/bin/sh)");
   *why = "policy";
-  if (supervisor_policy (sup, &policy, digest, err) < 0)
+  if (supervisor_policy (sup, &policy, digest, &resolved, err) < 0)
     return -1;
   if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     {

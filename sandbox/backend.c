@@ -85,6 +85,15 @@ sandbox_check_policy (const struct sandbox_claims *claims,
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     if (policy->requires[f] && claims->support[f] == SANDBOX_UNSUPPORTED)
       return sandbox_refuse (err, (enum sandbox_feature) f, backend_id);
+  /* A root asked for that nothing projects is refused by its name, never
+   * accepted and silently not applied.  */
+  if (policy->enabled && policy->unheld_root != NULL)
+    {
+      cr_error_set (err, 0, "%s", policy->unheld_root);
+      if (err != NULL && *err != NULL)
+        (*err)->refused_feature = SANDBOX_FILESYSTEM;
+      return -1;
+    }
   /* A stated ceiling asks for its feature as surely as requires[] does.  */
   if (policy->memory_bytes != 0
       && claims->support[SANDBOX_MEMORY_LIMIT] == SANDBOX_UNSUPPORTED)

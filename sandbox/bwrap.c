@@ -31,6 +31,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/channel.h"
 #include "sandbox/publish.h"
+#include "sandbox/pubguard.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/statedir.h"
 
@@ -75,8 +76,10 @@ static const char *const bwrap_runtime_etc[]
     = { "/etc/ld.so.cache",   "/etc/passwd",    "/etc/group",
         "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/alternatives" };
 
-/* Inside each writable root, what stays read-only.  */
-static const char *const bwrap_protected_names[] = { ".git", ".crucible" };
+/* Inside each writable root, at its top, what stays read-only: .git, and
+ * the recognized agent configuration (sandbox/pubguard.c); publication
+ * refuses changes to them at any depth.  */
+static const char *const bwrap_protected_git = ".git";
 
 /* The most of a .git file read for its "gitdir: " line: git writes one
  * short line; anything longer is not trusted to mean what it seems.  */
@@ -123,6 +126,16 @@ struct bwrap_session
   bool as_owner; /* root, over a workspace another user owns: run as them */
   uid_t owner_uid;
   gid_t owner_gid;
+  /* The policy's configured readOnly roots then protected ones, relative
+   * to the workspace (copied at prepare); at start, the same with what
+   * each resolves to inside it, for the broker's --protect and for
+   * publication, which refuses any change to them.  */
+  char **cfg_roots;
+  size_t n_cfg_read_only, n_cfg;
+  char **protect;
+  size_t n_protect;
+  struct pubguard_root *guard_roots;
+  struct pubguard guard;
 };
 
 void
@@ -506,11 +519,13 @@ bwrap_build_argv (const struct bwrap_plan *plan)
               "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
               BWRAP_HIDDEN_LAYER "/work", "--root", plan->workspace,
               (char *) NULL);
-  for (size_t i = 0;
-       i < sizeof bwrap_protected_names / sizeof *bwrap_protected_names; i++)
-    bwrap_args (&a, "--protect", bwrap_protected_names[i], (char *) NULL);
+  bwrap_args (&a, "--protect", bwrap_protected_git, (char *) NULL);
+  for (const char *const *n = pubguard_agent_names (); *n != NULL; n++)
+    bwrap_args (&a, "--protect", *n, (char *) NULL);
   if (plan->gitdir != NULL)
     bwrap_args (&a, "--protect", plan->gitdir, (char *) NULL);
+  for (size_t i = 0; i < plan->n_protect; i++)
+    bwrap_args (&a, "--protect", plan->protect[i], (char *) NULL);
   bwrap_args (&a, "--hide", BWRAP_HIDDEN_DIR, (char *) NULL);
   for (size_t i = 0; i < plan->n_unreadable; i++)
     bwrap_args (&a, "--unreadable", plan->unreadable[i], (char *) NULL);
@@ -994,6 +1009,68 @@ static const struct sandbox_backend_ops bwrap_ops;
 /* Prepare a session: refuse what the claims do not hold, by name, then
  * make sure the backend is usable and the state directory is sound, all
  * before any session exists.  */
+/* Keep the policy's configured roots (it is the caller's only until
+ * prepare returns): readOnly first, then protected.  */
+static void
+bwrap_roots_copy (struct bwrap_session *s, const struct sandbox_policy *policy)
+{
+  s->n_cfg_read_only = policy->n_read_only;
+  s->n_cfg = policy->n_read_only + policy->n_protected;
+  s->cfg_roots = xcalloc (s->n_cfg + 1, sizeof *s->cfg_roots);
+  for (size_t i = 0; i < policy->n_read_only; i++)
+    s->cfg_roots[i] = xstrdup (policy->read_only[i]);
+  for (size_t i = 0; i < policy->n_protected; i++)
+    s->cfg_roots[policy->n_read_only + i]
+        = xstrdup (policy->protected_paths[i]);
+}
+
+/* Add rel (owned) to the session's protected roots, for why.  */
+static void
+bwrap_roots_add (struct bwrap_session *s, char *rel, const char *why)
+{
+  s->protect = xrealloc (s->protect, (s->n_protect + 2) * sizeof *s->protect);
+  s->protect[s->n_protect++] = rel;
+  s->protect[s->n_protect] = NULL;
+  s->guard_roots
+      = xrealloc (s->guard_roots, s->n_protect * sizeof *s->guard_roots);
+  s->guard_roots[s->n_protect - 1].why = why;
+}
+
+/* The configured roots as the broker and publication keep them: each by
+ * its spelling, and, when a symlink on the way moves it elsewhere inside
+ * the workspace, by where it resolves too (a write through the link
+ * lands there).  Resolved once, before anything of the command runs.  */
+static void
+bwrap_roots_resolve (struct bwrap_session *s, const char *workspace)
+{
+  size_t n = strlen (workspace);
+
+  for (size_t i = 0; i < s->n_cfg; i++)
+    {
+      const char *why = i < s->n_cfg_read_only ? "read-only" : "protected";
+      cleanup_free char *full = xasprintf ("%s/%s", workspace, s->cfg_roots[i]);
+      cleanup_free char *real = realpath (full, NULL);
+      bwrap_roots_add (s, xstrdup (s->cfg_roots[i]), why);
+      if (real != NULL && strncmp (real, workspace, n) == 0 && real[n] == '/'
+          && strcmp (real + n + 1, s->cfg_roots[i]) != 0)
+        bwrap_roots_add (s, xstrdup (real + n + 1), why);
+    }
+  for (size_t i = 0; i < s->n_protect; i++)
+    s->guard_roots[i].path = s->protect[i];
+  s->guard.roots = s->guard_roots;
+  s->guard.n_roots = s->n_protect;
+  s->guard.git_templates = PUBGUARD_GIT_TEMPLATES;
+}
+
+/* Let go of the session's roots.  */
+static void
+bwrap_roots_clear (struct bwrap_session *s)
+{
+  bwrap_argv_free (s->cfg_roots);
+  bwrap_argv_free (s->protect);
+  free (s->guard_roots);
+}
+
 /* A process cap above the broker's own is refused by the feature's name.  */
 static int
 bwrap_refuse_processes (unsigned long long n, struct cr_error **err)
@@ -1065,6 +1142,7 @@ bwrap_prepare (struct sandbox_backend *base,
   s->memory_bytes = b->opt.memory_bytes;
   if (policy->memory_bytes != 0)
     s->memory_bytes = policy->memory_bytes;
+  bwrap_roots_copy (s, policy);
   *out = &s->base;
   return 0;
 }
@@ -1116,10 +1194,27 @@ bwrap_gitdir_line (char *buf, size_t n)
   return *path != '\0' ? path : NULL;
 }
 
+/* A .git that is a symlink (.git -> .realgit): its target, which git
+ * uses as the git directory, in *path_out, to be kept read-only like a
+ * gitdir: target.  The link itself lives in the read-only lower.  */
+static int
+bwrap_gitdir_link (const char *name, char **path_out)
+{
+  char target[PATH_MAX];
+  ssize_t n = readlink (name, target, sizeof target - 1);
+
+  if (n <= 0)
+    return 0;
+  target[n] = '\0';
+  *path_out = xstrdup (target);
+  return 0;
+}
+
 /* Read workspace/.git when it is a regular file, bounded: *path_out gets
  * its gitdir: path, or NULL when .git is absent, a directory or not a
- * gitdir file.  O_NOFOLLOW: a .git symlink is not read through (the
- * broker does not follow it either).  O_NONBLOCK and the S_ISREG check:
+ * gitdir file; a symlink gives its target (bwrap_gitdir_link).
+ * O_NOFOLLOW: a .git symlink is never read through, only named, and the
+ * broker does not follow it either.  O_NONBLOCK and the S_ISREG check:
  * a fifo or a device named .git cannot hang or feed the launch.  */
 static int
 bwrap_gitdir_read (const char *workspace, char **path_out,
@@ -1133,10 +1228,11 @@ bwrap_gitdir_read (const char *workspace, char **path_out,
       = open (name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
   *path_out = NULL;
+  if (fd < 0 && errno == ELOOP)
+    return bwrap_gitdir_link (name, path_out);
   if (fd < 0)
-    return errno == ENOENT || errno == ELOOP
-               ? 0
-               : cr_error_set (err, errno, "opening '%s'", name);
+    return errno == ENOENT ? 0
+                           : cr_error_set (err, errno, "opening '%s'", name);
   if (fstat (fd, &st) < 0)
     return cr_error_set (err, errno, "examining '%s'", name);
   if (!S_ISREG (st.st_mode))
@@ -1496,6 +1592,8 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
     return cr_error_set (err, errno, "resolving the workspace root");
   if (bwrap_gitdir (workspace, &gitdir, err) < 0)
     return -1;
+  if (s->protect == NULL)
+    bwrap_roots_resolve (s, workspace);
   if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
       || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
     {
@@ -1553,6 +1651,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
   struct bwrap_plan plan = { .workspace = workspace,
                              .layer_dir = s->pair.dir,
                              .gitdir = gitdir,
+                             .protect = s->protect,
+                             .n_protect = s->n_protect,
                              .shell = cmd->shell,
                              .line = cmd->line,
                              .cpu_seconds = b->opt.cpu_seconds,
@@ -1826,7 +1926,8 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
                                  .root = s->root,
                                  .upper = s->pair.upper,
                                  .call_id = call_id,
-                                 .baseline = &s->baseline };
+                                 .baseline = &s->baseline,
+                                 .guard = &s->guard };
   struct bwrap_ids ids;
   if (bwrap_become_owner (s, &ids, err) < 0)
     return -1;
@@ -1900,6 +2001,7 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
   free (s->message);
   free (s->statedir);
   free (s->root);
+  bwrap_roots_clear (s);
   free (s);
   return 0;
 }
@@ -1928,6 +2030,7 @@ bwrap_abandon (struct sandbox_session *base)
   free (s->message);
   free (s->statedir);
   free (s->root);
+  bwrap_roots_clear (s);
   free (s);
 }
 

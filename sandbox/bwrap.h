@@ -127,6 +127,10 @@ struct bwrap_plan
   const char *workspace; /* canonical absolute path of the workspace root */
   const char *layer_dir; /* the command's upper/work pair on the host */
   const char *gitdir;    /* a gitdir: target inside it, relative; or NULL */
+  /* The configured readOnly and protected roots, relative (and what each
+   * resolves to inside the workspace), kept read-only like .git.  */
+  char *const *protect;
+  size_t n_protect;
   const char *shell;     /* absolute */
   const char *line;      /* given to sh -c */
   unsigned long cpu_seconds, open_files, processes; /* 0: not set */

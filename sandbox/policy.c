@@ -410,6 +410,66 @@ policy_resolve_roots (struct policy *p, const struct policy_input *in)
     qsort (p->roots + 2, p->n_roots - 2, sizeof *p->roots, policy_root_cmp);
 }
 
+/* The configuration key of a configured root at access.  */
+static const char *
+policy_root_key (enum policy_access a)
+{
+  switch (a)
+    {
+    case POLICY_READ_WRITE:
+      return "writable";
+    case POLICY_READ_ONLY:
+      return "readOnly";
+    case POLICY_PROTECTED:
+      break;
+    }
+  return "protected";
+}
+
+/* Hand each configured root to the backend: a readOnly or protected one
+ * inside the workspace by its path relative to it, kept read-only inside
+ * and out of every publication; a writable one inside adds nothing (the
+ * workspace is writable); any other is one nothing projects, and the
+ * policy is refused naming the first (sandbox_check_policy).  */
+static void
+policy_resolve_backend_roots (struct policy *p)
+{
+  const char *ws = p->roots[0].path;
+  size_t n = strlen (ws), n_ro = 0, n_prot = 0;
+
+  p->read_only_rel = xcalloc (p->n_roots + 1, sizeof *p->read_only_rel);
+  p->protected_rel = xcalloc (p->n_roots + 1, sizeof *p->protected_rel);
+  for (size_t i = 0; i < p->n_roots; i++)
+    {
+      const struct policy_root *r = &p->roots[i];
+      const char *path = r->path;
+      bool top = strcmp (ws, "/") == 0;
+      bool inside = top ? path[1] != '\0'
+                        : strncmp (path, ws, n) == 0 && path[n] == '/';
+      const char *rel = top ? path + 1 : path + n + 1;
+      if (r->provenance != POLICY_FROM_CONFIGURATION
+          || (inside && r->access == POLICY_READ_WRITE))
+        continue;
+      if (inside && r->access == POLICY_READ_ONLY)
+        p->read_only_rel[n_ro++] = xstrdup (rel);
+      else if (inside)
+        p->protected_rel[n_prot++] = xstrdup (rel);
+      else if (p->unheld_root == NULL)
+        p->unheld_root = xasprintf (
+            strcmp (path, ws) == 0
+                ? "sandbox.filesystem.%s: '%s' is the workspace itself, "
+                  "which a confined command writes"
+                : "sandbox.filesystem.%s: '%s' is outside the workspace, and "
+                  "a confined command reaches nothing outside it",
+            policy_root_key (r->access), path);
+    }
+  p->sandbox.read_only = (const char *const *) p->read_only_rel;
+  p->sandbox.n_read_only = n_ro;
+  p->sandbox.protected_paths = (const char *const *) p->protected_rel;
+  p->sandbox.n_protected = n_prot;
+  p->sandbox.unheld_root = p->unheld_root;
+}
+
 /* What the policy requires and states.  Confined: the boundary, the
  * network shape and all five ceilings.  Disabled: only the three ceilings
  * crucible itself enforces; disabling confinement takes the two confining
@@ -466,6 +526,8 @@ policy_resolve (const struct policy_input *in, struct policy **out,
       p->unix_sockets = in->unix_sockets.count;
     }
   policy_resolve_requirements (p, in);
+  if (in->enabled)
+    policy_resolve_backend_roots (p);
   policy_digest (POLICY_EMPTY_MANIFEST, strlen (POLICY_EMPTY_MANIFEST),
                  p->manifest_digest);
   p->requested_text = policy_requested_text (p, in, p->enabled ? p : &confined);
@@ -489,6 +551,13 @@ policy_free (struct policy *p)
   for (size_t i = 0; i < p->n_roots; i++)
     free (p->roots[i].path);
   free (p->roots);
+  for (size_t i = 0; p->read_only_rel != NULL && p->read_only_rel[i]; i++)
+    free (p->read_only_rel[i]);
+  for (size_t i = 0; p->protected_rel != NULL && p->protected_rel[i]; i++)
+    free (p->protected_rel[i]);
+  free (p->read_only_rel);
+  free (p->protected_rel);
+  free (p->unheld_root);
   free (p->requested_text);
   free (p->effective_text);
   free (p);

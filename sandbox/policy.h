@@ -130,8 +130,12 @@ struct policy
   bool outlives;  /* persistence: never asked for */
   bool snapshots; /* snapshot: never asked for */
 
-  /* What the policy requires of a backend, for sandbox_check_policy.  */
+  /* What the policy requires of a backend, for sandbox_check_policy;
+   * its configured roots point into the three fields after it.  */
   struct sandbox_policy sandbox;
+  char **read_only_rel; /* inside the workspace, relative; owned */
+  char **protected_rel;
+  char *unheld_root; /* the refusal of a root nothing holds, or NULL */
 
   char *requested_text; /* canonical, owned */
   char *effective_text; /* canonical, owned */

@@ -746,7 +746,10 @@ publish_run (const struct publish_request *req, struct publish_report *rep,
   bool busy;
 
   memset (rep, 0, sizeof *rep);
-  if (pubplan_scan (req->upper, req->root, &plan, err) < 0)
+  struct pubguard none = { .git_templates = PUBGUARD_GIT_TEMPLATES };
+  if (pubplan_scan (req->upper, req->root,
+                    req->guard != NULL ? req->guard : &none, &plan, err)
+      < 0)
     return -1;
   if (plan.n == 0)
     {

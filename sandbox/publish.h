@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "lib/error.h"
+#include "sandbox/pubguard.h"
 
 /* The wait ceilings of the spec, in milliseconds.  */
 #define PUBLISH_WAIT_PREPARE_MS 60000 /* a command being prepared */
@@ -57,6 +58,9 @@ struct publish_request
   const char *upper;    /* the command's upper directory */
   const char *call_id;  /* the tool call's identity, or NULL */
   const struct publish_baseline *baseline;
+  /* What publication refuses beyond the protected names: the configured
+   * protected and read-only roots; NULL for none.  */
+  const struct pubguard *guard;
 };
 
 struct publish_report

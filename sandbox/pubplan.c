@@ -19,15 +19,13 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/pubguard.h"
 
 /* Deeper than this, an upper is refused rather than walked with one
  * descriptor per level.  */
 #define PUBPLAN_MAX_DEPTH 256
 
 #define PUBPLAN_CHUNK 65536
-
-/* Inside every writable root, what publication refuses to change.  */
-static const char *const pubplan_protected[] = { ".git", ".crucible" };
 
 /* The attribute overlayfs (mounted with userxattr) marks a replaced
  * directory with.  */
@@ -153,14 +151,28 @@ pubplan_unpublishable (const struct stat *st)
   return NULL;
 }
 
+/* What the walk knows of the directory it is in.  */
+struct pubplan_dirctx
+{
+  /* Not there at the baseline, or replacing what was: a .git directory
+   * made in it is a new repository (git clone, git init).  */
+  bool fresh;
+  /* A git directory the command made: its hooks and configuration are
+   * what would run at the person's next git command.  */
+  bool gitdir;
+};
+
 struct pubplan_walk
 {
   struct pubplan *plan;
+  const struct pubguard *guard; /* NULL: nothing beyond the kinds */
+  int up_root;                  /* the upper directory, for a named path */
   int depth;
 };
 
 static int pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd,
-                             const char *rel, struct cr_error **err);
+                             const char *rel, const struct pubplan_dirctx *ctx,
+                             struct cr_error **err);
 
 /* Fill the parts of a change every kind has.  */
 static void
@@ -173,12 +185,295 @@ pubplan_fill (struct pubplan_change *c, const struct stat *st)
   c->size = S_ISREG (st->st_mode) ? (uint64_t) st->st_size : 0;
 }
 
+/* Whether st is an overlay whiteout (a deletion).  */
+static bool
+pubplan_whiteout (const struct stat *st)
+{
+  return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
+}
+
+/* Whether name is in the directory fd (a whiteout is not); fd -1: no.  */
+static bool
+pubplan_present (int fd, const char *name)
+{
+  struct stat st;
+  return fd >= 0 && fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+         && !pubplan_whiteout (&st);
+}
+
+/* Whether name is in the merged view of an upper and a lower directory
+ * (lower -1 when the upper one is opaque or new).  */
+static bool
+pubplan_merged_has (int up, int low, const char *name)
+{
+  struct stat st;
+  if (up >= 0 && fstatat (up, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return !pubplan_whiteout (&st);
+  return pubplan_present (low, name);
+}
+
+/* Whether a directory has the shape git takes for a git directory
+ * (setup.c, is_git_directory: HEAD, and objects/ or a commondir file),
+ * whatever it is called: the target of a symlinked .git or of a gitdir:
+ * file, a submodule's directory, a bare repository.  Looser than git's
+ * own test (the contents of HEAD are not read), so never narrower.  */
+static bool
+pubplan_git_shape (int up, int low)
+{
+  return pubplan_merged_has (up, low, "HEAD")
+         && (pubplan_merged_has (up, low, "objects")
+             || pubplan_merged_has (up, low, "commondir"));
+}
+
+/* Whether the entry that was a lower directory, name, is (or would
+ * become) a git directory: in the lower alone, or merged with what the
+ * command added.  */
+static bool
+pubplan_was_gitdir (int upfd, int lowfd, const char *name,
+                    const struct stat *st)
+{
+  cleanup_close int low
+      = openat (lowfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (low >= 0 && pubplan_git_shape (-1, low))
+    return true;
+  if (!S_ISDIR (st->st_mode))
+    return false;
+  cleanup_close int up
+      = openat (upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (up < 0)
+    return false;
+  return pubplan_git_shape (up, pubplan_opaque (up) ? -1 : low);
+}
+
+/* Why nothing at rel may be published (owned), or NULL.  *newrepo is
+ * set for a .git directory that starts a new repository.  */
+static char *
+pubplan_guarded (const struct pubplan_walk *w, int upfd, int lowfd,
+                 const char *name, const char *rel, const struct stat *st,
+                 const struct stat *low, const struct pubplan_dirctx *ctx,
+                 bool *newrepo)
+{
+  const struct pubguard_root *r;
+
+  *newrepo = false;
+  switch (pubguard_classify (name))
+    {
+    case PUBGUARD_GIT:
+      /* Created, replaced, deleted, changed: refused, unless it is a new
+       * directory in a new directory, which is how a clone looks.  */
+      if (ctx->fresh && low == NULL && S_ISDIR (st->st_mode))
+        {
+          *newrepo = true;
+          break;
+        }
+      return xasprintf ("under %s, which is protected", rel);
+    case PUBGUARD_AGENT:
+      return xasprintf ("under %s, which is protected", rel);
+    case PUBGUARD_PLAIN:
+      break;
+    }
+  if ((r = pubguard_root_over (w->guard, rel)) != NULL)
+    return xasprintf ("under %s, which is %s", r->path, r->why);
+  /* A directory git would take for its own that was there before: what a
+   * .git symlink or a gitdir: file points at, whatever its name.  */
+  if (low != NULL && S_ISDIR (low->st_mode)
+      && pubplan_was_gitdir (upfd, lowfd, name, st))
+    return xasprintf ("under %s, which is a git directory", rel);
+  return NULL;
+}
+
+/* Whether the upper entry name replaces a lower directory: deletes it,
+ * puts something else there, or is an opaque directory.  */
+static bool
+pubplan_replaces (int upfd, const char *name, const struct stat *st)
+{
+  if (!S_ISDIR (st->st_mode))
+    return true;
+  cleanup_close int fd
+      = openat (upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  return fd < 0 || pubplan_opaque (fd);
+}
+
+static char **pubplan_names (int fd, size_t *n);
+
+/* The first thing below the lower directory rel (name in lowfd) that
+ * removing it would take along and that publication keeps: a .git
+ * entry, a git directory, a configured root.  NULL when none.  What
+ * cannot be read counts as one: refused, not guessed.  Agent
+ * configuration is not looked for: removing it plants nothing.  The
+ * walk costs what removing the tree costs (it is backed up whole).  */
+static char *
+pubplan_lower_holds (const struct pubplan_walk *w, int lowfd, const char *name,
+                     const char *rel, int depth)
+{
+  const struct pubguard_root *r = pubguard_root_below (w->guard, rel);
+  size_t n;
+  char *found = NULL;
+
+  if (r != NULL)
+    return xstrdup (r->path);
+  if (depth > PUBPLAN_MAX_DEPTH)
+    return xstrdup (rel);
+  cleanup_close int fd
+      = openat (lowfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return xstrdup (rel);
+  if (pubplan_git_shape (-1, fd))
+    return xstrdup (rel);
+  char **names = pubplan_names (fd, &n);
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *child = xasprintf ("%s/%s", rel, names[i]);
+      struct stat st;
+      if (found == NULL && fstatat (fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+        found = xstrdup (child);
+      else if (found == NULL && pubguard_classify (names[i]) == PUBGUARD_GIT)
+        found = xstrdup (child);
+      else if (found == NULL && S_ISDIR (st.st_mode))
+        found = pubplan_lower_holds (w, fd, names[i], child, depth + 1);
+      free (names[i]);
+    }
+  free (names);
+  return found;
+}
+
+/* Whether the change at path (in the upper) is one of git's own sample
+ * hooks: a regular file named *.sample holding exactly the bytes of the
+ * template git installs under that name.  */
+static bool
+pubplan_hook_is_sample (const struct pubplan_walk *w,
+                        const struct pubplan_change *c)
+{
+  const char *base = strrchr (c->path, '/');
+  base = base != NULL ? base + 1 : c->path;
+  if (c->kind != PUBPLAN_FILE || !pubguard_hook_sample (base)
+      || w->guard == NULL || w->guard->git_templates == NULL)
+    return false;
+  cleanup_close int dir
+      = open (w->guard->git_templates, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int want
+      = dir < 0 ? -1 : openat (dir, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int got
+      = openat (w->up_root, c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  return want >= 0 && got >= 0 && pubplan_same_content (got, want);
+}
+
+/* Move a change from one plan to another (the path and targets go
+ * with it).  */
+static void
+pubplan_move (struct pubplan *to, struct pubplan_change *c)
+{
+  struct pubplan_change *n = pubplan_add (to, c->path, c->kind);
+  *n = *c;
+  c->path = c->target = c->before_target = NULL;
+}
+
+static int pubplan_scan_entry (struct pubplan_walk *w, int upfd, int lowfd,
+                               const char *name, const char *rel,
+                               const struct pubplan_dirctx *ctx, bool newrepo,
+                               struct cr_error **err);
+
+/* The hooks directory of a git directory the command made: directories
+ * and git's own samples publish, anything else is a hook and is left
+ * out, each named.  */
+static int
+pubplan_scan_hooks (struct pubplan_walk *w, int upfd, int lowfd,
+                    const char *name, const char *rel, const struct stat *st,
+                    struct cr_error **err)
+{
+  static const struct pubplan_dirctx plain = { 0 };
+  struct pubplan side = { 0 };
+  struct pubplan_walk sw = {
+    .plan = &side, .guard = w->guard, .up_root = w->up_root, .depth = w->depth
+  };
+
+  if (!S_ISDIR (st->st_mode))
+    {
+      pubplan_leave_out (w->plan, rel, "a git hook");
+      return 0;
+    }
+  int rc = pubplan_scan_entry (&sw, upfd, lowfd, name, rel, &plain, false, err);
+  for (size_t i = 0; rc == 0 && i < side.n; i++)
+    if (side.changes[i].kind == PUBPLAN_DIR
+        || pubplan_hook_is_sample (w, &side.changes[i]))
+      pubplan_move (w->plan, &side.changes[i]);
+    else
+      pubplan_leave_out (w->plan, side.changes[i].path, "a git hook");
+  for (size_t i = 0; rc == 0 && i < side.n_left_out; i++)
+    {
+      w->plan->left_out
+          = xrealloc (w->plan->left_out,
+                      (w->plan->n_left_out + 1) * sizeof *w->plan->left_out);
+      w->plan->left_out[w->plan->n_left_out++] = side.left_out[i];
+      side.left_out[i] = NULL;
+    }
+  pubplan_clear (&side);
+  return rc;
+}
+
+/* The most of a new git configuration file that is read; a larger one is
+ * left out rather than half-read.  */
+#define PUBPLAN_GIT_CONFIG_BYTES (1 << 20)
+
+/* Why a git configuration file the command made is left out (owned), or
+ * NULL when it names no program.  */
+static char *
+pubplan_git_config_why (int upfd, const char *name, const struct stat *st)
+{
+  static const char unreadable[]
+      = "a git configuration that cannot be read safely";
+  if (!S_ISREG (st->st_mode) || st->st_size > PUBPLAN_GIT_CONFIG_BYTES)
+    return xstrdup (unreadable);
+  cleanup_close int fd
+      = openat (upfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  cleanup_free char *text = xmalloc (PUBPLAN_GIT_CONFIG_BYTES + 1);
+  size_t len = 0;
+  ssize_t n = 0;
+  while (fd >= 0 && len <= PUBPLAN_GIT_CONFIG_BYTES
+         && (n = read (fd, text + len, PUBPLAN_GIT_CONFIG_BYTES + 1 - len)) > 0)
+    len += (size_t) n;
+  if (fd < 0 || n < 0 || len > PUBPLAN_GIT_CONFIG_BYTES)
+    return xstrdup (unreadable);
+  cleanup_free char *key = pubguard_git_config_runs (text, len);
+  if (key == NULL)
+    return NULL;
+  if (key[0] == '\0')
+    return xstrdup (unreadable);
+  return xasprintf ("a git configuration naming a program: %s", key);
+}
+
+/* An entry of a git directory the command made that could run something
+ * at the person's next git command: its hooks, its configuration, a
+ * commondir pointing elsewhere.  Returns 1 when name is none of those.  */
+static int
+pubplan_scan_gitfile (struct pubplan_walk *w, int upfd, int lowfd,
+                      const char *name, const char *rel, const struct stat *st,
+                      struct cr_error **err)
+{
+  if (strcmp (name, "hooks") == 0)
+    return pubplan_scan_hooks (w, upfd, lowfd, name, rel, st, err);
+  /* Another directory's config and hooks would be this repository's.  */
+  if (strcmp (name, "commondir") == 0)
+    {
+      pubplan_leave_out (w->plan, rel, "a git commondir file");
+      return 0;
+    }
+  if (strcmp (name, "config") != 0 && strcmp (name, "config.worktree") != 0)
+    return 1;
+  cleanup_free char *why = pubplan_git_config_why (upfd, name, st);
+  if (why == NULL)
+    return 1;
+  pubplan_leave_out (w->plan, rel, why);
+  return 0;
+}
+
 /* A directory in the upper: kept in the plan when it is new, replaces
  * what was there, changed mode or holds a change.  */
 static int
 pubplan_scan_subdir (struct pubplan_walk *w, int upfd, int lowfd,
                      const char *name, const char *rel, const struct stat *st,
-                     const struct stat *low, struct cr_error **err)
+                     const struct stat *low, bool newrepo,
+                     struct cr_error **err)
 {
   cleanup_close int sub
       = openat (upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -190,13 +485,15 @@ pubplan_scan_subdir (struct pubplan_walk *w, int upfd, int lowfd,
       = low_dir && !opaque ? openat (
             lowfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                            : -1;
+  struct pubplan_dirctx ctx = { .fresh = !low_dir || opaque };
+  ctx.gitdir = newrepo || (ctx.fresh && pubplan_git_shape (sub, -1));
   size_t mark = w->plan->n;
   struct pubplan_change *c = pubplan_add (w->plan, xstrdup (rel), PUBPLAN_DIR);
   pubplan_fill (c, st);
   c->opaque = opaque && low != NULL;
   bool needed = !low_dir || c->opaque
                 || (low->st_mode & 07777) != (st->st_mode & 07777);
-  if (pubplan_scan_dir (w, sub, lowsub, rel, err) < 0)
+  if (pubplan_scan_dir (w, sub, lowsub, rel, &ctx, err) < 0)
     return -1;
   if (!needed && w->plan->n == mark + 1)
     {
@@ -207,18 +504,21 @@ pubplan_scan_subdir (struct pubplan_walk *w, int upfd, int lowfd,
   return 0;
 }
 
-/* One entry of an upper directory.  */
+/* One entry of an upper directory, as a change (or none).  */
 static int
 pubplan_scan_entry (struct pubplan_walk *w, int upfd, int lowfd,
-                    const char *name, const char *rel, struct cr_error **err)
+                    const char *name, const char *rel,
+                    const struct pubplan_dirctx *ctx, bool newrepo,
+                    struct cr_error **err)
 {
   struct stat st, lst;
   bool have_low
       = lowfd >= 0 && fstatat (lowfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 
+  (void) ctx;
   if (fstatat (upfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return cr_error_set (err, errno, "scanning %s", rel);
-  if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (0, 0))
+  if (pubplan_whiteout (&st))
     {
       /* A whiteout: the path was deleted.  */
       if (have_low)
@@ -233,7 +533,7 @@ pubplan_scan_entry (struct pubplan_walk *w, int upfd, int lowfd,
     }
   if (S_ISDIR (st.st_mode))
     return pubplan_scan_subdir (w, upfd, lowfd, name, rel, &st,
-                                have_low ? &lst : NULL, err);
+                                have_low ? &lst : NULL, newrepo, err);
   if (S_ISREG (st.st_mode))
     {
       if (have_low && pubplan_file_unchanged (upfd, lowfd, name, &st, &lst))
@@ -298,39 +598,70 @@ pubplan_names (int fd, size_t *n)
   return names;
 }
 
-/* Whether a top-level name is protected.  */
-static bool
-pubplan_is_protected (const char *rel)
-{
-  for (size_t i = 0; i < sizeof pubplan_protected / sizeof *pubplan_protected;
-       i++)
-    if (strcmp (rel, pubplan_protected[i]) == 0)
-      return true;
-  return false;
-}
-
-/* Scan a protected name into a plan of its own: any change there is
- * refused, and named.  */
+/* Scan a protected entry into a plan of its own: any change there
+ * (created, replaced, deleted, or below it) is refused, and named by its
+ * first changed path.  */
 static int
 pubplan_scan_protected (struct pubplan_walk *w, int upfd, int lowfd,
-                        const char *name, struct cr_error **err)
+                        const char *name, const char *rel, const char *why,
+                        struct cr_error **err)
 {
+  static const struct pubplan_dirctx plain = { 0 };
   struct pubplan side = { 0 };
-  struct pubplan_walk sw = { .plan = &side, .depth = w->depth };
-  int rc = pubplan_scan_entry (&sw, upfd, lowfd, name, name, err);
+  struct pubplan_walk sw
+      = { .plan = &side, .up_root = w->up_root, .depth = w->depth };
+  int rc = pubplan_scan_entry (&sw, upfd, lowfd, name, rel, &plain, false, err);
   if (rc == 0 && (side.n > 0 || side.n_left_out > 0))
-    {
-      cleanup_free char *why = xasprintf ("under %s, which is protected", name);
-      pubplan_leave_out (w->plan, side.n > 0 ? side.changes[0].path : name,
-                         why);
-    }
+    pubplan_leave_out (w->plan, side.n > 0 ? side.changes[0].path : rel, why);
   pubplan_clear (&side);
   return rc;
 }
 
+/* One entry of an upper directory, with what publication keeps: a
+ * protected name, a configured root or a git directory is refused whole;
+ * removing a directory that holds one is refused; inside a git directory
+ * the command made, its hooks and configuration are checked.  */
+static int
+pubplan_scan_child (struct pubplan_walk *w, int upfd, int lowfd,
+                    const char *name, const char *rel,
+                    const struct pubplan_dirctx *ctx, struct cr_error **err)
+{
+  struct stat st, lst;
+  bool newrepo;
+  const struct stat *low
+      = lowfd >= 0 && fstatat (lowfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0
+            ? &lst
+            : NULL;
+
+  if (fstatat (upfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return cr_error_set (err, errno, "scanning %s", rel);
+  cleanup_free char *why
+      = pubplan_guarded (w, upfd, lowfd, name, rel, &st, low, ctx, &newrepo);
+  if (why != NULL)
+    return pubplan_scan_protected (w, upfd, lowfd, name, rel, why, err);
+  if (low != NULL && S_ISDIR (low->st_mode)
+      && pubplan_replaces (upfd, name, &st))
+    {
+      cleanup_free char *held = pubplan_lower_holds (w, lowfd, name, rel, 0);
+      if (held != NULL)
+        {
+          why = xasprintf ("it holds %s, which is protected", held);
+          pubplan_leave_out (w->plan, rel, why);
+          return 0;
+        }
+    }
+  if (ctx->gitdir)
+    {
+      int rc = pubplan_scan_gitfile (w, upfd, lowfd, name, rel, &st, err);
+      if (rc != 1)
+        return rc;
+    }
+  return pubplan_scan_entry (w, upfd, lowfd, name, rel, ctx, newrepo, err);
+}
+
 static int
 pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd, const char *rel,
-                  struct cr_error **err)
+                  const struct pubplan_dirctx *ctx, struct cr_error **err)
 {
   size_t n;
   int rc = 0;
@@ -343,9 +674,7 @@ pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd, const char *rel,
       cleanup_free char *child
           = rel[0] ? xasprintf ("%s/%s", rel, names[i]) : xstrdup (names[i]);
       if (rc == 0)
-        rc = rel[0] == '\0' && pubplan_is_protected (names[i])
-                 ? pubplan_scan_protected (w, upfd, lowfd, names[i], err)
-                 : pubplan_scan_entry (w, upfd, lowfd, names[i], child, err);
+        rc = pubplan_scan_child (w, upfd, lowfd, names[i], child, ctx, err);
       free (names[i]);
     }
   free (names);
@@ -354,20 +683,21 @@ pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd, const char *rel,
 }
 
 int
-pubplan_scan (const char *upper, const char *root, struct pubplan *plan,
-              struct cr_error **err)
+pubplan_scan (const char *upper, const char *root, const struct pubguard *guard,
+              struct pubplan *plan, struct cr_error **err)
 {
+  static const struct pubplan_dirctx top = { 0 };
   cleanup_close int up
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int low
       = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  struct pubplan_walk w = { .plan = plan };
+  struct pubplan_walk w = { .plan = plan, .guard = guard, .up_root = up };
 
   if (up < 0)
     return cr_error_set (err, errno, "opening the command's upper directory");
   if (low < 0)
     return cr_error_set (err, errno, "opening the writable root");
-  if (pubplan_scan_dir (&w, up, low, "", err) < 0)
+  if (pubplan_scan_dir (&w, up, low, "", &top, err) < 0)
     {
       pubplan_clear (plan);
       return -1;

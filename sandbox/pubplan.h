@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "lib/error.h"
+#include "sandbox/pubguard.h"
 #include "sandbox/sha256.h"
 
 /* A projected file larger than this is refused rather than digested.  */
@@ -75,8 +76,10 @@ void pubplan_leave_out (struct pubplan *plan, const char *path,
                         const char *why);
 
 /* Scan upper against the lower root (without following any link in
- * either) into plan.  */
-int pubplan_scan (const char *upper, const char *root, struct pubplan *plan,
+ * either) into plan.  What guard keeps (sandbox/pubguard.h; NULL: only
+ * the protected names) is left out and named, never planned.  */
+int pubplan_scan (const char *upper, const char *root,
+                  const struct pubguard *guard, struct pubplan *plan,
                   struct cr_error **err);
 
 /* The plan as text for the log, and back.  */

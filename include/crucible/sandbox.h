@@ -87,6 +87,22 @@ struct sandbox_policy
    * cap that holds when nothing is stated); 0 when not stated.  A backend
    * takes the lower of this and its own cap.  */
   uint64_t processes;
+  /* sandbox.filesystem.readOnly and .protected entries inside the
+   * workspace, relative to it and canonical by spelling (no ".", ".." or
+   * empty component): read-only inside, and any change to them refused
+   * at publication.  Owned by whoever filled the policy (crucible's
+   * sandbox/policy), valid until prepare returns; a backend copies them.  */
+  const char *const *read_only;
+  size_t n_read_only;
+  const char *const *protected_paths;
+  size_t n_protected;
+  /* A configured root no backend of this library holds as asked: a
+   * writable, readOnly or protected root outside the workspace (only the
+   * workspace is projected, so nothing outside it is reached at all), or
+   * the workspace itself made read-only.  The refusal's text, naming the
+   * key and the path; NULL when there is none.  sandbox_check_policy
+   * refuses the policy with it, so prepare and inspection agree.  */
+  const char *unheld_root;
 };
 
 /* The one command to start in a prepared session.  */

@@ -440,8 +440,9 @@ test_json_every_variant (void **state)
       = { .why_not_found = xstrdup ("nothing at /usr/bin/bwrap") };
   char *domains[] = { (char *) "example.com" };
   char *paths[] = { (char *) "/etc/secret", (char *) "rel/dir" };
+  char *inside[] = { (char *) "rel/dir", (char *) WS "/abs/dir" };
   struct policy_input in = input (true, POLICY_SOURCE_PROJECT);
-  in.read_only.items = paths;
+  in.read_only.items = inside;
   in.read_only.count = 2;
   in.unreadable.items = paths;
   in.unreadable.count = 2;
@@ -455,6 +456,21 @@ test_json_every_variant (void **state)
   assert_non_null (strstr (json, "\"hidden_patterns\":2"));
   free (json);
   inspect_report_free (r);
+
+  /* A readOnly root outside the workspace is held by nothing: refused by
+   * name, the path redacted, never "confined": true.  */
+  in.read_only.items = paths;
+  r = build (&in, &info);
+  json = inspect_format_json (r);
+  check_json (json, "refused");
+  assert_non_null (strstr (json, "\"reason\":\"sandbox.filesystem.readOnly: "
+                                 "'<path>' is outside the workspace, and a "
+                                 "confined command reaches nothing outside "
+                                 "it\""));
+  assert_null (strstr (json, "\"confined\":true"));
+  free (json);
+  inspect_report_free (r);
+  in.read_only.items = inside;
 
   in.domains.items = domains;
   in.domains.count = 1;

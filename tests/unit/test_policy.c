@@ -346,6 +346,86 @@ test_configured_roots (void **state)
   policy_free (p);
 }
 
+/* The configured roots a backend is handed: readOnly and protected ones
+ * inside the workspace, relative; any root outside it (or the workspace
+ * made read-only) refuses the policy by name, in sandbox_check_policy,
+ * whatever the claims.  */
+static void
+test_backend_roots (void **state)
+{
+  struct policy_input in = defaults (true);
+  char *ro[] = { (char *) "ro", (char *) WS "/a/./b" };
+  char *pr[] = { (char *) "secret.txt" };
+  struct sandbox_claims all = { 0 };
+  struct cr_error *err = NULL;
+  (void) state;
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    all.support[f] = SANDBOX_ENFORCED;
+  in.read_only.items = ro;
+  in.read_only.count = 2;
+  in.protected_paths.items = pr;
+  in.protected_paths.count = 1;
+  struct policy *p = resolve (&in);
+  assert_int_equal (p->sandbox.n_read_only, 2);
+  assert_int_equal (p->sandbox.n_protected, 1);
+  int found = 0;
+  for (size_t i = 0; i < p->sandbox.n_read_only; i++)
+    found += strcmp (p->sandbox.read_only[i], "ro") == 0
+             || strcmp (p->sandbox.read_only[i], "a/b") == 0;
+  assert_int_equal (found, 2);
+  assert_string_equal (p->sandbox.protected_paths[0], "secret.txt");
+  assert_null (p->sandbox.unheld_root);
+  assert_int_equal (sandbox_check_policy (&all, &p->sandbox, "x", &err), 0);
+  policy_free (p);
+
+  static const struct
+  {
+    int list; /* 0 writable, 1 readOnly, 2 protected */
+    const char *path, *refusal;
+  } cases[] = {
+    { 0, "/tmp/elsewhere",
+      "sandbox.filesystem.writable: '/tmp/elsewhere' is outside the "
+      "workspace, and a confined command reaches nothing outside it" },
+    { 1, "../shared",
+      "sandbox.filesystem.readOnly: '/ws/shared' is outside the workspace, "
+      "and a confined command reaches nothing outside it" },
+    { 2, "/etc/shadow",
+      "sandbox.filesystem.protected: '/etc/shadow' is outside the "
+      "workspace, and a confined command reaches nothing outside it" },
+    { 1, ".",
+      "sandbox.filesystem.readOnly: '" WS "' is the workspace itself, which "
+      "a confined command writes" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char *one[] = { (char *) cases[i].path };
+      struct policy_input c = defaults (true);
+      struct policy_list *l = cases[i].list == 0   ? &c.writable
+                              : cases[i].list == 1 ? &c.read_only
+                                                   : &c.protected_paths;
+      l->items = one;
+      l->count = 1;
+      p = resolve (&c);
+      assert_string_equal (p->sandbox.unheld_root, cases[i].refusal);
+      assert_int_equal (sandbox_check_policy (&all, &p->sandbox, "x", &err),
+                        -1);
+      assert_string_equal (err->msg, cases[i].refusal);
+      assert_int_equal (err->refused_feature, SANDBOX_FILESYSTEM);
+      cr_error_free (err);
+      err = NULL;
+      policy_free (p);
+    }
+  /* Disabled, nothing is restricted and nothing is refused.  */
+  char *out[] = { (char *) "/tmp/elsewhere" };
+  in = defaults (false);
+  in.writable.items = out;
+  in.writable.count = 1;
+  p = resolve (&in);
+  assert_null (p->sandbox.unheld_root);
+  assert_int_equal (p->sandbox.n_read_only + p->sandbox.n_protected, 0);
+  policy_free (p);
+}
+
 static void
 test_digests_are_stable (void **state)
 {
@@ -445,6 +525,7 @@ main (void)
     cmocka_unit_test (test_disabled),
     cmocka_unit_test (test_network_requirements),
     cmocka_unit_test (test_configured_roots),
+    cmocka_unit_test (test_backend_roots),
     cmocka_unit_test (test_digests_are_stable),
     cmocka_unit_test (test_stated_ceilings_refused_by_name),
     cmocka_unit_test (test_relative_workspace_refused),

@@ -1,0 +1,397 @@
+/* What publication refuses, by name and by content.  */
+#include <config.h>
+
+#include "sandbox/pubguard.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+/* Recognized agent and editor configuration: each runs or steers
+ * something at the person's next action, the same class as a git hook
+ * (doc/linux-confinement.md, "Protected names").  */
+static const char *const pubguard_agents[] = {
+  ".crucible", /* crucible's own project configuration */
+  ".claude",   /* Claude Code: settings, hooks, commands */
+  ".codex",    /* Codex CLI */
+  ".gemini",   /* Gemini CLI */
+  ".cursor",   /* Cursor: rules, MCP servers */
+  ".vscode",   /* tasks.json runOn folderOpen, launch, settings */
+  ".idea",     /* JetBrains run configurations, startup tasks */
+  ".envrc",    /* direnv: sourced on cd */
+  NULL,
+};
+
+const char *const *
+pubguard_agent_names (void)
+{
+  return pubguard_agents;
+}
+
+/* Whether name, without trailing dots and spaces, is want (ASCII case
+ * ignored).  */
+static bool
+pubguard_name_is (const char *name, const char *want)
+{
+  size_t n = strlen (name);
+  while (n > 0 && (name[n - 1] == '.' || name[n - 1] == ' '))
+    n--;
+  return n == strlen (want) && strncasecmp (name, want, n) == 0;
+}
+
+enum pubguard_name
+pubguard_classify (const char *name)
+{
+  if (pubguard_name_is (name, ".git") || pubguard_name_is (name, "git~1"))
+    return PUBGUARD_GIT;
+  for (size_t i = 0; pubguard_agents[i] != NULL; i++)
+    if (pubguard_name_is (name, pubguard_agents[i]))
+      return PUBGUARD_AGENT;
+  return PUBGUARD_PLAIN;
+}
+
+/* Whether rel is path or below it.  */
+static bool
+pubguard_at_or_under (const char *rel, const char *path)
+{
+  size_t n = strlen (path);
+  return strncmp (rel, path, n) == 0 && (rel[n] == '\0' || rel[n] == '/');
+}
+
+const struct pubguard_root *
+pubguard_root_over (const struct pubguard *g, const char *rel)
+{
+  for (size_t i = 0; g != NULL && i < g->n_roots; i++)
+    if (pubguard_at_or_under (rel, g->roots[i].path))
+      return &g->roots[i];
+  return NULL;
+}
+
+const struct pubguard_root *
+pubguard_root_below (const struct pubguard *g, const char *rel)
+{
+  for (size_t i = 0; g != NULL && i < g->n_roots; i++)
+    if (strcmp (rel, g->roots[i].path) != 0
+        && pubguard_at_or_under (g->roots[i].path, rel))
+      return &g->roots[i];
+  return NULL;
+}
+
+bool
+pubguard_hook_sample (const char *name)
+{
+  static const char suffix[] = ".sample";
+  size_t n = strlen (name);
+  return n > sizeof suffix - 1 && name[0] != '.'
+         && strcmp (name + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+/* --- git configuration -----------------------------------------------------
+ * A reader of git's own grammar (config.c: sections "[name]",
+ * "[name \"sub\"]" and the old "[name.sub]", "key = value" with quotes,
+ * backslash escapes and continuations, '#' and ';' comments), just
+ * enough to name each variable; anything git would read differently or
+ * refuse is "malformed", and left out like a program.  */
+
+/* Whether the subsection part of a rule matches.  */
+enum pubguard_sub
+{
+  PUBGUARD_SUB_NONE,  /* section.key only */
+  PUBGUARD_SUB_ANY,   /* section.<sub>.key only */
+  PUBGUARD_SUB_EITHER /* both */
+};
+
+/* A variable that names a program (git-config(1)); key NULL: every key
+ * of the section; bang: only when the value starts with '!' (a shell
+ * command rather than a git one).  */
+struct pubguard_git_key
+{
+  const char *section;
+  enum pubguard_sub sub;
+  const char *key;
+  bool bang;
+};
+
+static const struct pubguard_git_key pubguard_git_keys[] = {
+  { "core", PUBGUARD_SUB_NONE, "fsmonitor", false },
+  { "core", PUBGUARD_SUB_NONE, "hookspath", false },
+  { "core", PUBGUARD_SUB_NONE, "sshcommand", false },
+  { "core", PUBGUARD_SUB_NONE, "pager", false },
+  { "core", PUBGUARD_SUB_NONE, "editor", false },
+  { "core", PUBGUARD_SUB_NONE, "askpass", false },
+  { "core", PUBGUARD_SUB_NONE, "gitproxy", false },
+  { "core", PUBGUARD_SUB_NONE, "alternaterefscommand", false },
+  /* Not a program, but it moves the work tree git acts on elsewhere.  */
+  { "core", PUBGUARD_SUB_NONE, "worktree", false },
+  { "sequence", PUBGUARD_SUB_NONE, "editor", false },
+  { "interactive", PUBGUARD_SUB_NONE, "difffilter", false },
+  { "diff", PUBGUARD_SUB_NONE, "external", false },
+  { "diff", PUBGUARD_SUB_ANY, "textconv", false },
+  { "diff", PUBGUARD_SUB_ANY, "command", false },
+  { "filter", PUBGUARD_SUB_EITHER, NULL, false }, /* clean, smudge, process */
+  { "merge", PUBGUARD_SUB_ANY, "driver", false },
+  { "mergetool", PUBGUARD_SUB_EITHER, NULL, false },
+  { "difftool", PUBGUARD_SUB_EITHER, NULL, false },
+  /* Another file's variables, which this reader does not see.  */
+  { "include", PUBGUARD_SUB_NONE, "path", false },
+  { "includeif", PUBGUARD_SUB_ANY, "path", false },
+  { "credential", PUBGUARD_SUB_EITHER, "helper", false },
+  { "gpg", PUBGUARD_SUB_EITHER, NULL, false }, /* program, defaultKeyCommand */
+  { "pager", PUBGUARD_SUB_EITHER, NULL, false },
+  { "alias", PUBGUARD_SUB_EITHER, NULL, true },
+  { "browser", PUBGUARD_SUB_EITHER, NULL, false },
+  { "web", PUBGUARD_SUB_NONE, "browser", false },
+  { "help", PUBGUARD_SUB_NONE, "browser", false },
+  { "man", PUBGUARD_SUB_EITHER, NULL, false },
+  { "sendemail", PUBGUARD_SUB_EITHER, NULL, false }, /* *cmd, smtpServer */
+  { "imap", PUBGUARD_SUB_NONE, "tunnel", false },
+  { "guitool", PUBGUARD_SUB_EITHER, NULL, false },
+  { "instaweb", PUBGUARD_SUB_EITHER, NULL, false },
+  { "trailer", PUBGUARD_SUB_ANY, "command", false },
+  { "trailer", PUBGUARD_SUB_ANY, "cmd", false },
+  { "hook", PUBGUARD_SUB_EITHER, NULL, false },
+  { "uploadpack", PUBGUARD_SUB_NONE, "packobjectshook", false },
+  { "remote", PUBGUARD_SUB_ANY, "uploadpack", false },
+  { "remote", PUBGUARD_SUB_ANY, "receivepack", false },
+  { "remote", PUBGUARD_SUB_ANY, "vcs", false },
+  /* protocol.ext.allow lets a URL be a command line ("ext::sh -c …").  */
+  { "protocol", PUBGUARD_SUB_EITHER, NULL, false },
+  { "submodule", PUBGUARD_SUB_ANY, "update", true },
+  { "tar", PUBGUARD_SUB_ANY, "command", false },
+  /* Hooks copied in at the next git init.  */
+  { "init", PUBGUARD_SUB_NONE, "templatedir", false },
+};
+
+struct pubguard_cfg
+{
+  const char *p, *end;
+  struct buf section; /* lowercased */
+  bool has_sub;
+  struct buf key;   /* lowercased */
+  struct buf value; /* as git would read it */
+};
+
+/* The next byte, or -1 at the end.  */
+static int
+pubguard_cfg_next (struct pubguard_cfg *c)
+{
+  return c->p < c->end ? (unsigned char) *c->p++ : -1;
+}
+
+/* Skip to the end of the line (a comment).  */
+static void
+pubguard_cfg_skip_line (struct pubguard_cfg *c)
+{
+  int ch;
+  while ((ch = pubguard_cfg_next (c)) != -1 && ch != '\n')
+    ;
+}
+
+/* Whether ch may be in a section or key name.  */
+static bool
+pubguard_cfg_namechar (int ch)
+{
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+         || (ch >= '0' && ch <= '9') || ch == '-';
+}
+
+static int
+pubguard_lower (int ch)
+{
+  return ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch;
+}
+
+/* "[name]", "[name \"sub\"]" or "[name.sub]", after the '['.  */
+static int
+pubguard_cfg_section (struct pubguard_cfg *c)
+{
+  int ch;
+  buf_free (&c->section);
+  c->has_sub = false;
+  while ((ch = pubguard_cfg_next (c)) != -1 && ch != ']')
+    {
+      if (ch == '.')
+        c->has_sub = true; /* the old spelling: what follows is the sub */
+      else if (ch == ' ' || ch == '\t')
+        break;
+      else if (!pubguard_cfg_namechar (ch))
+        return -1;
+      else if (!c->has_sub)
+        buf_putc (&c->section, (char) pubguard_lower (ch));
+    }
+  if (ch == ']')
+    return c->section.len > 0 ? 0 : -1;
+  if (ch == -1 || c->has_sub)
+    return -1;
+  while ((ch = pubguard_cfg_next (c)) == ' ' || ch == '\t')
+    ;
+  if (ch != '"')
+    return -1;
+  c->has_sub = true;
+  while ((ch = pubguard_cfg_next (c)) != '"')
+    {
+      if (ch == -1 || ch == '\n')
+        return -1;
+      if (ch == '\\' && ((ch = pubguard_cfg_next (c)) == -1 || ch == '\n'))
+        return -1;
+    }
+  return pubguard_cfg_next (c) == ']' && c->section.len > 0 ? 0 : -1;
+}
+
+/* A value after '=', as git reads it: quotes, escapes, continuations,
+ * comments, trailing blanks dropped.  */
+static int
+pubguard_cfg_value (struct pubguard_cfg *c)
+{
+  bool quoted = false;
+  size_t kept = 0; /* length without trailing blanks outside quotes */
+  int ch;
+
+  buf_free (&c->value);
+  while ((ch = pubguard_cfg_next (c)) == ' ' || ch == '\t')
+    ;
+  for (; ch != -1; ch = pubguard_cfg_next (c))
+    {
+      if (ch == '\n')
+        {
+          if (quoted)
+            return -1;
+          break;
+        }
+      if (!quoted && (ch == '#' || ch == ';'))
+        {
+          pubguard_cfg_skip_line (c);
+          break;
+        }
+      if (ch == '"')
+        {
+          quoted = !quoted;
+          continue;
+        }
+      if (ch == '\\')
+        {
+          ch = pubguard_cfg_next (c);
+          if (ch == '\n')
+            continue;
+          static const char from[] = "tnb\\\"", to[] = "\t\n\b\\\"";
+          const char *e = ch > 0 ? strchr (from, ch) : NULL;
+          if (e == NULL)
+            return -1;
+          ch = to[e - from];
+        }
+      buf_putc (&c->value, (char) ch);
+      if (quoted || (ch != ' ' && ch != '\t'))
+        kept = c->value.len;
+    }
+  if (quoted)
+    return -1;
+  c->value.len = kept;
+  return 0;
+}
+
+/* A variable, from its first letter: name, then nothing or "= value".  */
+static int
+pubguard_cfg_variable (struct pubguard_cfg *c, int ch)
+{
+  buf_free (&c->key);
+  buf_free (&c->value);
+  for (; ch != -1 && pubguard_cfg_namechar (ch); ch = pubguard_cfg_next (c))
+    buf_putc (&c->key, (char) pubguard_lower (ch));
+  while (ch == ' ' || ch == '\t')
+    ch = pubguard_cfg_next (c);
+  if (ch == '#' || ch == ';')
+    {
+      pubguard_cfg_skip_line (c);
+      return 0;
+    }
+  if (ch == -1 || ch == '\n')
+    return 0; /* a boolean true */
+  if (ch == '\r' && (c->p == c->end || *c->p == '\n'))
+    return 0;
+  if (ch != '=')
+    return -1;
+  return pubguard_cfg_value (c);
+}
+
+/* A name buffer as a string ("" while empty).  */
+static const char *
+pubguard_str (const struct buf *b)
+{
+  return b->data != NULL ? b->data : "";
+}
+
+/* The rule the current variable falls under, or NULL.  */
+static const struct pubguard_git_key *
+pubguard_cfg_match (const struct pubguard_cfg *c)
+{
+  for (size_t i = 0; i < sizeof pubguard_git_keys / sizeof *pubguard_git_keys;
+       i++)
+    {
+      const struct pubguard_git_key *k = &pubguard_git_keys[i];
+      if (strcmp (k->section, pubguard_str (&c->section)) != 0
+          || (k->sub == PUBGUARD_SUB_NONE && c->has_sub)
+          || (k->sub == PUBGUARD_SUB_ANY && !c->has_sub)
+          || (k->key != NULL && strcmp (k->key, pubguard_str (&c->key)) != 0))
+        continue;
+      if (k->bang)
+        {
+          /* The value starts after the blanks git itself skipped.  */
+          if (c->value.len == 0 || c->value.data[0] != '!')
+            continue;
+        }
+      return k;
+    }
+  return NULL;
+}
+
+/* The reported name of the current variable: "section[.*].key".  */
+static char *
+pubguard_cfg_name (const struct pubguard_cfg *c)
+{
+  return xasprintf ("%s%s.%s", pubguard_str (&c->section),
+                    c->has_sub ? ".*" : "", pubguard_str (&c->key));
+}
+
+static void
+pubguard_cfg_free (struct pubguard_cfg *c)
+{
+  buf_free (&c->section);
+  buf_free (&c->key);
+  buf_free (&c->value);
+}
+
+char *
+pubguard_git_config_runs (const char *text, size_t len)
+{
+  struct pubguard_cfg c = { .p = text, .end = text + len };
+  char *found = NULL;
+  int ch;
+
+  if (len >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0)
+    c.p += 3;
+  while (found == NULL && (ch = pubguard_cfg_next (&c)) != -1)
+    {
+      int rc = 0;
+      if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r')
+        continue;
+      if (ch == '#' || ch == ';')
+        pubguard_cfg_skip_line (&c);
+      else if (ch == '[')
+        rc = pubguard_cfg_section (&c);
+      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
+        {
+          rc = pubguard_cfg_variable (&c, ch);
+          if (rc == 0 && pubguard_cfg_match (&c) != NULL)
+            found = pubguard_cfg_name (&c);
+        }
+      else
+        rc = -1;
+      if (rc < 0)
+        found = xstrdup ("");
+    }
+  pubguard_cfg_free (&c);
+  return found;
+}
