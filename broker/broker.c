@@ -119,13 +119,13 @@ struct broker_options
 struct broker
 {
   struct broker_options opt;
-  char *env_block;      /* what --env-fd held; envp points into it */
-  char **envp;          /* the workload's environment, or NULL for environ */
+  char *env_block; /* what --env-fd held; envp points into it */
+  char **envp;     /* the workload's environment, or NULL for environ */
   struct sock_filter *filter; /* what --seccomp-fd held, or NULL */
   size_t filter_len;          /* in instructions */
-  int signal_fd;        /* SIGCHLD and the stop signals */
-  pid_t workload;       /* also its process group id */
-  bool workload_reaped; /* its status has been collected (and reported) */
+  int signal_fd;              /* SIGCHLD and the stop signals */
+  pid_t workload;             /* also its process group id */
+  bool workload_reaped;       /* its status has been collected (and reported) */
 };
 
 enum broker_scope
@@ -413,13 +413,13 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     const char *name;
     const char **slot;
   } single[] = {
-    { "--status-fd", &a->status_fd }, { "--env-fd", &a->env_fd },
-    { "--output-fd", &a->output_fd }, { "--cwd", &opt->cwd },
-    { "--seccomp-fd", &a->seccomp_fd },
-    { "--lower", &opt->lower },       { "--upper", &opt->upper },
-    { "--work", &opt->work },         { "--root", &opt->root },
-    { "--cpu-seconds", &a->cpu },     { "--open-files", &a->files },
-    { "--processes", &a->procs },     { "--address-space", &a->as },
+    { "--status-fd", &a->status_fd },   { "--env-fd", &a->env_fd },
+    { "--output-fd", &a->output_fd },   { "--cwd", &opt->cwd },
+    { "--seccomp-fd", &a->seccomp_fd }, { "--lower", &opt->lower },
+    { "--upper", &opt->upper },         { "--work", &opt->work },
+    { "--root", &opt->root },           { "--cpu-seconds", &a->cpu },
+    { "--open-files", &a->files },      { "--processes", &a->procs },
+    { "--address-space", &a->as },
   };
   const char *arg = argv[*i];
 
@@ -1009,9 +1009,9 @@ broker_set_limits (struct broker *b)
  * a coding session reads.  A file is covered by an empty read-only file,
  * a directory by an empty read-only tmpfs.  */
 static const char *const broker_proc_masked[] = {
-  "acpi",          "asound",      "interrupts", "kcore",
-  "keys",          "key-users",   "latency_stats", "sched_debug",
-  "scsi",          "timer_list",  "timer_stats",
+  "acpi", "asound",     "interrupts",    "kcore",
+  "keys", "key-users",  "latency_stats", "sched_debug",
+  "scsi", "timer_list", "timer_stats",
 };
 
 /* Make the mount at path and every mount below it read-only, keeping the
@@ -1023,9 +1023,9 @@ static int
 broker_readonly (const char *path)
 {
 #ifdef SYS_mount_setattr
-  struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID
-                                         | MOUNT_ATTR_NODEV
-                                         | MOUNT_ATTR_NOEXEC };
+  struct mount_attr attr
+      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                      | MOUNT_ATTR_NOEXEC };
 
   if (syscall (SYS_mount_setattr, AT_FDCWD, path,
                BROKER_AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr)
@@ -1209,8 +1209,8 @@ broker_read_filter (struct broker *b)
 static int
 broker_load_filter (struct broker *b)
 {
-  struct sock_fprog prog = { .len = (unsigned short) b->filter_len,
-                             .filter = b->filter };
+  struct sock_fprog prog
+      = { .len = (unsigned short) b->filter_len, .filter = b->filter };
 
   if (b->filter == NULL)
     return 0;

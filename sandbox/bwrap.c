@@ -500,11 +500,10 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   bwrap_args (&a, "--remount-ro", "/", "--seccomp", fd_text[1], "--",
               BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2], (char *) NULL);
   bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
-              "--seccomp-fd", fd_text[5], "--cwd",
-              plan->workspace, "--confine", "--lower", BWRAP_HIDDEN_LOWER,
-              "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
-              BWRAP_HIDDEN_LAYER "/work", "--root", plan->workspace,
-              (char *) NULL);
+              "--seccomp-fd", fd_text[5], "--cwd", plan->workspace, "--confine",
+              "--lower", BWRAP_HIDDEN_LOWER, "--upper",
+              BWRAP_HIDDEN_LAYER "/upper", "--work", BWRAP_HIDDEN_LAYER "/work",
+              "--root", plan->workspace, (char *) NULL);
   for (size_t i = 0;
        i < sizeof bwrap_protected_names / sizeof *bwrap_protected_names; i++)
     bwrap_args (&a, "--protect", bwrap_protected_names[i], (char *) NULL);
@@ -567,7 +566,7 @@ struct bwrap_fds
   int status, broker, seccomp, env, output; /* BWRAP_FD_* */
   int self;                                 /* bwrap, executed through it */
   int workload_seccomp; /* BWRAP_FD_WORKLOAD_SECCOMP, or -1 */
-  const int *extra; /* at BWRAP_FD_EXTRA and on: the granted sockets */
+  const int *extra;     /* at BWRAP_FD_EXTRA and on: the granted sockets */
   size_t n_extra;
   int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
   uid_t uid;        /* run bwrap as this identity when as_owner */
@@ -585,7 +584,7 @@ bwrap_child_fds (const struct bwrap_fds *f)
 {
   int src[BWRAP_MAX_FDS]
       = { f->in,      f->out, f->err,    f->status, f->broker,
-          f->seccomp, f->env, f->output, f->self, f->workload_seccomp };
+          f->seccomp, f->env, f->output, f->self,   f->workload_seccomp };
   int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
 
   for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)

@@ -193,7 +193,7 @@ static int
 seccomp_refuse_clone_flags (scmp_filter_ctx ctx)
 {
   static const scmp_datum_t ns[] = {
-    CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,   CLONE_NEWUSER,
+    CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
     CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP,
   };
   int rc = 0;
@@ -239,7 +239,8 @@ seccomp_refuse_with (scmp_filter_ctx ctx, const char *name, int err)
 int
 sandbox_seccomp_workload_fd (struct cr_error **err)
 {
-  size_t n = sizeof seccomp_workload_refusals / sizeof *seccomp_workload_refusals;
+  size_t n
+      = sizeof seccomp_workload_refusals / sizeof *seccomp_workload_refusals;
   int rc;
   cleanup_seccomp scmp_filter_ctx ctx = seccomp_new (&rc);
 

@@ -68,15 +68,25 @@ test_alu (uint16_t op, uint32_t a, uint32_t x)
 {
   switch (op)
     {
-    case BPF_ADD: return a + x;
-    case BPF_SUB: return a - x;
-    case BPF_AND: return a & x;
-    case BPF_OR: return a | x;
-    case BPF_XOR: return a ^ x;
-    case BPF_LSH: return a << (x & 31);
-    case BPF_RSH: return a >> (x & 31);
-    case BPF_NEG: return -a;
-    default: fail_msg ("ALU op %#x", op); return 0;
+    case BPF_ADD:
+      return a + x;
+    case BPF_SUB:
+      return a - x;
+    case BPF_AND:
+      return a & x;
+    case BPF_OR:
+      return a | x;
+    case BPF_XOR:
+      return a ^ x;
+    case BPF_LSH:
+      return a << (x & 31);
+    case BPF_RSH:
+      return a >> (x & 31);
+    case BPF_NEG:
+      return -a;
+    default:
+      fail_msg ("ALU op %#x", op);
+      return 0;
     }
 }
 
@@ -86,11 +96,17 @@ test_cond (uint16_t op, uint32_t a, uint32_t x)
 {
   switch (op)
     {
-    case BPF_JEQ: return a == x;
-    case BPF_JGT: return a > x;
-    case BPF_JGE: return a >= x;
-    case BPF_JSET: return (a & x) != 0;
-    default: fail_msg ("jump op %#x", op); return 0;
+    case BPF_JEQ:
+      return a == x;
+    case BPF_JGT:
+      return a > x;
+    case BPF_JGE:
+      return a >= x;
+    case BPF_JSET:
+      return (a & x) != 0;
+    default:
+      fail_msg ("jump op %#x", op);
+      return 0;
     }
 }
 
@@ -107,23 +123,38 @@ test_run (const struct test_prog *p, const struct seccomp_data *d)
       switch (BPF_CLASS (i->code))
         {
         case BPF_LD:
-          a = BPF_MODE (i->code) == BPF_ABS ? test_load (d, i->k)
+          a = BPF_MODE (i->code) == BPF_ABS   ? test_load (d, i->k)
               : BPF_MODE (i->code) == BPF_MEM ? mem[i->k]
                                               : i->k;
           break;
-        case BPF_LDX: x = BPF_MODE (i->code) == BPF_MEM ? mem[i->k] : i->k; break;
-        case BPF_ST: mem[i->k] = a; break;
-        case BPF_STX: mem[i->k] = x; break;
-        case BPF_ALU: a = test_alu (BPF_OP (i->code), a, src); break;
-        case BPF_MISC: if (BPF_MISCOP (i->code) == BPF_TAX) x = a; else a = x; break;
-        case BPF_RET: return BPF_RVAL (i->code) == BPF_A ? a : i->k;
+        case BPF_LDX:
+          x = BPF_MODE (i->code) == BPF_MEM ? mem[i->k] : i->k;
+          break;
+        case BPF_ST:
+          mem[i->k] = a;
+          break;
+        case BPF_STX:
+          mem[i->k] = x;
+          break;
+        case BPF_ALU:
+          a = test_alu (BPF_OP (i->code), a, src);
+          break;
+        case BPF_MISC:
+          if (BPF_MISCOP (i->code) == BPF_TAX)
+            x = a;
+          else
+            a = x;
+          break;
+        case BPF_RET:
+          return BPF_RVAL (i->code) == BPF_A ? a : i->k;
         case BPF_JMP:
           if (BPF_OP (i->code) == BPF_JA)
             pc += i->k;
           else
             pc += test_cond (BPF_OP (i->code), a, src) ? i->jt : i->jf;
           break;
-        default: fail_msg ("instruction class %#x", BPF_CLASS (i->code));
+        default:
+          fail_msg ("instruction class %#x", BPF_CLASS (i->code));
         }
     }
   fail_msg ("the program ran off its end");
@@ -141,7 +172,7 @@ test_call (const struct test_prog *p, int nr, uint64_t a0, uint64_t a1)
   return test_run (p, &d);
 }
 
-#define ERRNO_OF(e) (SECCOMP_RET_ERRNO | ((uint32_t) (e) & SECCOMP_RET_DATA))
+#define ERRNO_OF(e) (SECCOMP_RET_ERRNO | ((uint32_t) (e) &SECCOMP_RET_DATA))
 
 /* Every call the table names is refused with its errno, whatever its
  * arguments; the table holds what the brief and the doc promise.  */
@@ -149,15 +180,41 @@ static void
 test_workload_refuses_table (void **state)
 {
   static struct test_prog p;
-  static const char *const promised[]
-      = { "keyctl", "add_key", "request_key", "mount", "umount2",
-          "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
-          "fsmount", "fspick", "mount_setattr", "setns", "unshare", "clone3",
-          "init_module", "finit_module", "delete_module", "kexec_load",
-          "kexec_file_load", "reboot", "swapon", "swapoff", "clock_settime",
-          "clock_adjtime", "settimeofday", "acct", "quotactl", "syslog",
-          "bpf", "perf_event_open", "userfaultfd", "open_by_handle_at",
-          "name_to_handle_at" };
+  static const char *const promised[] = { "keyctl",
+                                          "add_key",
+                                          "request_key",
+                                          "mount",
+                                          "umount2",
+                                          "pivot_root",
+                                          "move_mount",
+                                          "open_tree",
+                                          "fsopen",
+                                          "fsconfig",
+                                          "fsmount",
+                                          "fspick",
+                                          "mount_setattr",
+                                          "setns",
+                                          "unshare",
+                                          "clone3",
+                                          "init_module",
+                                          "finit_module",
+                                          "delete_module",
+                                          "kexec_load",
+                                          "kexec_file_load",
+                                          "reboot",
+                                          "swapon",
+                                          "swapoff",
+                                          "clock_settime",
+                                          "clock_adjtime",
+                                          "settimeofday",
+                                          "acct",
+                                          "quotactl",
+                                          "syslog",
+                                          "bpf",
+                                          "perf_event_open",
+                                          "userfaultfd",
+                                          "open_by_handle_at",
+                                          "name_to_handle_at" };
   struct cr_error *err = NULL;
   size_t n;
   const struct sandbox_seccomp_refusal *r
@@ -209,8 +266,8 @@ test_workload_arguments (void **state)
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
       uint64_t flags = ns[i] | SIGCHLD;
-      assert_int_equal (test_call (&p, SCMP_SYS (clone),
-                                   clone_arg ? 0 : flags, clone_arg ? flags : 0),
+      assert_int_equal (test_call (&p, SCMP_SYS (clone), clone_arg ? 0 : flags,
+                                   clone_arg ? flags : 0),
                         ERRNO_OF (EPERM));
     }
   assert_int_equal (test_call (&p, SCMP_SYS (clone), clone_arg ? 0 : SIGCHLD,
@@ -223,9 +280,9 @@ test_workload_arguments (void **state)
                     ERRNO_OF (EPERM));
   assert_int_equal (test_call (&p, SCMP_SYS (ioctl), 0, TIOCLINUX),
                     ERRNO_OF (EPERM));
-  assert_int_equal (test_call (&p, SCMP_SYS (ioctl), 0,
-                               0xffffffff00000000ULL | TIOCSTI),
-                    ERRNO_OF (EPERM));
+  assert_int_equal (
+      test_call (&p, SCMP_SYS (ioctl), 0, 0xffffffff00000000ULL | TIOCSTI),
+      ERRNO_OF (EPERM));
   assert_int_equal (test_call (&p, SCMP_SYS (ioctl), 0, TCGETS),
                     SECCOMP_RET_ALLOW);
 }
@@ -238,10 +295,12 @@ static void
 test_workload_allows (void **state)
 {
   static struct test_prog p;
-  static const char *const allowed[]
-      = { "read", "write", "openat", "execve", "fork", "vfork", "wait4",
-          "ptrace", "process_vm_readv", "process_vm_writev", "personality",
-          "seccomp", "prctl", "socket", "mbind", "kcmp", "adjtimex" };
+  static const char *const allowed[] = {
+    "read",        "write",   "openat", "execve",           "fork",
+    "vfork",       "wait4",   "ptrace", "process_vm_readv", "process_vm_writev",
+    "personality", "seccomp", "prctl",  "socket",           "mbind",
+    "kcmp",        "adjtimex"
+  };
   struct cr_error *err = NULL;
   struct seccomp_data foreign = { .nr = 0, .arch = AUDIT_ARCH_I386 };
 
