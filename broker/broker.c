@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -44,10 +47,17 @@
 #include <linux/securebits.h>
 #endif
 
+/* mount_setattr's flag for a whole subtree (linux/fcntl.h, not glibc's).  */
+#ifndef AT_RECURSIVE
+#define BROKER_AT_RECURSIVE 0x8000
+#else
+#define BROKER_AT_RECURSIVE AT_RECURSIVE
+#endif
+
 #define BROKER_NAME "crucible-sandbox-broker"
 #define BROKER_USAGE                                                           \
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
-  "         [--cwd DIR]\n"                                                     \
+  "         [--seccomp-fd N] [--cwd DIR]\n"                                    \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
   "          [--protect RELPATH]... [--hide DIR]...\n"                         \
   "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
@@ -75,6 +85,8 @@
 #define BROKER_MAX_SOCKETS 64       /* --socket names */
 #define BROKER_MAX_ENV_BYTES 262144 /* the --env-fd block, NULs included */
 #define BROKER_MAX_ENV_VARS 1024
+/* The workload's filter: the kernel's own bound on a classic BPF program.  */
+#define BROKER_MAX_FILTER_BYTES (BPF_MAXINSNS * sizeof (struct sock_filter))
 
 /* The limits the command line may set: none by default.  */
 struct broker_limits
@@ -90,6 +102,7 @@ struct broker_options
   int status_fd;   /* the keeper's end of the status channel */
   int env_fd;      /* the workload's environment, or -1 for the broker's */
   int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
+  int seccomp_fd;  /* the workload's seccomp filter as BPF, or -1 */
   const char *cwd; /* absolute, or NULL to stay where started */
   bool confine;    /* own mount namespace, projection, capabilities dropped */
   const char *lower, *upper, *work, *root; /* the overlay, all or none */
@@ -109,11 +122,13 @@ struct broker_options
 struct broker
 {
   struct broker_options opt;
-  char *env_block;      /* what --env-fd held; envp points into it */
-  char **envp;          /* the workload's environment, or NULL for environ */
-  int signal_fd;        /* SIGCHLD and the stop signals */
-  pid_t workload;       /* also its process group id */
-  bool workload_reaped; /* its status has been collected (and reported) */
+  char *env_block; /* what --env-fd held; envp points into it */
+  char **envp;     /* the workload's environment, or NULL for environ */
+  struct sock_filter *filter; /* what --seccomp-fd held, or NULL */
+  size_t filter_len;          /* in instructions */
+  int signal_fd;              /* SIGCHLD and the stop signals */
+  pid_t workload;             /* also its process group id */
+  bool workload_reaped;       /* its status has been collected (and reported) */
 };
 
 enum broker_scope
@@ -304,7 +319,24 @@ broker_check_confine (struct broker_options *opt)
 struct broker_args
 {
   const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs, *as;
+  const char *seccomp_fd;
 };
+
+/* Check --seccomp-fd: a descriptor of 3 or above, none of the others.  */
+static int
+broker_check_seccomp_fd (const struct broker_args *a,
+                         struct broker_options *opt)
+{
+  if (a->seccomp_fd == NULL)
+    return 0;
+  if (broker_parse_fd (a->seccomp_fd, &opt->seccomp_fd) < 0
+      || opt->seccomp_fd < 3 || opt->seccomp_fd == opt->status_fd
+      || opt->seccomp_fd == opt->env_fd || opt->seccomp_fd == opt->output_fd)
+    return broker_usage_error ("--seccomp-fd: '%s' is not a descriptor "
+                               "number of 3 or above, apart from the others",
+                               a->seccomp_fd);
+  return 0;
+}
 
 /* Check the parsed values themselves.  */
 static int
@@ -333,6 +365,8 @@ broker_check_values (const struct broker_args *a, struct broker_options *opt)
     return broker_usage_error ("--output-fd: '%s' is not a descriptor number "
                                "of 3 or above, apart from the others",
                                a->output_fd);
+  if (broker_check_seccomp_fd (a, opt) < 0)
+    return -1;
   /* No search path: inside a sandbox, PATH could find a binary the
    * workspace planted.  The host resolves the program.  */
   if (opt->argv[0][0] != '/')
@@ -382,12 +416,13 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     const char *name;
     const char **slot;
   } single[] = {
-    { "--status-fd", &a->status_fd }, { "--env-fd", &a->env_fd },
-    { "--output-fd", &a->output_fd }, { "--cwd", &opt->cwd },
-    { "--lower", &opt->lower },       { "--upper", &opt->upper },
-    { "--work", &opt->work },         { "--root", &opt->root },
-    { "--cpu-seconds", &a->cpu },     { "--open-files", &a->files },
-    { "--processes", &a->procs },     { "--address-space", &a->as },
+    { "--status-fd", &a->status_fd },   { "--env-fd", &a->env_fd },
+    { "--output-fd", &a->output_fd },   { "--cwd", &opt->cwd },
+    { "--seccomp-fd", &a->seccomp_fd }, { "--lower", &opt->lower },
+    { "--upper", &opt->upper },         { "--work", &opt->work },
+    { "--root", &opt->root },           { "--cpu-seconds", &a->cpu },
+    { "--open-files", &a->files },      { "--processes", &a->procs },
+    { "--address-space", &a->as },
   };
   const char *arg = argv[*i];
 
@@ -436,6 +471,7 @@ broker_parse_args (int argc, char **argv, struct broker_options *opt)
   memset (opt, 0, sizeof *opt);
   opt->env_fd = -1;
   opt->output_fd = -1;
+  opt->seccomp_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     if (broker_parse_option (argc, argv, &i, &a, opt) < 0)
       return -1;
@@ -988,6 +1024,222 @@ broker_set_limits (struct broker *b)
   return 0;
 }
 
+/* The top-level /proc entries masked outright, over the read-only bind
+ * every non-process entry gets: runc's and Docker's maskedPaths (the
+ * floor), and /proc/key-users beside /proc/keys.  They show the host's
+ * kernel memory, every user's keys, timer, scheduler and interrupt
+ * internals (side channels on other tenants) and hardware, none of which
+ * a coding session reads.  A file is covered by an empty read-only file,
+ * a directory by an empty read-only tmpfs.  */
+static const char *const broker_proc_masked[] = {
+  "acpi", "asound",     "interrupts",    "kcore",
+  "keys", "key-users",  "latency_stats", "sched_debug",
+  "scsi", "timer_list", "timer_stats",
+};
+
+/* Make the mount at path and every mount below it read-only, keeping the
+ * flags bwrap's /proc has (a namespace that does not own a mount may not
+ * clear them).  mount_setattr reaches the mounts below; a kernel before
+ * 5.12 remounts the top one only, and a fresh procfs has nothing below
+ * but bwrap's own read-only binds.  */
+static int
+broker_readonly (const char *path)
+{
+#ifdef SYS_mount_setattr
+  struct mount_attr attr
+      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                      | MOUNT_ATTR_NOEXEC };
+
+  if (syscall (SYS_mount_setattr, AT_FDCWD, path,
+               BROKER_AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr)
+      == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -1;
+#endif
+  return mount (NULL, path, NULL,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
+                    | MS_NOEXEC,
+                NULL);
+}
+
+/* Bind path over itself, with whatever is mounted below it, read-only.  */
+static int
+broker_bind_readonly (const char *path)
+{
+  if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return -1;
+  return broker_readonly (path);
+}
+
+/* Whether name is a process's directory in /proc: digits only.  */
+static bool
+broker_proc_is_pid (const char *name)
+{
+  if (*name == '\0')
+    return false;
+  for (const char *p = name; *p != '\0'; p++)
+    if (*p < '0' || *p > '9')
+      return false;
+  return true;
+}
+
+/* Bind every top-level /proc entry that is not a process's read-only over
+ * itself.  The sandbox's uid is host uid 0 when crucible runs as root, and
+ * the kernel lets uid 0 write these files with no capability at all:
+ * /proc/sys/kernel/core_pattern (a crash then runs a program as the host's
+ * root), modprobe, vm/drop_caches, sysrq-trigger, irq affinities, PSI
+ * triggers.  bwrap 0.8's --proc skips its own read-only bind of /proc/sys.
+ * By class, not by name, so an entry a newer kernel adds is covered too.
+ * Left alone: the pid directories, which in the sandbox's pid namespace
+ * are its own processes, and the symlinks (self, thread-self, mounts,
+ * net, ...), which point into them.  Before the workload exists, with
+ * CAP_SYS_ADMIN still held.  */
+static int
+broker_proc_readonly (struct broker *b)
+{
+  DIR *proc;
+  struct dirent *de;
+  int rc = 0;
+
+  if (!b->opt.confine)
+    return 0;
+  proc = opendir ("/proc");
+  if (proc == NULL)
+    return -1;
+  while (rc == 0 && (de = readdir (proc)) != NULL)
+    {
+      char path[PATH_MAX];
+      struct stat st;
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0
+          || broker_proc_is_pid (de->d_name))
+        continue;
+      snprintf (path, sizeof path, "/proc/%s", de->d_name);
+      if (lstat (path, &st) < 0)
+        rc = errno == ENOENT ? 0 : -1;
+      else if (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))
+        rc = broker_bind_readonly (path);
+    }
+  closedir (proc);
+  return rc;
+}
+
+/* Cover one masked entry, if it is there, with empty (a file) or an empty
+ * read-only tmpfs (a directory).  */
+static int
+broker_proc_mask_one (const char *name, const char *empty)
+{
+  char path[PATH_MAX];
+  struct stat st;
+
+  snprintf (path, sizeof path, "/proc/%s", name);
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (S_ISDIR (st.st_mode))
+    return mount ("tmpfs", path, "tmpfs",
+                  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=0555,size=4k,nr_inodes=1");
+  if (!S_ISREG (st.st_mode))
+    return 0;
+  if (mount (empty, path, NULL, MS_BIND, NULL) < 0)
+    return -1;
+  return broker_readonly (path);
+}
+
+/* Mask the entries of broker_proc_masked.  The empty file the files are
+ * covered with is made on a scratch tmpfs mounted for a moment over
+ * /proc/fs (on every kernel, and bound read-only already), which is
+ * detached again once bound: the binds keep it, nothing else can reach
+ * it, and /proc/fs shows its read-only self again.  */
+static int
+broker_proc_mask (struct broker *b)
+{
+  static const char scratch[] = "/proc/fs", empty[] = "/proc/fs/empty";
+  size_t n = sizeof broker_proc_masked / sizeof *broker_proc_masked;
+  int rc = 0;
+
+  if (!b->opt.confine)
+    return 0;
+  if (mount ("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+             "mode=0755,size=4k,nr_inodes=4")
+      < 0)
+    return -1;
+  if (mknod (empty, S_IFREG | 0444, 0) < 0)
+    rc = -1;
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    rc = broker_proc_mask_one (broker_proc_masked[i], empty);
+  if (umount2 (scratch, MNT_DETACH) < 0 && rc == 0)
+    rc = -1;
+  return rc;
+}
+
+/* Bind the broker's own /proc entry (/proc/1 in its pid namespace)
+ * read-only over itself, with its tasks: the workload may share its uid,
+ * and comm, oom_score_adj, coredump_filter, attr/, clear_refs or the maps
+ * of its keeper would otherwise be the workload's to write.  */
+static int
+broker_proc_self (struct broker *b)
+{
+  char path[64];
+
+  if (!b->opt.confine)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%ld", (long) getpid ());
+  return broker_bind_readonly (path);
+}
+
+/* Read the workload's seccomp filter from --seccomp-fd: classic BPF, whole
+ * instructions, no more than the kernel takes.  Now, before the sweep
+ * closes the descriptor; it is loaded last (broker_load_filter).  */
+static int
+broker_read_filter (struct broker *b)
+{
+  size_t len = 0;
+  ssize_t n;
+  char *buf;
+
+  if (b->opt.seccomp_fd < 0)
+    return 0;
+  buf = malloc (BROKER_MAX_FILTER_BYTES + 1);
+  if (buf == NULL)
+    return -1;
+  b->filter = (struct sock_filter *) (void *) buf;
+  while ((n = read (b->opt.seccomp_fd, buf + len,
+                    BROKER_MAX_FILTER_BYTES + 1 - len))
+         != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      len += (size_t) n;
+      if (len > BROKER_MAX_FILTER_BYTES)
+        return errno = E2BIG, -1;
+    }
+  if (len == 0 || len % sizeof (struct sock_filter) != 0)
+    return errno = EINVAL, -1;
+  b->filter_len = len / sizeof (struct sock_filter);
+  return 0;
+}
+
+/* Load the workload's filter (sandbox/seccomp.h): the keyrings, the mount
+ * table, new namespaces, the machine's administration, bpf, perf,
+ * userfaultfd and the terminal-injecting ioctls refused.  Last: the steps
+ * above need mount, umount2 and unshare, which it refuses, and the kernel
+ * takes a filter from a process without CAP_SYS_ADMIN only under
+ * no_new_privs, set by then.  It binds the broker and everything it
+ * forks, for good: a filter can be stacked on, never removed.  */
+static int
+broker_load_filter (struct broker *b)
+{
+  struct sock_fprog prog
+      = { .len = (unsigned short) b->filter_len, .filter = b->filter };
+
+  if (b->filter == NULL)
+    return 0;
+  return prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
 /* Getting ready, in order.  The environment is read before the sweep that
  * would close its descriptor; descriptors are closed before anything else
  * opens one; the mounts need the capabilities, which go after them; and
@@ -995,10 +1247,14 @@ broker_set_limits (struct broker *b)
 static const struct broker_step broker_setup_steps[] = {
   { "making the broker undumpable", broker_forbid_dump },
   { "reading the environment", broker_read_env },
+  { "reading the workload's seccomp filter", broker_read_filter },
   { "closing inherited descriptors", broker_close_inherited },
   { "becoming the child subreaper", broker_become_reaper },
   { "making a mount namespace", broker_unshare_mounts },
   { "making the mounts private", broker_make_private },
+  { "making host-global /proc read-only", broker_proc_readonly },
+  { "masking /proc", broker_proc_mask },
+  { "making the broker's /proc entry read-only", broker_proc_self },
   { "mounting the projection", broker_mount_overlay },
   { "protecting repository metadata", broker_protect },
   { "binding granted sockets", broker_bind_sockets },
@@ -1010,6 +1266,7 @@ static const struct broker_step broker_setup_steps[] = {
   { "setting limits", broker_set_limits },
   { "watching signals", broker_watch_signals },
   { "entering the working directory", broker_enter_cwd },
+  { "loading the workload's seccomp filter", broker_load_filter },
 };
 
 /* Run the setup steps; report the first failure on stderr and the channel.  */

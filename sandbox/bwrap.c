@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/keyctl.h>
 
 #include "broker/status.h"
 #include "broker/unreadable.h"
@@ -482,8 +483,9 @@ char **
 bwrap_build_argv (const struct bwrap_plan *plan)
 {
   struct bwrap_argv a = { 0 };
-  char fd_text[5][16];
+  char fd_text[6][16];
 
+  snprintf (fd_text[5], sizeof fd_text[5], "%d", BWRAP_FD_WORKLOAD_SECCOMP);
   snprintf (fd_text[0], sizeof fd_text[0], "%d", BWRAP_FD_BROKER);
   snprintf (fd_text[1], sizeof fd_text[1], "%d", BWRAP_FD_SECCOMP);
   snprintf (fd_text[2], sizeof fd_text[2], "%d", BWRAP_FD_STATUS);
@@ -514,11 +516,11 @@ bwrap_build_argv (const struct bwrap_plan *plan)
     }
   bwrap_args (&a, "--remount-ro", "/", "--seccomp", fd_text[1], "--",
               BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2], (char *) NULL);
-  bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4], "--cwd",
-              plan->workspace, "--confine", "--lower", BWRAP_HIDDEN_LOWER,
-              "--upper", BWRAP_HIDDEN_LAYER "/upper", "--work",
-              BWRAP_HIDDEN_LAYER "/work", "--root", plan->workspace,
-              (char *) NULL);
+  bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
+              "--seccomp-fd", fd_text[5], "--cwd", plan->workspace, "--confine",
+              "--lower", BWRAP_HIDDEN_LOWER, "--upper",
+              BWRAP_HIDDEN_LAYER "/upper", "--work", BWRAP_HIDDEN_LAYER "/work",
+              "--root", plan->workspace, (char *) NULL);
   bwrap_args (&a, "--protect", bwrap_protected_git, (char *) NULL);
   for (const char *const *n = pubguard_agent_names (); *n != NULL; n++)
     bwrap_args (&a, "--protect", *n, (char *) NULL);
@@ -582,7 +584,8 @@ struct bwrap_fds
   int in, out, err;                         /* 0, 1, 2 */
   int status, broker, seccomp, env, output; /* BWRAP_FD_* */
   int self;                                 /* bwrap, executed through it */
-  const int *extra; /* at BWRAP_FD_EXTRA and on: the granted sockets */
+  int workload_seccomp; /* BWRAP_FD_WORKLOAD_SECCOMP, or -1 */
+  const int *extra;     /* at BWRAP_FD_EXTRA and on: the granted sockets */
   size_t n_extra;
   int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
   uid_t uid;        /* run bwrap as this identity when as_owner */
@@ -600,7 +603,7 @@ bwrap_child_fds (const struct bwrap_fds *f)
 {
   int src[BWRAP_MAX_FDS]
       = { f->in,      f->out, f->err,    f->status, f->broker,
-          f->seccomp, f->env, f->output, f->self };
+          f->seccomp, f->env, f->output, f->self,   f->workload_seccomp };
   int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
 
   for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
@@ -623,6 +626,20 @@ bwrap_child_fds (const struct bwrap_fds *f)
     if (moved[i] < 0 && i >= 3 && i != BWRAP_FD_SELF)
       close (i);
   return (int) syscall (SYS_close_range, (unsigned int) n_fds, ~0U, 0);
+}
+
+/* In the forked child, after any change of identity: join a new, empty,
+ * anonymous session keyring.  Keyrings belong to no namespace, so the
+ * starting session's (where Kerberos, ecryptfs and ssh-agent-like tools
+ * keep credentials) would otherwise be readable and writable by the
+ * sandbox through "possession"; the workload's seccomp filter refuses the
+ * keyring calls as well.  A kernel without keys has nothing to share.  */
+static int
+bwrap_child_session_keyring (void)
+{
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+    return 0;
+  return errno == ENOSYS ? 0 : -1;
 }
 
 /* In the forked child: become bwrap, from an empty environment, with
@@ -650,6 +667,8 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
   if (f->as_owner
       && (setgroups (0, NULL) < 0 || setgid (f->gid) < 0 || setuid (f->uid) < 0
           || setuid (0) == 0))
+    _exit (125);
+  if (bwrap_child_session_keyring () < 0)
     _exit (125);
   if (bwrap_child_fds (f) < 0)
     _exit (125);
@@ -775,6 +794,7 @@ bwrap_probe_fds (int broker, int seccomp)
                              .seccomp = seccomp,
                              .env = -1,
                              .output = -1,
+                             .workload_seccomp = -1,
                              .cgroup_procs = -1 };
 }
 
@@ -1613,6 +1633,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
 {
   struct bwrap_backend *b = s->backend;
   cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
+  cleanup_close int workload_seccomp = -1;
   int pair[2], errp[2];
 
   if (bwrap_owner (s, workspace, err) < 0)
@@ -1638,6 +1659,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
   if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
+      || (workload_seccomp = sandbox_seccomp_workload_fd (err)) < 0
       || (env = bwrap_env_fd (cmd->envp, err)) < 0)
     return -1;
   if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -1679,6 +1701,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .env = env,
                          .output = cmd->output_fd,
                          .self = b->bwrap.fd,
+                         .workload_seccomp = workload_seccomp,
                          .extra = g->fds,
                          .n_extra = g->n_binds,
                          .cgroup_procs = procs,

@@ -119,7 +119,9 @@ struct sandbox_backend *bwrap_backend_new (const struct bwrap_options *opt);
 #define BWRAP_FD_ENV 6     /* the workload's environment, for the broker */
 #define BWRAP_FD_OUTPUT 7  /* the workload's stdout and stderr */
 #define BWRAP_FD_SELF 8    /* bwrap itself, executed through it */
-#define BWRAP_FD_EXTRA 9   /* the granted sockets, for --ro-bind-fd */
+#define BWRAP_FD_WORKLOAD_SECCOMP 9 /* the workload's filter, for the broker   \
+                                     */
+#define BWRAP_FD_EXTRA 10           /* the granted sockets, for --ro-bind-fd */
 
 /* Everything one launch's argument vector depends on.  */
 struct bwrap_plan

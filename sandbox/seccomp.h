@@ -7,11 +7,19 @@
  * network; socketpair stays allowed)
  * and the io_uring calls (a second system-call path that seccomp does not
  * see into).  Foreign system-call ABIs (i386, x32 on x86-64) are killed,
- * since their socketcall() would pass a filter written for the native one.  */
+ * since their socketcall() would pass a filter written for the native one.
+ *
+ * A second, stricter filter binds the workload itself: the host builds it
+ * here, hands it to the broker on a descriptor, and the broker loads it as
+ * its last setup step, after the mounts it needed (doc/broker.md,
+ * --seccomp-fd).  It refuses the calls below, clone(2) with a namespace
+ * flag, and ioctl TIOCSTI and TIOCLINUX; ptrace and process_vm_* stay, so
+ * that strace and gdb work on the workload's own processes.  */
 #ifndef CRUCIBLE_SANDBOX_SECCOMP_H
 #define CRUCIBLE_SANDBOX_SECCOMP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "lib/error.h"
 
@@ -24,5 +32,21 @@
  * reach is bounded by the filesystem view alone (doc/linux-confinement.md,
  * "Unix sockets").  */
 int sandbox_seccomp_fd (bool allow_unix, struct cr_error **err);
+
+/* One system call the workload's filter refuses whatever its arguments,
+ * and the errno it then gets.  */
+struct sandbox_seccomp_refusal
+{
+  const char *name; /* libseccomp's name; unknown here: nothing to refuse */
+  int err;
+};
+
+/* The refusals, in a static table; *n gets their number.  */
+const struct sandbox_seccomp_refusal *
+sandbox_seccomp_workload_refusals (size_t *n);
+
+/* A memfd holding the workload's filter as BPF, at offset 0,
+ * close-on-exec; the caller owns it.  */
+int sandbox_seccomp_workload_fd (struct cr_error **err);
 
 #endif

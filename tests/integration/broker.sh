@@ -6,7 +6,7 @@
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-plan 55
+plan 58
 
 BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
 PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
@@ -321,6 +321,28 @@ check "a zero --cpu-seconds: 125" \
   -- "${RAN[@]}"
 check "--env-fd equal to --status-fd: 125" \
   rejects "--env-fd: '3'" --status-fd 3 --env-fd 3 -- "${RAN[@]}"
+
+check "--seccomp-fd equal to --status-fd: 125" \
+  rejects "--seccomp-fd: '3' is not a descriptor number" --status-fd 3 \
+  --seccomp-fd 3 -- "${RAN[@]}"
+
+# The workload's filter from --seccomp-fd, loaded last: a one-instruction
+# program (return ALLOW) binds the workload (Seccomp: 2, filter mode); a
+# program that is not whole instructions refuses the launch, naming the
+# step, and runs nothing.
+printf '\006\000\000\000\000\000\377\177' >"$TMP/allow.bpf"
+"$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 --seccomp-fd 5 \
+  -- /bin/grep '^Seccomp:' /proc/self/status >"$TMP/out" 2>"$TMP/err" \
+  5<"$TMP/allow.bpf"
+check "--seccomp-fd: the workload runs under the filter" \
+  grep -q 'Seccomp:[[:space:]]*2' "$TMP/out"
+printf '\006\000\000' >"$TMP/short.bpf"
+rm -f "$TMP/ran"
+"$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 --seccomp-fd 5 \
+  -- "${RAN[@]}" >/dev/null 2>"$TMP/err" 5<"$TMP/short.bpf"
+check "--seccomp-fd: a partial instruction refuses the launch" \
+  sh -c "grep -q \"reading the workload's seccomp filter: Invalid argument\" \
+    '$TMP/err' && [ ! -e '$TMP/ran' ]"
 
 # The workload's environment from --env-fd, NUL-separated, values with
 # spaces intact; nothing of the broker's own.

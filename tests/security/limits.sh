@@ -55,7 +55,7 @@ for who in $ids; do
 
   # Processes: a fork bomb stops at the 1024 cap wherever the row is
   # claimed, and the cap ends nothing outside the namespace.
-  bomb="sh -c 'i=0; while :; do sleep 5 & i=\$((i+1)); echo \$i > /tmp/count; done' 2>/dev/null; read n < /tmp/count; echo \$n; [ \$n -gt 1100 ]"
+  bomb="sh -c 'i=0; while :; do sleep 60 & i=\$((i+1)); echo \$i > /tmp/count; done' 2>/dev/null; read n < /tmp/count; echo \$n; [ \$n -gt 1100 ]"
   claim=$(sec_claim_row process_limit)
   if [ "$claim" = enforced ]; then
     unconfined "sh -c 'i=0; while [ \$i -lt 1200 ]; do sleep 5 & i=\$((i+1)); done; echo \$i > $OUT/count'; read n < $OUT/count; [ \$n -ge 1200 ]"

@@ -67,6 +67,10 @@ test_argv_order (void **state)
   /* --remount-ro / after every mount, before the program.  */
   assert_true (argv_find (argv, "--remount-ro") < sep);
   assert_string_equal (argv[sep + 1], BWRAP_HIDDEN_BROKER);
+  /* The workload's filter goes to the broker, not to bwrap.  */
+  int wfd = argv_find (argv, "--seccomp-fd");
+  assert_true (wfd > sep);
+  assert_int_equal (atoi (argv[wfd + 1]), BWRAP_FD_WORKLOAD_SECCOMP);
   /* The command last: sh -c LINE.  */
   int n = 0;
   while (argv[n] != NULL)
