@@ -695,6 +695,33 @@ broker_enter_cwd (struct broker *b)
   return b->opt.cwd == NULL ? 0 : chdir (b->opt.cwd);
 }
 
+/* Read fd to its end into a new buffer (*buf_out, malloc'd; kept on
+ * failure for the caller's exit to drop), at most max bytes: E2BIG past
+ * that, rather than a truncated read taken for the whole.  */
+static int
+broker_read_all (int fd, size_t max, char **buf_out, size_t *len_out)
+{
+  size_t len = 0;
+  ssize_t n;
+  char *buf = malloc (max + 1);
+
+  *buf_out = buf;
+  if (buf == NULL)
+    return -1;
+  while ((n = read (fd, buf + len, max + 1 - len)) != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      len += (size_t) n;
+      if (len > max)
+        return errno = E2BIG, -1;
+    }
+  *len_out = len;
+  return 0;
+}
+
 /* Read the workload's environment from --env-fd: NAME=VALUE strings, each
  * ending in a NUL.  The host passes it this way so that no value is ever
  * in an argument list (bwrap's or the broker's, both readable in /proc by
@@ -703,26 +730,14 @@ broker_enter_cwd (struct broker *b)
 static int
 broker_read_env (struct broker *b)
 {
-  size_t len = 0, count = 0;
-  ssize_t n;
+  size_t len, count = 0;
 
   if (b->opt.env_fd < 0)
     return 0;
-  b->env_block = malloc (BROKER_MAX_ENV_BYTES + 1);
-  if (b->env_block == NULL)
+  if (broker_read_all (b->opt.env_fd, BROKER_MAX_ENV_BYTES, &b->env_block,
+                       &len)
+      < 0)
     return -1;
-  while ((n = read (b->opt.env_fd, b->env_block + len,
-                    BROKER_MAX_ENV_BYTES + 1 - len))
-         != 0)
-    {
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return -1;
-      len += (size_t) n;
-      if (len > BROKER_MAX_ENV_BYTES)
-        return errno = E2BIG, -1;
-    }
   /* Every entry is a non-empty NAME, '=', a value, and its NUL.  */
   if (len > 0 && b->env_block[len - 1] != '\0')
     return errno = EINVAL, -1;
@@ -839,16 +854,48 @@ broker_protect (struct broker *b)
   return 0;
 }
 
+/* Make the mount at path and every mount below it read-only, keeping the
+ * flags bwrap's /proc has (a namespace that does not own a mount may not
+ * clear them).  mount_setattr reaches the mounts below; a kernel before
+ * 5.12 remounts the top one only, and a fresh procfs has nothing below
+ * but bwrap's own read-only binds.  */
+static int
+broker_readonly (const char *path)
+{
+#ifdef SYS_mount_setattr
+  struct mount_attr attr
+      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                      | MOUNT_ATTR_NOEXEC };
+
+  if (syscall (SYS_mount_setattr, AT_FDCWD, path,
+               BROKER_AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr)
+      == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -1;
+#endif
+  return mount (NULL, path, NULL,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
+                    | MS_NOEXEC,
+                NULL);
+}
+
+/* Bind path over itself, with whatever is mounted below it, read-only.  */
+static int
+broker_bind_readonly (const char *path)
+{
+  if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return -1;
+  return broker_readonly (path);
+}
+
 /* Bind source over target read-only, nosuid, nodev, noexec.  */
 static int
 broker_cover_one (const char *source, const char *target)
 {
   if (mount (source, target, NULL, MS_BIND, NULL) < 0)
     return -1;
-  return mount (NULL, target, NULL,
-                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
-                    | MS_NOEXEC,
-                NULL);
+  return broker_readonly (target);
 }
 
 /* Hide what the unreadable patterns name, and (with --hide-sockets) every
@@ -1037,41 +1084,6 @@ static const char *const broker_proc_masked[] = {
   "scsi", "timer_list", "timer_stats",
 };
 
-/* Make the mount at path and every mount below it read-only, keeping the
- * flags bwrap's /proc has (a namespace that does not own a mount may not
- * clear them).  mount_setattr reaches the mounts below; a kernel before
- * 5.12 remounts the top one only, and a fresh procfs has nothing below
- * but bwrap's own read-only binds.  */
-static int
-broker_readonly (const char *path)
-{
-#ifdef SYS_mount_setattr
-  struct mount_attr attr
-      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                      | MOUNT_ATTR_NOEXEC };
-
-  if (syscall (SYS_mount_setattr, AT_FDCWD, path,
-               BROKER_AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr)
-      == 0)
-    return 0;
-  if (errno != ENOSYS)
-    return -1;
-#endif
-  return mount (NULL, path, NULL,
-                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
-                    | MS_NOEXEC,
-                NULL);
-}
-
-/* Bind path over itself, with whatever is mounted below it, read-only.  */
-static int
-broker_bind_readonly (const char *path)
-{
-  if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return -1;
-  return broker_readonly (path);
-}
-
 /* Whether name is a process's directory in /proc: digits only.  */
 static bool
 broker_proc_is_pid (const char *name)
@@ -1141,9 +1153,7 @@ broker_proc_mask_one (const char *name, const char *empty)
                   "mode=0555,size=4k,nr_inodes=1");
   if (!S_ISREG (st.st_mode))
     return 0;
-  if (mount (empty, path, NULL, MS_BIND, NULL) < 0)
-    return -1;
-  return broker_readonly (path);
+  return broker_cover_one (empty, path);
 }
 
 /* Mask the entries of broker_proc_masked.  The empty file the files are
@@ -1194,28 +1204,16 @@ broker_proc_self (struct broker *b)
 static int
 broker_read_filter (struct broker *b)
 {
-  size_t len = 0;
-  ssize_t n;
+  size_t len;
   char *buf;
 
   if (b->opt.seccomp_fd < 0)
     return 0;
-  buf = malloc (BROKER_MAX_FILTER_BYTES + 1);
-  if (buf == NULL)
-    return -1;
+  int rc = broker_read_all (b->opt.seccomp_fd, BROKER_MAX_FILTER_BYTES, &buf,
+                            &len);
   b->filter = (struct sock_filter *) (void *) buf;
-  while ((n = read (b->opt.seccomp_fd, buf + len,
-                    BROKER_MAX_FILTER_BYTES + 1 - len))
-         != 0)
-    {
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return -1;
-      len += (size_t) n;
-      if (len > BROKER_MAX_FILTER_BYTES)
-        return errno = E2BIG, -1;
-    }
+  if (rc < 0)
+    return -1;
   if (len == 0 || len % sizeof (struct sock_filter) != 0)
     return errno = EINVAL, -1;
   b->filter_len = len / sizeof (struct sock_filter);

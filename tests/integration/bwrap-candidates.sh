@@ -10,29 +10,7 @@
 plan 5
 
 new_workspace
-SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
-FAKE="$HELPERS/fake_bwrap"
-why=
-if [ "$(id -u)" -ne 0 ]; then
-  why="needs root to install a root-owned stand-in bwrap"
-elif [ ! -x "$FAKE" ] || [ ! -x "$SANDBOX_RUN" ]; then
-  why="no $FAKE or $SANDBOX_RUN (make check builds and installs them)"
-elif ! probe=$(PATH=/usr/bin:/bin "$SANDBOX_RUN" --probe 2>&1); then
-  why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
-fi
-if [ -n "$why" ]; then
-  for i in 1 2 3 4 5; do skip "bwrap candidates" "$why" bwrap; done
-  exit 0
-fi
-
-STANDIN=$(mktemp -d /opt/crucible-fake-bwrap.XXXXXX)
-trap 'rm -rf "$STANDIN" "$TEST_TMP"' EXIT
-chmod 755 "$STANDIN"
-for mode in no-options refuse; do
-  mkdir -m 755 "$STANDIN/$mode"
-  install -m 755 -o root -g root "$FAKE" "$STANDIN/$mode/bwrap"
-  echo "$mode" >"$STANDIN/$mode/mode"
-done
+fake_bwrap_standins 5 no-options refuse
 
 out=$(PATH="$STANDIN/no-options:/usr/bin:/bin" "$SANDBOX_RUN" --probe 2>&1)
 is "$(head -n 1 <<<"$out")" "usable yes" \

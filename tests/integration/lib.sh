@@ -111,3 +111,34 @@ new_workspace() {
   mkdir -p "$HOME"
   cd "$WS" || exit 1
 }
+
+# fake_bwrap_standins N MODE...: install tests/helpers/fake_bwrap,
+# root-owned, as $STANDIN/MODE/bwrap in a root-owned directory per mode
+# (with its "mode" file), for a test to put first on PATH; SANDBOX_RUN
+# names the helper.  Where that cannot be done (not root, helpers not
+# built, no usable bwrap), skip the script's N checks, saying why, and end
+# it.
+fake_bwrap_standins() {
+  local n=$1 why= i mode fake="$HELPERS/fake_bwrap" probe
+  shift
+  SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
+  if [ "$(id -u)" -ne 0 ]; then
+    why="needs root to install a root-owned stand-in bwrap"
+  elif [ ! -x "$fake" ] || [ ! -x "$SANDBOX_RUN" ]; then
+    why="no $fake or $SANDBOX_RUN (make check builds and installs them)"
+  elif ! probe=$(PATH=/usr/bin:/bin "$SANDBOX_RUN" --probe 2>&1); then
+    why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
+  fi
+  if [ -n "$why" ]; then
+    for ((i = 0; i < n; i++)); do skip "stand-in bwrap" "$why" bwrap; done
+    exit 0
+  fi
+  STANDIN=$(mktemp -d /opt/crucible-fake-bwrap.XXXXXX)
+  trap 'rm -rf "$STANDIN" "$TEST_TMP"' EXIT
+  chmod 755 "$STANDIN"
+  for mode; do
+    mkdir -m 755 "$STANDIN/$mode"
+    install -m 755 -o root -g root "$fake" "$STANDIN/$mode/bwrap"
+    echo "$mode" >"$STANDIN/$mode/mode"
+  done
+}

@@ -343,6 +343,18 @@ chmod 644 "$REACH"
 # was not a launch that failed (125).
 ran_inside() { [ "${cout%%$'\n'*}" = ran ] && [ "$crc" -ne 125 ]; }
 
+# inside_exits STATUS DESCRIPTION SNIPPET: SNIPPET, confined, ran and
+# ended with STATUS.
+inside_exits() {
+  confined "echo ran; $3"
+  if ran_inside && [ "$crc" -eq "$1" ]; then
+    ok 0 "$2"
+  else
+    ok 1 "$2"
+    diag "status $crc" "output: $cout" "helper: $cerr"
+  fi
+}
+
 # reach NAME TECHNIQUE: reach.py TECHNIQUE (exit 0 when it worked, 10 when
 # refused, 3 when the attack itself broke).  On the workload's own child
 # it must work: that is the control, and it pins that strace- and
@@ -351,20 +363,10 @@ ran_inside() { [ "${cout%%$'\n'*}" = ran ] && [ "$crc" -ne 125 ]; }
 # broker relays the script's 10 as the status.
 reach() {
   local name=$1 technique=$2
-  confined "echo ran; python3 ./reach.py $technique child"
-  if ran_inside && [ "$crc" -eq 0 ]; then
-    ok 0 "control ($WHO): inside, $name of the workload's own child works"
-  else
-    ok 1 "control ($WHO): inside, $name of the workload's own child works"
-    diag "status $crc" "output: $cout" "helper: $cerr"
-  fi
-  confined "echo ran; python3 ./reach.py $technique 1"
-  if ran_inside && [ "$crc" -eq 10 ]; then
-    ok 0 "confined ($WHO): $name of the broker (PID 1) is refused"
-  else
-    ok 1 "confined ($WHO): $name of the broker (PID 1) is refused"
-    diag "status $crc" "output: $cout" "helper: $cerr"
-  fi
+  inside_exits 0 "control ($WHO): inside, $name of the workload's own child works" \
+    "python3 ./reach.py $technique child"
+  inside_exits 10 "confined ($WHO): $name of the broker (PID 1) is refused" \
+    "python3 ./reach.py $technique 1"
 }
 
 # The broker's process and descriptors, every way the workload could
@@ -391,20 +393,10 @@ check_reach() {
   reach "SIGTERM (ending it)" sigterm
   reach "SIGKILL (ending it)" sigkill
   if [ -x /usr/bin/strace ]; then
-    confined "echo ran; strace -f -o /dev/null sh -c 'sleep 0.1 & wait'"
-    if ran_inside && [ "$crc" -eq 0 ]; then
-      ok 0 "control ($WHO): inside, strace -f of the workload's own command works"
-    else
-      ok 1 "control ($WHO): inside, strace -f of the workload's own command works"
-      diag "status $crc" "output: $cout" "helper: $cerr"
-    fi
-    confined "echo ran; if timeout 3 strace -e trace=none -p 1 2>&1 | grep -q attached; then exit 0; else exit 10; fi"
-    if ran_inside && [ "$crc" -eq 10 ]; then
-      ok 0 "confined ($WHO): strace -p 1 (the broker) is refused"
-    else
-      ok 1 "confined ($WHO): strace -p 1 (the broker) is refused"
-      diag "status $crc" "output: $cout" "helper: $cerr"
-    fi
+    inside_exits 0 "control ($WHO): inside, strace -f of the workload's own command works" \
+      "strace -f -o /dev/null sh -c 'sleep 0.1 & wait'"
+    inside_exits 10 "confined ($WHO): strace -p 1 (the broker) is refused" \
+      "if timeout 3 strace -e trace=none -p 1 2>&1 | grep -q attached; then exit 0; else exit 10; fi"
   else
     skip "control ($WHO): strace of the workload's own command" "no /usr/bin/strace"
     skip "confined ($WHO): strace -p 1" "no /usr/bin/strace"
