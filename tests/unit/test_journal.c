@@ -299,8 +299,8 @@ test_every_fact_name (void **state)
       = { "session_start",  "session_end", "policy",   "start",       "finish",
           "ending",         "background",  "stop",     "stop_failed", "cleanup",
           "cleanup_failed", "refusal",     "approval", "violation",   "usage",
-          "publication",    "capabilities" };
-  assert_int_equal (JOURNAL_FACT_COUNT, 17);
+          "publication",    "capabilities", "peer" };
+  assert_int_equal (JOURNAL_FACT_COUNT, 18);
   struct journal *j = open_ok (*state);
   for (int i = 0; i < JOURNAL_FACT_COUNT; i++)
     {
