@@ -208,10 +208,10 @@ jsonrpc_journal (struct journal *j, const char *peer, const char *event,
                  const char *reason, size_t bytes)
 {
   struct cr_error *err = NULL;
-  struct journal_field fields[] = { JOURNAL_STR ("peer", peer),
-                                    JOURNAL_STR ("event", event),
-                                    JOURNAL_STR ("reason", reason),
-                                    JOURNAL_INT64 ("bytes", (int64_t) bytes) };
+  struct journal_field fields[]
+      = { JOURNAL_STR ("peer", peer), JOURNAL_STR ("event", event),
+          JOURNAL_STR ("reason", reason),
+          JOURNAL_INT64 ("bytes", (int64_t) bytes) };
   if (j != NULL)
     journal_fact (j, JOURNAL_PEER, 0, NULL, fields,
                   sizeof fields / sizeof *fields, &err);

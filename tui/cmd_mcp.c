@@ -582,11 +582,10 @@ static void
 mcp_set_level (struct mcp *m, const char *id, yajl_val params)
 {
   static const char *const levels[]
-      = { "debug",    "info",  "notice", "warning", "error",
+      = { "debug",    "info",  "notice",    "warning", "error",
           "critical", "alert", "emergency", NULL };
   yajl_val level = mcp_get (params, "level");
-  for (const char *const *l = levels; YAJL_IS_STRING (level) && *l != NULL;
-       l++)
+  for (const char *const *l = levels; YAJL_IS_STRING (level) && *l != NULL; l++)
     if (strcmp (*l, level->u.string) == 0)
       {
         mcp_send_result (m, id, "{}");
@@ -633,8 +632,8 @@ mcp_handle_line (struct mcp *m, const char *line)
 {
   char errbuf[256];
   bool too_deep = false;
-  yajl_val msg = jsonrpc_parse (line, strlen (line), errbuf, sizeof errbuf,
-                                &too_deep);
+  yajl_val msg
+      = jsonrpc_parse (line, strlen (line), errbuf, sizeof errbuf, &too_deep);
   if (msg == NULL)
     {
       mcp_send_error (m, "null", MCP_PARSE_ERROR,

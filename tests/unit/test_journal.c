@@ -296,10 +296,11 @@ static void
 test_every_fact_name (void **state)
 {
   const char *names[]
-      = { "session_start",  "session_end", "policy",   "start",       "finish",
-          "ending",         "background",  "stop",     "stop_failed", "cleanup",
-          "cleanup_failed", "refusal",     "approval", "violation",   "usage",
-          "publication",    "capabilities", "peer" };
+      = { "session_start", "session_end", "policy",         "start",
+          "finish",        "ending",      "background",     "stop",
+          "stop_failed",   "cleanup",     "cleanup_failed", "refusal",
+          "approval",      "violation",   "usage",          "publication",
+          "capabilities",  "peer" };
   assert_int_equal (JOURNAL_FACT_COUNT, 18);
   struct journal *j = open_ok (*state);
   for (int i = 0; i < JOURNAL_FACT_COUNT; i++)
