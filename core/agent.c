@@ -12,11 +12,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
 
+#include "core/jsonrpc.h"
 #include "core/result.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
@@ -40,8 +42,7 @@ struct agent
   pid_t pid;
   int in_fd;          /* the agent's standard input (we write), or -1 */
   int out_fd;         /* the agent's standard output (we read), or -1 */
-  struct buf pending; /* bytes not yet written to in_fd */
-  size_t pending_off;
+  struct jsonrpc_out *out; /* what waits to be written to in_fd */
   struct buf line; /* the message being read */
   bool discarding; /* skipping the rest of an over-long line */
   bool hello_seen;
@@ -86,54 +87,27 @@ agent_put_field (struct buf *b, const char *key, const char *s, size_t len)
   agent_json_string (b, s, len);
 }
 
-/* Write what is pending, as much as the pipe takes now.  */
-static void
-agent_flush (struct agent *a)
-{
-  while (a->in_fd >= 0 && a->pending_off < a->pending.len)
-    {
-      ssize_t n = write (a->in_fd, a->pending.data + a->pending_off,
-                         a->pending.len - a->pending_off);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        break;
-      if (n <= 0)
-        {
-          /* The agent closed its input: it is leaving, and its output
-           * closing says so next.  */
-          a->pending_off = a->pending.len;
-          break;
-        }
-      a->pending_off += (size_t) n;
-    }
-  if (a->pending_off == a->pending.len)
-    {
-      buf_free (&a->pending);
-      a->pending_off = 0;
-    }
-  if (a->in_fd >= 0)
-    loop_set_events (a->loop, a->in_fd, a->pending.len > 0 ? POLLOUT : 0);
-}
-
-/* The agent's input can take more.  */
-static void
-agent_on_writable (struct loop *loop, int fd, short revents, void *data)
-{
-  agent_flush (data);
-}
-
-/* Queue one message (a complete JSON object, no newline) and write.  */
+/* Queue one message (a complete JSON object, no newline) and write what
+ * the pipe takes now.  An agent that closed its input is leaving, and its
+ * output closing says so next; one that does not read is ended from the
+ * queue's overflow.  */
 static void
 agent_send (struct agent *a, struct buf *msg)
 {
-  if (a->in_fd >= 0)
-    {
-      buf_append (&a->pending, msg->data, msg->len);
-      buf_putc (&a->pending, '\n');
-      agent_flush (a);
-    }
+  if (a->out != NULL)
+    jsonrpc_out_send (a->out, msg->data, msg->len);
   buf_free (msg);
+}
+
+/* The agent let more than JSONRPC_OUT_MAX bytes wait unread: it is told to
+ * the listener and ended.  */
+static void
+agent_on_overflow (void *data, size_t queued)
+{
+  struct agent *a = data;
+  if (a->listener.unread != NULL)
+    a->listener.unread (a->listener.data, a, queued);
+  agent_kill (a);
 }
 
 /* Send hello.  */
@@ -398,7 +372,11 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   if (memchr (line, '\0', len) != NULL)
     return cr_error_set (err, 0, "a message contains a NUL byte");
   cleanup_free char *text = xstrndup (line, len);
-  yajl_val v = yajl_tree_parse (text, errbuf, sizeof errbuf);
+  bool too_deep = false;
+  yajl_val v = jsonrpc_parse (text, len, errbuf, sizeof errbuf, &too_deep);
+  if (v == NULL && too_deep)
+    return cr_error_set (err, 0, "a message is nested deeper than %d levels",
+                         JSONRPC_MAX_DEPTH);
   if (v == NULL)
     return agent_not_json (errbuf, err);
   int ret = -1;
@@ -592,11 +570,10 @@ agent_close_input (struct agent *a)
 {
   if (a->in_fd < 0)
     return;
-  loop_remove_fd (a->loop, a->in_fd);
+  jsonrpc_out_free (a->out);
+  a->out = NULL;
   close (a->in_fd);
   a->in_fd = -1;
-  buf_free (&a->pending);
-  a->pending_off = 0;
 }
 
 /* The agent's output closed: it is leaving.  */
@@ -631,23 +608,85 @@ agent_on_readable (struct loop *loop, int fd, short revents, void *data)
   agent_take_bytes (a, chunk, (size_t) n);
 }
 
-/* In the child: wire the pipes, leave crucible's signal setup, exec.  */
+/* In the shell's process: leave crucible's signal setup, exec.  */
 static void __attribute__ ((noreturn))
-agent_exec (const char *shell, const char *command, const char *workspace,
-            char *const *envp, int in_fd, int out_fd)
+agent_exec (const char *shell, const char *command, char *const *envp)
 {
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   for (int sig = 1; sig < NSIG; sig++)
     signal (sig, SIG_DFL);
-  setpgid (0, 0);
-  if (dup2 (in_fd, STDIN_FILENO) < 0 || dup2 (out_fd, STDOUT_FILENO) < 0
-      || chdir (workspace) < 0)
-    _exit (127);
   char *const argv[] = { (char *) "sh", (char *) "-c", (char *) command, NULL };
   execve (shell, argv, envp);
   _exit (127);
+}
+
+/* End the keeper the way the shell ended, so crucible sees the agent's own
+ * exit status or signal.  */
+static void __attribute__ ((noreturn))
+agent_keeper_exit (int status)
+{
+  if (WIFSIGNALED (status))
+    {
+      sigset_t none;
+      sigemptyset (&none);
+      signal (WTERMSIG (status), SIG_DFL);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      raise (WTERMSIG (status));
+    }
+  _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 127);
+}
+
+/* In the child: the agent's keeper, the leader of its process group.  It
+ * starts `sh -c COMMAND` and waits for it; when crucible dies, even by
+ * SIGKILL, the kernel's parent-death signal reaches the keeper, which kills
+ * the whole group.  A parent-death signal on the shell alone would not do:
+ * it is not inherited by what the shell starts, which is the agent.  */
+static void __attribute__ ((noreturn))
+agent_keeper (pid_t parent, const char *shell, const char *command,
+              const char *workspace, char *const *envp, int in_fd, int out_fd)
+{
+  sigset_t wait_set;
+  sigemptyset (&wait_set);
+  sigaddset (&wait_set, SIGCHLD);
+  sigaddset (&wait_set, SIGUSR1);
+  sigprocmask (SIG_SETMASK, &wait_set, NULL);
+  /* crucible's handlers write to its loop's pipe: not from here.  */
+  for (int sig = 1; sig < NSIG; sig++)
+    signal (sig, SIG_DFL);
+  setpgid (0, 0);
+  /* Set before the check, so that a crucible dying in between is seen one
+   * way or the other.  */
+  if (prctl (PR_SET_PDEATHSIG, SIGUSR1) < 0 || getppid () != parent)
+    _exit (127);
+  if (dup2 (in_fd, STDIN_FILENO) < 0 || dup2 (out_fd, STDOUT_FILENO) < 0
+      || chdir (workspace) < 0)
+    _exit (127);
+  pid_t sh = fork ();
+  if (sh < 0)
+    _exit (127);
+  if (sh == 0)
+    agent_exec (shell, command, envp);
+  /* The keeper holds no end of the pipes (it never execs, so close-on-exec
+   * does not close them), or neither side would see the other close.  */
+  close_range (3, ~0U, 0);
+  int devnull = open ("/dev/null", O_RDWR);
+  if (devnull < 0 || dup2 (devnull, STDIN_FILENO) < 0
+      || dup2 (devnull, STDOUT_FILENO) < 0)
+    {
+      kill (-getpid (), SIGKILL);
+      _exit (127);
+    }
+  for (;;)
+    {
+      int status = 0;
+      if (sigwaitinfo (&wait_set, NULL) == SIGUSR1)
+        kill (-getpid (), SIGKILL);
+      pid_t r = waitpid (sh, &status, WNOHANG);
+      if (r == sh)
+        agent_keeper_exit (status);
+    }
 }
 
 /* Make a close-on-exec pipe.  */
@@ -676,9 +715,10 @@ agent_spawn (struct agent *a, const char *command, const char *workspace,
       close (to[1]);
       return -1;
     }
+  pid_t parent = getpid ();
   a->pid = fork ();
   if (a->pid == 0)
-    agent_exec (shell, command, workspace, envp, to[0], from[1]);
+    agent_keeper (parent, shell, command, workspace, envp, to[0], from[1]);
   int saved = errno;
   close (to[0]);
   close (from[1]);
@@ -695,11 +735,12 @@ agent_spawn (struct agent *a, const char *command, const char *workspace,
 static int
 agent_watch (struct agent *a, struct cr_error **err)
 {
-  fcntl (a->in_fd, F_SETFL, fcntl (a->in_fd, F_GETFL) | O_NONBLOCK);
   fcntl (a->out_fd, F_SETFL, fcntl (a->out_fd, F_GETFL) | O_NONBLOCK);
   if (loop_add_fd (a->loop, a->out_fd, POLLIN, agent_on_readable, a, err) < 0)
     return -1;
-  if (loop_add_fd (a->loop, a->in_fd, 0, agent_on_writable, a, err) < 0)
+  a->out = jsonrpc_out_new (a->loop, a->in_fd, JSONRPC_OUT_MAX,
+                            agent_on_overflow, a, err);
+  if (a->out == NULL)
     {
       loop_remove_fd (a->loop, a->out_fd);
       return -1;

@@ -70,6 +70,9 @@ struct agent_listener
   /* The agent process has ended (wait_status as from waitpid).  Called
    * once; the agent may be freed from here on, but not inside this call.  */
   void (*exited) (void *data, struct agent *agent, int wait_status);
+  /* The agent did not read: more than JSONRPC_OUT_MAX bytes (queued) waited
+   * for it.  It is killed right after this call; exited follows.  */
+  void (*unread) (void *data, struct agent *agent, size_t queued);
   void *data;
 };
 

@@ -106,6 +106,11 @@ int
 env_build (struct env **out, char *const *host, const struct env_var *named,
            size_t n_named, struct cr_error **err)
 {
+  /* The count bound comes before any per-variable check: the check for a
+   * name given twice looks back over the names before it.  */
+  if (n_named > ENV_MAX_VARS)
+    return cr_error_set (err, 0, "more than %d environment variables",
+                         ENV_MAX_VARS);
   struct env *env = xcalloc (1, sizeof *env);
   env->vars = xcalloc ((size_t) ENV_MAX_VARS + 1, sizeof *env->vars);
 

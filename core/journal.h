@@ -47,6 +47,7 @@ enum journal_fact
   JOURNAL_PUBLICATION,    /* "publication": its writes were published or not */
   JOURNAL_CAPABILITIES,   /* "capabilities": the policy met the backend's claims
                            */
+  JOURNAL_PEER,           /* "peer": a peer was ended, or its answer ignored */
   JOURNAL_FACT_COUNT
 };
 

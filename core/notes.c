@@ -107,13 +107,18 @@ notes_put_how (struct buf *b, const struct notes_end *end)
   buf_puts (b, "still running");
 }
 
-/* "LABEL ended on its own · exit status 1 · 96 lines".  */
+/* "LABEL ended on its own · exit status 1 · 96 lines", or how crucible
+ * stopped it.  */
 static void
 notes_put_summary (struct buf *b, const struct notes_end *end)
 {
   buf_puts (b, end->label);
-  buf_puts (b, end->stopped ? " was stopped from the list \xc2\xb7 "
-                            : " ended on its own \xc2\xb7 ");
+  if (end->stopped)
+    buf_puts (b, " was stopped from the list \xc2\xb7 ");
+  else if (end->exiting)
+    buf_puts (b, " was stopped because crucible is exiting \xc2\xb7 ");
+  else
+    buf_puts (b, " ended on its own \xc2\xb7 ");
   notes_put_how (b, end);
   buf_printf (b, " \xc2\xb7 %" PRIu64 " %s", end->lines,
               end->lines == 1 ? "line" : "lines");

@@ -24,6 +24,8 @@ struct notes_end
   uint64_t number;
   const char *label; /* notes_label () */
   bool stopped;      /* ended by x in the list, not on its own */
+  bool exiting;      /* stopped because crucible is exiting (its input
+                        closed, /quit, a signal), not on its own */
   enum result_ending ending;
   int exit_status;
   int signal;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "core/agent.h"
+#include "core/jsonrpc.h"
 #include "core/permit.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
@@ -82,6 +83,7 @@ struct session
 };
 
 static void session_kick_soon (struct session *s);
+static void session_sweep_calls (struct session *s);
 static void session_start_turn (struct session *s, char *prompt);
 
 struct session *
@@ -578,6 +580,9 @@ static void
 session_on_message (void *data, struct agent *agent, const struct agent_msg *m)
 {
   struct session *s = data;
+  /* Calls answered are let go as the turn goes, so that what each message
+   * looks through is what is outstanding, not every call of the turn.  */
+  session_sweep_calls (s);
   switch (m->type)
     {
     case AGENT_MSG_TEXT:
@@ -613,6 +618,22 @@ session_on_protocol_error (void *data, struct agent *agent, const char *what,
   cleanup_free char *answer = xasprintf (
       "[refused: the call was malformed: %s; nothing was run]", what);
   agent_send_tool_result (agent, call_id, answer, strlen (answer), true);
+}
+
+/* The agent did not read what crucible wrote to it: the person is told and
+ * the journal says why; the agent is killed next, and its exit ends the
+ * turn as any exit does.  */
+static void
+session_on_unread (void *data, struct agent *agent, size_t queued)
+{
+  struct session *s = data;
+  jsonrpc_journal (supervisor_journal (s->sup), "agent", "ended",
+                   "unread_output", queued);
+  cleanup_free char *text
+      = xasprintf (_ ("the agent did not read what crucible sent it (more "
+                      "than %zu bytes waited); it was stopped"),
+                   (size_t) JSONRPC_OUT_MAX);
+  session_notice (s, text);
 }
 
 /* Say how the agent ended, for the person.  */
@@ -660,6 +681,7 @@ session_ensure_agent (struct session *s)
       = { .message = session_on_message,
           .protocol_error = session_on_protocol_error,
           .exited = session_on_exited,
+          .unread = session_on_unread,
           .data = s };
   s->agent = agent_start (s->loop, s->agent_command, s->workspace, s->agent_env,
                           &listener, &err);

@@ -146,6 +146,12 @@ supervisor_set_journal (struct supervisor *sup, struct journal *j)
   sup->journal = j;
 }
 
+struct journal *
+supervisor_journal (const struct supervisor *sup)
+{
+  return sup->journal;
+}
+
 /* Record a fact about cmd (NULL: about no command).  A fact that cannot be
  * written is counted by the journal and does not stop anything.  */
 static void
@@ -364,6 +370,7 @@ command_tell_ending (struct command *cmd)
   struct notes_end end = { .number = cmd->number,
                            .label = cmd->label,
                            .stopped = cmd->stopped == COMMAND_STOPPED_LIST,
+                           .exiting = cmd->stopped == COMMAND_STOPPED_HOST,
                            .ending = out.ending,
                            .exit_status = out.exit_status,
                            .signal = out.signal,

@@ -177,6 +177,9 @@ uint64_t supervisor_deadline_ms (const struct config *config,
  * be written never replaces what was being recorded.  */
 void supervisor_set_journal (struct supervisor *sup, struct journal *j);
 
+/* The journal set, or NULL.  */
+struct journal *supervisor_journal (const struct supervisor *sup);
+
 /* Record the person's answer about a call (call_id: the tool call's id,
  * or NULL), for the journal.  */
 void supervisor_note_approval (struct supervisor *sup, const char *call_id,

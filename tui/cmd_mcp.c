@@ -18,6 +18,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "core/config.h"
+#include "core/jsonrpc.h"
 #include "core/loop.h"
 #include "core/notes.h"
 #include "core/permit.h"
@@ -84,6 +85,9 @@ struct mcp
   struct rules *rules;
   char *refusal; /* why no command may run here, or NULL */
   bool cleanup_expired;
+  struct jsonrpc_out *out; /* what waits for the client to read it */
+  bool client_ended;       /* it did not read, and the server ends */
+  bool output_lost;        /* a message could not be queued: no more calls */
 };
 
 /* --- output -------------------------------------------------------------- */
@@ -97,29 +101,22 @@ mcp_put_string (struct buf *b, const char *s, size_t len)
   buf_putc (b, '"');
 }
 
-/* Write one message and its newline to standard output.  */
+/* Queue one message and its newline for standard output; a client that
+ * does not read is ended from the queue's overflow, and one that is gone
+ * is ended by its input closing.  */
 static void
-mcp_send (struct buf *b)
+mcp_send (struct mcp *m, struct buf *b)
 {
-  buf_putc (b, '\n');
-  const char *p = b->data;
-  size_t left = b->len;
-  while (left > 0)
-    {
-      ssize_t n = write (STDOUT_FILENO, p, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break; /* the client is gone; its input closing ends the server */
-      p += n;
-      left -= (size_t) n;
-    }
+  if (m->out != NULL
+      && jsonrpc_out_send (m->out, b->data != NULL ? b->data : "", b->len) < 0)
+    m->output_lost = true;
   buf_free (b);
 }
 
 /* Send a JSON-RPC error answering id (JSON text, "null" when unknown).  */
 static void
-mcp_send_error (const char *id, enum mcp_error_code code, const char *message)
+mcp_send_error (struct mcp *m, const char *id, enum mcp_error_code code,
+                const char *message)
 {
   struct buf b = BUF_INIT;
   buf_printf (&b,
@@ -128,16 +125,16 @@ mcp_send_error (const char *id, enum mcp_error_code code, const char *message)
               id, code);
   mcp_put_string (&b, message, strlen (message));
   buf_puts (&b, "}}");
-  mcp_send (&b);
+  mcp_send (m, &b);
 }
 
 /* Send a result; result is JSON text.  */
 static void
-mcp_send_result (const char *id, const char *result)
+mcp_send_result (struct mcp *m, const char *id, const char *result)
 {
   struct buf b = BUF_INIT;
   buf_printf (&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result);
-  mcp_send (&b);
+  mcp_send (m, &b);
 }
 
 /* Send a tool result: one text item, with any ending notes not yet told
@@ -161,7 +158,7 @@ mcp_send_tool_text (struct mcp *m, const char *id, const char *text, size_t len,
   result_json_escape (&b, text, len);
   buf_printf (&b, "\"}],\"isError\":%s}}", is_error ? "true" : "false");
   free (endings);
-  mcp_send (&b);
+  mcp_send (m, &b);
 }
 
 /* --- calls --------------------------------------------------------------- */
@@ -209,13 +206,14 @@ mcp_on_answered (void *data, struct command *cmd,
 static void
 mcp_on_ended_on_its_own (void *data, struct command *cmd, const char *line)
 {
+  struct mcp *m = data;
   struct buf b = BUF_INIT;
   buf_puts (&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
                 "\"params\":{\"level\":\"warning\",\"logger\":\"crucible\","
                 "\"data\":");
   mcp_put_string (&b, line, strlen (line));
   buf_puts (&b, "}}");
-  mcp_send (&b);
+  mcp_send (m, &b);
 }
 
 static void
@@ -277,7 +275,7 @@ mcp_call_ask (struct mcp_call *call)
                 "{\"allow\":{\"type\":\"boolean\",\"title\":\"Allow\"}},"
                 "\"required\":[\"allow\"]}}}");
   buf_free (&msg);
-  mcp_send (&b);
+  mcp_send (m, &b);
 }
 
 /* Decide whether a call runs, is asked about, or is refused.  */
@@ -354,13 +352,13 @@ mcp_initialize (struct mcp *m, const char *id, yajl_val params)
       "{\"listChanged\":false},\"logging\":{}},\"serverInfo\":{\"name\":"
       "\"crucible\",\"version\":\"%s\"}}",
       MCP_PROTOCOL_VERSION, PACKAGE_VERSION);
-  mcp_send_result (id, result);
+  mcp_send_result (m, id, result);
   free (result);
 }
 
 /* tools/list: bash and bash_output with their schemas.  */
 static void
-mcp_tools_list (const char *id)
+mcp_tools_list (struct mcp *m, const char *id)
 {
   static const char tools[]
       = "{\"tools\":[{\"name\":\"bash\",\"description\":\"Run a shell command "
@@ -383,7 +381,7 @@ mcp_tools_list (const char *id)
         "\"properties\":{\"number\":{\"type\":\"integer\",\"description\":"
         "\"The number it was left running as.\"}},\"required\":[\"number\"],"
         "\"additionalProperties\":false}}]}";
-  mcp_send_result (id, tools);
+  mcp_send_result (m, id, tools);
 }
 
 /* Copy the env object of a bash call into the request.  */
@@ -468,7 +466,7 @@ mcp_call_bash (struct mcp *m, const char *id, yajl_val args)
   const char *bad = mcp_parse_bash (call, args);
   if (bad != NULL)
     {
-      mcp_send_error (id, MCP_INVALID_PARAMS, bad);
+      mcp_send_error (m, id, MCP_INVALID_PARAMS, bad);
       mcp_call_free (call);
       return;
     }
@@ -483,7 +481,7 @@ mcp_call_bash_output (struct mcp *m, const char *id, yajl_val args)
   if (!YAJL_IS_OBJECT (args) || args->u.object.len != 1
       || !YAJL_IS_INTEGER (number))
     {
-      mcp_send_error (id, MCP_INVALID_PARAMS,
+      mcp_send_error (m, id, MCP_INVALID_PARAMS,
                       "bash_output takes {\"number\": N}, an integer");
       return;
     }
@@ -500,13 +498,13 @@ mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
   yajl_val name = mcp_get (params, "name");
   yajl_val args = mcp_get (params, "arguments");
   if (!YAJL_IS_STRING (name))
-    mcp_send_error (id, MCP_INVALID_PARAMS, "tools/call needs a tool name");
+    mcp_send_error (m, id, MCP_INVALID_PARAMS, "tools/call needs a tool name");
   else if (strcmp ((name)->u.string, "bash") == 0)
     mcp_call_bash (m, id, args);
   else if (strcmp ((name)->u.string, "bash_output") == 0)
     mcp_call_bash_output (m, id, args);
   else
-    mcp_send_error (id, MCP_INVALID_PARAMS,
+    mcp_send_error (m, id, MCP_INVALID_PARAMS,
                     "unknown tool (crucible has bash and bash_output)");
 }
 
@@ -530,13 +528,37 @@ mcp_cancelled (struct mcp *m, yajl_val params)
   free (id);
 }
 
-/* A response to our elicitation/create.  */
+/* Whether id (JSON text) is one of the questions this server has sent.  */
+static bool
+mcp_ask_id_ours (const struct mcp *m, const char *id)
+{
+  uint64_t n = 0;
+  int end = 0;
+  return sscanf (id, "\"crucible-ask-%" SCNu64 "\"%n", &n, &end) == 1
+         && id[end] == '\0' && n >= 1 && n <= m->next_ask;
+}
+
+/* An answer that is not taken: a duplicate of one taken, one to a call
+ * already gone, or one to nothing asked.  It is written down, never acted
+ * on.  */
+static void
+mcp_response_ignored (struct mcp *m, const char *id)
+{
+  jsonrpc_journal (m->journal, "mcp_client", "answer_ignored",
+                   mcp_ask_id_ours (m, id) ? "duplicate" : "unknown", 0);
+}
+
+/* A response to our elicitation/create: taken once, for the call that is
+ * waiting for it.  */
 static void
 mcp_response (struct mcp *m, const char *id, yajl_val msg)
 {
   for (struct mcp_call *c = m->calls; c != NULL; c = c->next)
     if (c->ask_id != NULL && strcmp (c->ask_id, id) == 0)
       {
+        /* The question is answered: another answer to it finds no call.  */
+        free (c->ask_id);
+        c->ask_id = NULL;
         yajl_val result = mcp_get (msg, "result");
         yajl_val action = mcp_get (result, "action");
         yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
@@ -552,6 +574,26 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
           mcp_call_refuse (c, "the developer declined to run it");
         return;
       }
+  mcp_response_ignored (m, id);
+}
+
+/* logging/setLevel: one of the levels of RFC 5424 that MCP names.  */
+static void
+mcp_set_level (struct mcp *m, const char *id, yajl_val params)
+{
+  static const char *const levels[]
+      = { "debug",    "info",  "notice",    "warning", "error",
+          "critical", "alert", "emergency", NULL };
+  yajl_val level = mcp_get (params, "level");
+  for (const char *const *l = levels; YAJL_IS_STRING (level) && *l != NULL; l++)
+    if (strcmp (*l, level->u.string) == 0)
+      {
+        mcp_send_result (m, id, "{}");
+        return;
+      }
+  mcp_send_error (m, id, MCP_INVALID_PARAMS,
+                  "logging/setLevel takes a level: debug, info, notice, "
+                  "warning, error, critical, alert or emergency");
 }
 
 /* Dispatch one request or notification.  */
@@ -562,23 +604,26 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
   bool request = id != NULL;
   if (strcmp (method, "initialize") == 0 && request)
     mcp_initialize (m, id, params);
-  else if ((strcmp (method, "ping") == 0
-            || strcmp (method, "logging/setLevel") == 0)
-           && request)
-    mcp_send_result (id, "{}");
+  else if (strcmp (method, "ping") == 0 && request)
+    mcp_send_result (m, id, "{}");
+  else if (strcmp (method, "logging/setLevel") == 0 && request)
+    mcp_set_level (m, id, params);
+  else if (strncmp (method, "notifications/", 14) == 0 && request)
+    mcp_send_error (m, id, MCP_INVALID_REQUEST,
+                    "invalid request: a notification is sent without an id");
   else if (strcmp (method, "notifications/cancelled") == 0)
     mcp_cancelled (m, params);
   else if (!request)
     return; /* notifications/initialized and any other notification */
   else if (!m->initialized)
-    mcp_send_error (id, MCP_INVALID_REQUEST,
+    mcp_send_error (m, id, MCP_INVALID_REQUEST,
                     "the session is not initialized: send initialize first");
   else if (strcmp (method, "tools/list") == 0)
-    mcp_tools_list (id);
+    mcp_tools_list (m, id);
   else if (strcmp (method, "tools/call") == 0)
     mcp_tools_call (m, id, params);
   else
-    mcp_send_error (id, MCP_METHOD_NOT_FOUND, "method not found");
+    mcp_send_error (m, id, MCP_METHOD_NOT_FOUND, "method not found");
 }
 
 /* Handle one line of input.  */
@@ -586,10 +631,14 @@ static void
 mcp_handle_line (struct mcp *m, const char *line)
 {
   char errbuf[256];
-  yajl_val msg = yajl_tree_parse (line, errbuf, sizeof errbuf);
+  bool too_deep = false;
+  yajl_val msg
+      = jsonrpc_parse (line, strlen (line), errbuf, sizeof errbuf, &too_deep);
   if (msg == NULL)
     {
-      mcp_send_error ("null", MCP_PARSE_ERROR, "parse error: not JSON");
+      mcp_send_error (m, "null", MCP_PARSE_ERROR,
+                      too_deep ? "parse error: nested deeper than 64 levels"
+                               : "parse error: not JSON");
       return;
     }
   yajl_val version = mcp_get (msg, "jsonrpc");
@@ -598,12 +647,12 @@ mcp_handle_line (struct mcp *m, const char *line)
   cleanup_free char *id = mcp_id_text (idv);
   if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
       || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
-    mcp_send_error (id != NULL ? id : "null", MCP_INVALID_REQUEST,
+    mcp_send_error (m, id != NULL ? id : "null", MCP_INVALID_REQUEST,
                     "invalid request: a JSON-RPC 2.0 object was expected");
   else if (method == NULL && idv != NULL)
     mcp_response (m, id, msg);
   else if (!YAJL_IS_STRING (method))
-    mcp_send_error (id, MCP_INVALID_REQUEST,
+    mcp_send_error (m, id, MCP_INVALID_REQUEST,
                     "invalid request: method must be a string");
   else
     mcp_dispatch (m, YAJL_GET_STRING (method), idv != NULL ? id : NULL,
@@ -625,13 +674,14 @@ mcp_take_input (struct mcp *m, const char *data, size_t len)
             {
               m->skipping = true;
               buf_free (&m->in);
-              mcp_send_error ("null", MCP_PARSE_ERROR,
+              mcp_send_error (m, "null", MCP_PARSE_ERROR,
                               "parse error: the message is longer than "
                               "4194304 bytes");
             }
           continue;
         }
-      if (!m->skipping && m->in.len > 0)
+      /* Nothing more is started for a client whose answers are lost.  */
+      if (!m->skipping && m->in.len > 0 && !m->output_lost)
         mcp_handle_line (m, m->in.data);
       m->skipping = false;
       buf_free (&m->in);
@@ -670,6 +720,25 @@ mcp_on_signal (struct loop *loop, int signo, void *data)
   supervisor_stop_all (m->sup);
 }
 
+/* The client let more than JSONRPC_OUT_MAX bytes wait unread: it is ended
+ * as if its input had closed, and the journal says why.  */
+static void
+mcp_on_overflow (void *data, size_t queued)
+{
+  struct mcp *m = data;
+  jsonrpc_journal (m->journal, "mcp_client", "ended", "unread_output", queued);
+  fprintf (stderr,
+           _ ("crucible: the MCP client did not read its output (more than "
+              "%zu bytes waited); every command was stopped and the server "
+              "ends\n"),
+           (size_t) JSONRPC_OUT_MAX);
+  m->client_ended = true;
+  if (!m->input_closed)
+    loop_remove_fd (m->loop, STDIN_FILENO);
+  m->input_closed = true;
+  supervisor_stop_all (m->sup);
+}
+
 /* The cleanup wait after the input closed ran out.  */
 static void
 mcp_on_cleanup_timeout (struct loop *loop, void *data)
@@ -683,8 +752,11 @@ static int
 mcp_serve (struct mcp *m, struct cr_error **err)
 {
   uint64_t cleanup_timer = 0;
+  /* What is queued for the client is written before leaving, within the
+   * same wait.  */
   while (!(m->input_closed
-           && (supervisor_slots_held (m->sup) == 0 || m->cleanup_expired)))
+           && (supervisor_slots_held (m->sup) == 0 || m->cleanup_expired)
+           && (jsonrpc_out_pending (m->out) == 0 || m->cleanup_expired)))
     {
       if (loop_run_once (m->loop, -1, err) < 0)
         return -1;
@@ -717,6 +789,10 @@ mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (m->loop, signals[i], mcp_on_signal, m, err) < 0)
       return -1;
+  m->out = jsonrpc_out_new (m->loop, STDOUT_FILENO, JSONRPC_OUT_MAX,
+                            mcp_on_overflow, m, err);
+  if (m->out == NULL)
+    return -1;
   return loop_add_fd (m->loop, STDIN_FILENO, POLLIN, mcp_on_input, m, err);
 }
 
@@ -752,6 +828,7 @@ cmd_mcp (int argc, char **argv)
       mcp_call_free (c);
     }
   supervisor_free (m.sup);
+  jsonrpc_out_free (m.out);
   journal_close (m.journal);
   rules_free (m.rules);
   free (m.refusal);
@@ -759,5 +836,7 @@ cmd_mcp (int argc, char **argv)
   loop_free (m.loop);
   config_free (m.config);
   buf_free (&m.in);
+  if (m.client_ended && status == 0)
+    status = 1;
   return m.host_signal ? 128 + m.host_signal : status;
 }

@@ -1,6 +1,8 @@
 /* crucible's entry point: the subcommand table.  */
 #include <config.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <locale.h>
 #include <signal.h>
@@ -83,9 +85,30 @@ main_locale (void)
 #endif
 }
 
+/* Give a standard descriptor that was closed (`crucible mcp <&-`) /dev/null,
+ * so that the next descriptor made (the loop's signal pipe) cannot take
+ * its number and be read as standard input or written as output.  */
+static void
+main_std_fds (void)
+{
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+    if (fcntl (fd, F_GETFD) < 0 && errno == EBADF)
+      {
+        int null = open ("/dev/null", O_RDWR);
+        if (null < 0)
+          exit (MAIN_EXIT_USAGE);
+        if (null != fd)
+          {
+            dup2 (null, fd);
+            close (null);
+          }
+      }
+}
+
 int
 main (int argc, char **argv)
 {
+  main_std_fds ();
   main_locale ();
   /* A closed pipe is reported where it is written, not by dying.  */
   signal (SIGPIPE, SIG_IGN);

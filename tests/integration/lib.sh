@@ -142,3 +142,20 @@ fake_bwrap_standins() {
     echo "$mode" >"$STANDIN/$mode/mode"
   done
 }
+
+# peer_checks: run the Python program on standard input (it imports
+# tests/integration/peer.py) and turn its "0 WHAT" / "1 WHAT" lines into TAP,
+# passing "# ..." lines through; a program that dies says so.
+peer_checks() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      '# '*) echo "$line" ;;
+      [01]' '*) ok "${line%% *}" "${line#* }" ;;
+      'peer exit 0') ;;
+      'peer exit '*) ok 1 "the checks ran to their end ($line)" ;;
+      *) diag "$line" ;;
+    esac
+  done < <(PYTHONPATH="$CRUCIBLE_SRCDIR/tests/integration" TEST_TMP="$TEST_TMP" \
+    python3 -u - 2>&1; echo "peer exit $?")
+}

@@ -296,11 +296,12 @@ static void
 test_every_fact_name (void **state)
 {
   const char *names[]
-      = { "session_start",  "session_end", "policy",   "start",       "finish",
-          "ending",         "background",  "stop",     "stop_failed", "cleanup",
-          "cleanup_failed", "refusal",     "approval", "violation",   "usage",
-          "publication",    "capabilities" };
-  assert_int_equal (JOURNAL_FACT_COUNT, 17);
+      = { "session_start", "session_end", "policy",         "start",
+          "finish",        "ending",      "background",     "stop",
+          "stop_failed",   "cleanup",     "cleanup_failed", "refusal",
+          "approval",      "violation",   "usage",          "publication",
+          "capabilities",  "peer" };
+  assert_int_equal (JOURNAL_FACT_COUNT, 18);
   struct journal *j = open_ok (*state);
   for (int i = 0; i < JOURNAL_FACT_COUNT; i++)
     {
@@ -310,10 +311,10 @@ test_every_fact_name (void **state)
   assert_null (journal_fact_name (JOURNAL_FACT_COUNT));
   assert_null (journal_fact_name ((enum journal_fact) - 1));
   yajl_val v[20] = { NULL };
-  assert_int_equal (read_facts (j, v, 20, NULL), 17);
-  for (int i = 0; i < 17; i++)
+  assert_int_equal (read_facts (j, v, 20, NULL), 18);
+  for (int i = 0; i < 18; i++)
     assert_string_equal (get_str (v[i], "fact"), names[i]);
-  free_facts (v, NULL, 17);
+  free_facts (v, NULL, 18);
   journal_close (j);
 }
 
