@@ -1,0 +1,72 @@
+#!/bin/bash
+# The second attacker's battery (issue 11, "re-run the whole battery as an
+# attacker would after the fixes"): what the publication guard assumes and
+# an attacker tried.  Each attempt as crucible run with sandbox.enabled, as
+# root and as uid 65534, with its positive control (the same commands run
+# unconfined make the person's next git command run the payload).  TAP.
+#
+# - The workspace root itself made a git directory: HEAD, objects/, refs/
+#   and a config with core.worktree = . and core.fsmonitor at the top of
+#   a workspace that has no .git.  git, run there next, takes the
+#   workspace for a repository whose work tree is itself and runs the
+#   fsmonitor.  The guard looked for git directories among the entries of
+#   a directory, never at the root it scans.
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/publish-lib.sh"
+
+PER_IDENTITY=5
+
+# atk_git DIR ARGS...: git in DIR on the host, as the person would run it
+# next, with no system or global configuration of the test machine.
+atk_git() {
+  local dir=$1
+  shift
+  (cd "$dir" && env HOME="$TEST_TMP" GIT_CONFIG_NOSYSTEM=1 \
+    git -c safe.directory='*' -c user.name=t -c user.email=t@t "$@") \
+    >/dev/null 2>&1
+}
+
+# atk_control SNIPPET: SNIPPET run unconfined as the identity in a fresh
+# copy of WS (ACTL), which the caller then checks.
+atk_control() {
+  ACTL=$(mktemp -d "$TEST_TMP/ctl.XXXXXX")
+  cp -a "$WS/." "$ACTL/"
+  chmod 755 "$ACTL"
+  chown -R "$(stat -c %u:%g "$WS")" "$ACTL"
+  (cd "$ACTL" && "${PUB_AS[@]}" /bin/sh -c "$1") >/dev/null 2>&1
+}
+
+pub_begin "$PER_IDENTITY" "attack2"
+
+for who in $ids; do
+  pub_become "$who"
+  RAN="$TEST_TMP/ran.$who"
+  rm -f "$RAN"
+  printf '#!/bin/sh\ntouch %s\n' "$RAN" >"$TEST_TMP/payload"
+  chmod 755 "$TEST_TMP/payload"
+
+  # The workspace root made a git directory with a worktree and an
+  # fsmonitor, in a workspace that is no repository.
+  bare="mkdir -p objects refs/heads && echo 'ref: refs/heads/main' >HEAD
+printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = $TEST_TMP/payload\n' >config
+echo plain >plain"
+  echo tracked >"$WS/tracked"
+  pub_owner
+  atk_control "$bare"
+  atk_git "$ACTL" status
+  [ -e "$RAN" ]
+  ok $? "$who: control: unconfined, the workspace made a git directory runs its fsmonitor at git status"
+  rm -rf "$RAN" "$ACTL"
+  prun run -- "$bare"
+  [ -f "$WS/plain" ]
+  ok $? "$who: the command's plain file is published (rc $rc)" \
+    || diag "$out" "$err"
+  atk_git "$WS" status
+  [ ! -e "$RAN" ]
+  ok $? "$who: confined, the workspace made a git directory runs nothing at git status"
+  [ ! -f "$WS/config" ] || ! grep -qi fsmonitor "$WS/config"
+  ok $? "$who: ... its config naming a program is not published"
+  [[ "$out" == *'[not published: '*'config (a git configuration naming a program: core.'* ]]
+  ok $? "$who: ... and the result names it" || diag "$out"
+  rm -f "$RAN"
+done
