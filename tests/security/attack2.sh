@@ -11,10 +11,14 @@
 #   workspace for a repository whose work tree is itself and runs the
 #   fsmonitor.  The guard looked for git directories among the entries of
 #   a directory, never at the root it scans.
+# - The hooks directory the repository's own configuration names
+#   (core.hooksPath = .husky, as husky sets it): a pre-commit written
+#   there runs at the person's next git commit.  The guard knew hooks only
+#   as .git/hooks.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/publish-lib.sh"
 
-PER_IDENTITY=5
+PER_IDENTITY=10
 
 # atk_git DIR ARGS...: git in DIR on the host, as the person would run it
 # next, with no system or global configuration of the test machine.
@@ -68,5 +72,33 @@ echo plain >plain"
   ok $? "$who: ... its config naming a program is not published"
   [[ "$out" == *'[not published: '*'config (a git configuration naming a program: core.'* ]]
   ok $? "$who: ... and the result names it" || diag "$out"
+  rm -f "$RAN"
+
+  # core.hooksPath naming a directory of the work tree (husky).
+  rm -rf "$WS"/* "$WS"/.[!.]*
+  atk_git "$WS" init -q .
+  atk_git "$WS" config core.hooksPath .husky
+  mkdir -p "$WS/.husky" "$WS/plainhooks"
+  echo tracked >"$WS/tracked"
+  atk_git "$WS" add tracked
+  atk_git "$WS" commit -q -m base
+  pub_owner
+  husky="printf '#!/bin/sh\n$TEST_TMP/payload\n' >.husky/pre-commit 2>/dev/null && chmod +x .husky/pre-commit && echo wrote
+printf '#!/bin/sh\n$TEST_TMP/payload\n' >plainhooks/pre-commit"
+  atk_control "$husky"
+  atk_git "$ACTL" commit -q --allow-empty -m next
+  [ -e "$RAN" ]
+  ok $? "$who: control: unconfined, a hook in core.hooksPath runs at git commit"
+  rm -rf "$RAN" "$ACTL"
+  prun run -- "$husky"
+  [ -f "$WS/plainhooks/pre-commit" ]
+  ok $? "$who: the same file elsewhere is published (rc $rc)" || diag "$out" "$err"
+  atk_git "$WS" commit -q --allow-empty -m next
+  [ ! -e "$RAN" ]
+  ok $? "$who: confined, a hook written into core.hooksPath runs nothing at git commit"
+  [ ! -e "$WS/.husky/pre-commit" ]
+  ok $? "$who: ... it is not published"
+  [[ "$out" != *wrote* ]]
+  ok $? "$who: ... and the hooks directory is read-only inside (output: ${out%%$'\n'*})"
   rm -f "$RAN"
 done
