@@ -4,6 +4,7 @@
 #include "sandbox/pubguard.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -391,6 +392,42 @@ pubguard_git_config_runs (const char *text, size_t len)
         rc = -1;
       if (rc < 0)
         found = xstrdup ("");
+    }
+  pubguard_cfg_free (&c);
+  return found;
+}
+
+char *
+pubguard_git_config_value (const char *text, size_t len, const char *section,
+                           const char *key)
+{
+  struct pubguard_cfg c = { .p = text, .end = text + len };
+  char *found = NULL;
+  int ch, rc = 0;
+
+  if (len >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0)
+    c.p += 3;
+  while (rc == 0 && (ch = pubguard_cfg_next (&c)) != -1)
+    {
+      if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r')
+        continue;
+      if (ch == '#' || ch == ';')
+        pubguard_cfg_skip_line (&c);
+      else if (ch == '[')
+        rc = pubguard_cfg_section (&c);
+      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
+        {
+          rc = pubguard_cfg_variable (&c, ch);
+          if (rc == 0 && !c.has_sub
+              && strcmp (pubguard_str (&c.section), section) == 0
+              && strcmp (pubguard_str (&c.key), key) == 0)
+            {
+              free (found);
+              found = xstrndup (pubguard_str (&c.value), c.value.len);
+            }
+        }
+      else
+        rc = -1;
     }
   pubguard_cfg_free (&c);
   return found;
