@@ -15,10 +15,15 @@
 #   (core.hooksPath = .husky, as husky sets it): a pre-commit written
 #   there runs at the person's next git commit.  The guard knew hooks only
 #   as .git/hooks.
+# - A new nested repository (what git clone makes) whose config has an
+#   alias without '!': "st = -c core.fsmonitor=PAYLOAD status" (or
+#   "difftool -x PAYLOAD", "rebase --exec PAYLOAD") runs a program at the
+#   person's next "git st" there just as "!PAYLOAD" would; the repository's
+#   alias overrides the person's own of that name.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/publish-lib.sh"
 
-PER_IDENTITY=10
+PER_IDENTITY=13
 
 # atk_git DIR ARGS...: git in DIR on the host, as the person would run it
 # next, with no system or global configuration of the test machine.
@@ -100,5 +105,23 @@ printf '#!/bin/sh\n$TEST_TMP/payload\n' >plainhooks/pre-commit"
   ok $? "$who: ... it is not published"
   [[ "$out" != *wrote* ]]
   ok $? "$who: ... and the hooks directory is read-only inside (output: ${out%%$'\n'*})"
+  rm -f "$RAN"
+
+  # A new nested repository whose alias takes -c.
+  alias="mkdir -p clone/.git/objects clone/.git/refs/heads && echo 'ref: refs/heads/main' >clone/.git/HEAD
+printf '[core]\n\trepositoryformatversion = 0\n[alias]\n\tst = -c core.fsmonitor=$TEST_TMP/payload status\n' >clone/.git/config
+echo file >clone/file"
+  atk_control "$alias"
+  atk_git "$ACTL/clone" st
+  [ -e "$RAN" ]
+  ok $? "$who: control: unconfined, a new repository's alias with -c runs a program at git st"
+  rm -rf "$RAN" "$ACTL"
+  prun run -- "$alias"
+  [ -f "$WS/clone/file" ]
+  ok $? "$who: the new repository's work tree is published (rc $rc)" \
+    || diag "$out" "$err"
+  atk_git "$WS/clone" st
+  [ ! -e "$RAN" ]
+  ok $? "$who: confined, its alias runs nothing at git st" || diag "$out"
   rm -f "$RAN"
 done
