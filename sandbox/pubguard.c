@@ -142,7 +142,10 @@ static const struct pubguard_git_key pubguard_git_keys[] = {
   { "credential", PUBGUARD_SUB_EITHER, "helper", false },
   { "gpg", PUBGUARD_SUB_EITHER, NULL, false }, /* program, defaultKeyCommand */
   { "pager", PUBGUARD_SUB_EITHER, NULL, false },
-  { "alias", PUBGUARD_SUB_EITHER, NULL, true },
+  /* Every alias, not only "!cmd": "st = -c core.fsmonitor=PROG status",
+   * "difftool -x PROG", "rebase --exec PROG" run a program as well, and
+   * the repository's alias overrides the person's own of that name.  */
+  { "alias", PUBGUARD_SUB_EITHER, NULL, false },
   { "browser", PUBGUARD_SUB_EITHER, NULL, false },
   { "web", PUBGUARD_SUB_NONE, "browser", false },
   { "help", PUBGUARD_SUB_NONE, "browser", false },
