@@ -1056,12 +1056,134 @@ bwrap_roots_add (struct bwrap_session *s, char *rel, const char *why)
   s->guard_roots[s->n_protect - 1].why = why;
 }
 
+/* The most of a git configuration file read for core.hooksPath; a larger
+ * one is not git's own writing and is not read.  */
+#define BWRAP_GIT_CONFIG_BYTES (1 << 20)
+
+/* core.hooksPath as set in the git configuration file at path, or NULL
+ * (not set, absent, not a regular file, too large).  */
+static char *
+bwrap_hooks_path_in (const char *path)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
+      || st.st_size > BWRAP_GIT_CONFIG_BYTES)
+    return NULL;
+  cleanup_free char *text = xmalloc ((size_t) st.st_size + 1);
+  size_t len = 0;
+  ssize_t n;
+  while (len < (size_t) st.st_size
+         && (n = read (fd, text + len, (size_t) st.st_size - len)) > 0)
+    len += (size_t) n;
+  return pubguard_git_config_value (text, len, "core", "hookspath");
+}
+
+/* core.hooksPath as git reads it for the workspace's repository: the
+ * person's global files, then the repository's own, the last one set
+ * winning.  NULL when none sets it.  */
+static char *
+bwrap_hooks_path (const char *workspace, const char *gitdir)
+{
+  const char *home = getenv ("HOME"), *xdg = getenv ("XDG_CONFIG_HOME");
+  char *files[3] = { NULL, NULL, NULL }, *value = NULL;
+
+  if (xdg != NULL && xdg[0] == '/')
+    files[0] = xasprintf ("%s/git/config", xdg);
+  else if (home != NULL)
+    files[0] = xasprintf ("%s/.config/git/config", home);
+  if (home != NULL)
+    files[1] = xasprintf ("%s/.gitconfig", home);
+  files[2]
+      = xasprintf ("%s/%s/config", workspace, gitdir != NULL ? gitdir : ".git");
+  for (size_t i = 0; i < 3; i++)
+    {
+      char *v = files[i] != NULL ? bwrap_hooks_path_in (files[i]) : NULL;
+      if (v != NULL)
+        {
+          free (value);
+          value = v;
+        }
+      free (files[i]);
+    }
+  return value;
+}
+
+/* path with "", "." components and trailing slashes dropped, or NULL when
+ * it has a ".." (only realpath may say where that ends).  */
+static char *
+bwrap_plain_rel (const char *path)
+{
+  cleanup_free char *copy = xstrdup (path);
+  struct buf b = BUF_INIT;
+  char *save = NULL;
+
+  for (char *c = strtok_r (copy, "/", &save); c != NULL;
+       c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          buf_free (&b);
+          return NULL;
+        }
+      if (b.len > 0)
+        buf_putc (&b, '/');
+      buf_append (&b, c, strlen (c));
+    }
+  if (b.len == 0)
+    return NULL;
+  buf_append (&b, "", 0);
+  return buf_steal (&b, NULL);
+}
+
+/* The hooks directory core.hooksPath names, when it lies inside the
+ * workspace: git runs what is there at the person's next commit,
+ * checkout or push (husky's .husky, a .githooks), so it is kept as .git
+ * is, read-only inside and refused at publication.  Relative values are
+ * from the top of the work tree, taken to be the workspace; "~/" is the
+ * home directory.  include.path is not followed.  */
+static void
+bwrap_roots_hooks (struct bwrap_session *s, const char *workspace,
+                   const char *gitdir)
+{
+  static const char why[] = "a git hooks directory";
+  cleanup_free char *value = bwrap_hooks_path (workspace, gitdir);
+  const char *home = getenv ("HOME");
+  size_t n = strlen (workspace);
+
+  if (value == NULL || value[0] == '\0')
+    return;
+  cleanup_free char *full = value[0] == '/' ? xstrdup (value)
+                            : strncmp (value, "~/", 2) == 0 && home != NULL
+                                ? xasprintf ("%s/%s", home, value + 2)
+                                : xasprintf ("%s/%s", workspace, value);
+  cleanup_free char *real = realpath (full, NULL);
+  if (real != NULL)
+    {
+      if (strncmp (real, workspace, n) == 0 && real[n] == '/'
+          && real[n + 1] != '\0')
+        bwrap_roots_add (s, xstrdup (real + n + 1), why);
+      return;
+    }
+  /* Not there yet: the spelling, when it is plainly inside.  */
+  if (strncmp (full, workspace, n) == 0 && full[n] == '/')
+    {
+      char *rel = bwrap_plain_rel (full + n + 1);
+      if (rel != NULL)
+        bwrap_roots_add (s, rel, why);
+    }
+}
+
 /* The configured roots as the broker and publication keep them: each by
  * its spelling, and, when a symlink on the way moves it elsewhere inside
  * the workspace, by where it resolves too (a write through the link
  * lands there).  Resolved once, before anything of the command runs.  */
 static void
-bwrap_roots_resolve (struct bwrap_session *s, const char *workspace)
+bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
+                     const char *gitdir)
 {
   size_t n = strlen (workspace);
 
@@ -1075,6 +1197,7 @@ bwrap_roots_resolve (struct bwrap_session *s, const char *workspace)
           && strcmp (real + n + 1, s->cfg_roots[i]) != 0)
         bwrap_roots_add (s, xstrdup (real + n + 1), why);
     }
+  bwrap_roots_hooks (s, workspace, gitdir);
   for (size_t i = 0; i < s->n_protect; i++)
     s->guard_roots[i].path = s->protect[i];
   s->guard.roots = s->guard_roots;
@@ -1613,7 +1736,7 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   if (bwrap_gitdir (workspace, &gitdir, err) < 0)
     return -1;
   if (s->protect == NULL)
-    bwrap_roots_resolve (s, workspace);
+    bwrap_roots_resolve (s, workspace, gitdir);
   if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
       || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
     {
@@ -1829,8 +1952,7 @@ bwrap_event_impossible (const struct bwrap_session *s,
   switch (ev->kind)
     {
     case SANDBOX_EVENT_FAILED:
-      return s->exited_seen
-             || s->started != (ev->stage == BROKER_STAGE_EXEC);
+      return s->exited_seen || s->started != (ev->stage == BROKER_STAGE_EXEC);
     case SANDBOX_EVENT_EXITED:
       return !s->started || s->exited_seen;
     case SANDBOX_EVENT_DONE:

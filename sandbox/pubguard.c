@@ -4,6 +4,7 @@
 #include "sandbox/pubguard.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -141,7 +142,10 @@ static const struct pubguard_git_key pubguard_git_keys[] = {
   { "credential", PUBGUARD_SUB_EITHER, "helper", false },
   { "gpg", PUBGUARD_SUB_EITHER, NULL, false }, /* program, defaultKeyCommand */
   { "pager", PUBGUARD_SUB_EITHER, NULL, false },
-  { "alias", PUBGUARD_SUB_EITHER, NULL, true },
+  /* Every alias, not only "!cmd": "st = -c core.fsmonitor=PROG status",
+   * "difftool -x PROG", "rebase --exec PROG" run a program as well, and
+   * the repository's alias overrides the person's own of that name.  */
+  { "alias", PUBGUARD_SUB_EITHER, NULL, false },
   { "browser", PUBGUARD_SUB_EITHER, NULL, false },
   { "web", PUBGUARD_SUB_NONE, "browser", false },
   { "help", PUBGUARD_SUB_NONE, "browser", false },
@@ -391,6 +395,42 @@ pubguard_git_config_runs (const char *text, size_t len)
         rc = -1;
       if (rc < 0)
         found = xstrdup ("");
+    }
+  pubguard_cfg_free (&c);
+  return found;
+}
+
+char *
+pubguard_git_config_value (const char *text, size_t len, const char *section,
+                           const char *key)
+{
+  struct pubguard_cfg c = { .p = text, .end = text + len };
+  char *found = NULL;
+  int ch, rc = 0;
+
+  if (len >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0)
+    c.p += 3;
+  while (rc == 0 && (ch = pubguard_cfg_next (&c)) != -1)
+    {
+      if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r')
+        continue;
+      if (ch == '#' || ch == ';')
+        pubguard_cfg_skip_line (&c);
+      else if (ch == '[')
+        rc = pubguard_cfg_section (&c);
+      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
+        {
+          rc = pubguard_cfg_variable (&c, ch);
+          if (rc == 0 && !c.has_sub
+              && strcmp (pubguard_str (&c.section), section) == 0
+              && strcmp (pubguard_str (&c.key), key) == 0)
+            {
+              free (found);
+              found = xstrndup (pubguard_str (&c.value), c.value.len);
+            }
+        }
+      else
+        rc = -1;
     }
   pubguard_cfg_free (&c);
   return found;

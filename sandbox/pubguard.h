@@ -71,4 +71,11 @@ bool pubguard_hook_sample (const char *name);
  * way; NULL when it names none.  Owned by the caller.  */
 char *pubguard_git_config_runs (const char *text, size_t len);
 
+/* The value git would take for section.key (no subsection; both names
+ * lowercase) in the configuration text: the last one, as git reads it;
+ * NULL when it is not set there.  Reading stops where git would refuse
+ * the file.  include.path is not followed.  */
+char *pubguard_git_config_value (const char *text, size_t len,
+                                 const char *section, const char *key);
+
 #endif

@@ -686,17 +686,23 @@ int
 pubplan_scan (const char *upper, const char *root, const struct pubguard *guard,
               struct pubplan *plan, struct cr_error **err)
 {
-  static const struct pubplan_dirctx top = { 0 };
   cleanup_close int up
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int low
       = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct pubplan_walk w = { .plan = plan, .guard = guard, .up_root = up };
+  struct pubplan_dirctx top = { 0 };
 
   if (up < 0)
     return cr_error_set (err, errno, "opening the command's upper directory");
   if (low < 0)
     return cr_error_set (err, errno, "opening the writable root");
+  /* The root itself may be (or be made) a git directory: git run there
+   * next, finding no .git, takes it for one, and with core.worktree = .
+   * for a repository whose work tree it is.  Its entries are then checked
+   * as a new repository's are: no hooks, no configuration that names a
+   * program, no commondir.  */
+  top.gitdir = pubplan_git_shape (up, low);
   if (pubplan_scan_dir (&w, up, low, "", &top, err) < 0)
     {
       pubplan_clear (plan);
