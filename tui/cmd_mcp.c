@@ -160,19 +160,17 @@ mcp_send_tool_text (struct mcp *m, const char *id, const char *text, size_t len,
                     bool is_error)
 {
   struct buf b = BUF_INIT;
-  size_t endings_len = 0;
+  size_t endings_len = 0, whole_len;
   char *endings = supervisor_take_endings (m->sup, &endings_len);
+  /* The cap holds for the whole result, endings and all.  */
+  char *whole = result_join (endings, endings_len, text, len, &whole_len);
   buf_printf (&b,
               "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":"
               "[{\"type\":\"text\",\"text\":\"",
               id);
-  if (endings != NULL)
-    {
-      mcp_put_text (&b, endings, endings_len);
-      result_json_escape (&b, "\n\n", 2);
-    }
-  mcp_put_text (&b, text, len);
+  result_json_escape (&b, whole, whole_len);
   buf_printf (&b, "\"}],\"isError\":%s}}", is_error ? "true" : "false");
+  free (whole);
   free (endings);
   mcp_send (&b);
 }

@@ -1,0 +1,54 @@
+/* libFuzzer target for the JSON-RPC reader of `crucible mcp`
+ * (tui/cmd_mcp.c, included here so that its static reader is reached as
+ * the server reaches it): the input is what a client writes, split into
+ * lines as the server splits it.  No command runs (the server is set up
+ * as one whose backend cannot be had, so every call is refused); every
+ * answer goes to /dev/null.  tests/fuzz/replay.c runs the same function
+ * over tests/fuzz/corpus-jsonrpc without libFuzzer.  */
+#include "tui/cmd_mcp.c"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+/* Answers go nowhere: stdout is /dev/null from the first input on.  */
+static void
+fuzz_quiet (void)
+{
+  static bool done;
+  if (done)
+    return;
+  done = true;
+  int fd = open ("/dev/null", O_WRONLY);
+  if (fd < 0 || dup2 (fd, STDOUT_FILENO) < 0)
+    abort ();
+  close (fd);
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  struct mcp m = { 0 };
+  struct cr_error *err = NULL;
+  static char *no_env[] = { NULL };
+
+  fuzz_quiet ();
+  m.loop = loop_new (&err);
+  if (m.loop == NULL)
+    abort ();
+  m.config = config_new_defaults ();
+  m.refusal = xstrdup ("fuzzing: no command runs");
+  m.sup = supervisor_new (m.loop, NULL, m.config, "/nonexistent", no_env);
+  m.rules = permit_rules (m.config, &err);
+  if (m.rules == NULL)
+    abort ();
+  mcp_take_input (&m, (const char *) data, size);
+  mcp_take_input (&m, "\n", 1);
+  while (m.calls != NULL)
+    mcp_call_free (m.calls);
+  supervisor_free (m.sup);
+  rules_free (m.rules);
+  free (m.refusal);
+  config_free (m.config);
+  buf_free (&m.in);
+  loop_free (m.loop);
+  return 0;
+}
