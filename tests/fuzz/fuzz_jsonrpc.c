@@ -9,18 +9,26 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-/* Answers go nowhere: stdout is /dev/null from the first input on.  */
-static void
+/* Answers go nowhere while an input is read: standard output is /dev/null
+ * until fuzz_loud puts back what it was (the replay's TAP goes there).  */
+static int
 fuzz_quiet (void)
 {
-  static bool done;
-  if (done)
-    return;
-  done = true;
+  int saved = dup (STDOUT_FILENO);
   int fd = open ("/dev/null", O_WRONLY);
-  if (fd < 0 || dup2 (fd, STDOUT_FILENO) < 0)
+  if (saved < 0 || fd < 0 || dup2 (fd, STDOUT_FILENO) < 0)
     abort ();
   close (fd);
+  return saved;
+}
+
+/* Standard output as it was before fuzz_quiet.  */
+static void
+fuzz_loud (int saved)
+{
+  if (dup2 (saved, STDOUT_FILENO) < 0)
+    abort ();
+  close (saved);
 }
 
 int
@@ -30,7 +38,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   struct cr_error *err = NULL;
   static char *no_env[] = { NULL };
 
-  fuzz_quiet ();
+  int saved = fuzz_quiet ();
   m.loop = loop_new (&err);
   if (m.loop == NULL)
     abort ();
@@ -50,5 +58,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   config_free (m.config);
   buf_free (&m.in);
   loop_free (m.loop);
+  fuzz_loud (saved);
   return 0;
 }
