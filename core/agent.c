@@ -406,9 +406,12 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   cleanup_free char *text = xstrndup (line, len);
   /* The tree ends a string at "\u0000"; the scan sees each one whole.  */
   struct json_scan scan;
-  yajl_val v = json_scan (text, len, &scan) == 0
-                   ? yajl_tree_parse (text, errbuf, sizeof errbuf)
-                   : NULL;
+  yajl_val v = yajl_tree_parse (text, errbuf, sizeof errbuf);
+  if (v != NULL && json_scan (text, len, &scan) < 0)
+    {
+      yajl_tree_free (v);
+      v = NULL;
+    }
   if (v == NULL)
     return agent_not_json (errbuf, err);
   int ret = -1;
