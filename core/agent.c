@@ -22,6 +22,7 @@
 #include "core/result.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
@@ -354,6 +355,11 @@ agent_parse_id (yajl_val v, struct agent_msg *msg, struct cr_error **err)
   return agent_get_string (v, "id", true, &msg->id, msg->type, err);
 }
 
+/* A NUL is refused wherever it is: in a command, an env name or value, an
+ * id.  */
+#define AGENT_HOLDS_NUL                                                        \
+  "a string in the message holds a NUL character (\\u0000)"
+
 /* Make yajl's parse error one line.  */
 static int
 agent_not_json (char *errbuf, struct cr_error **err)
@@ -373,17 +379,31 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
     return cr_error_set (err, 0, "a message contains a NUL byte");
   cleanup_free char *text = xstrndup (line, len);
   bool too_deep = false;
+  struct json_scan scan;
   yajl_val v = jsonrpc_parse (text, len, errbuf, sizeof errbuf, &too_deep);
   if (v == NULL && too_deep)
     return cr_error_set (err, 0, "a message is nested deeper than %d levels",
                          JSONRPC_MAX_DEPTH);
+  /* The tree ends a string at "\u0000"; the scan sees each one whole.  */
+  if (v != NULL && json_scan (text, len, &scan) < 0)
+    {
+      yajl_tree_free (v);
+      v = NULL;
+    }
   if (v == NULL)
     return agent_not_json (errbuf, err);
   int ret = -1;
   if (!YAJL_IS_OBJECT (v))
     cr_error_set (err, 0, "a message must be a JSON object");
-  else if (agent_parse_type (v, &msg->type, err) == 0
-           && agent_parse_id (v, msg, err) == 0)
+  else if (agent_parse_type (v, &msg->type, err) < 0)
+    ;
+  else if (scan.id_nul)
+    cr_error_set (err, 0, AGENT_HOLDS_NUL);
+  else if (agent_parse_id (v, msg, err) < 0)
+    ;
+  else if (scan.nul)
+    cr_error_set (err, 0, AGENT_HOLDS_NUL); /* answered by its id */
+  else
     ret = agent_parse_fields (v, msg, err);
   yajl_tree_free (v);
   return ret;

@@ -20,7 +20,9 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "core/rules.h"
 #include "lib/i18n.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
 
@@ -66,7 +68,8 @@ enum config_check
   CONFIG_CHECK_ABSOLUTE, /* an absolute path */
   CONFIG_CHECK_DOMAIN,   /* example.com or *.example.com, stored lowercase */
   CONFIG_CHECK_MODE,     /* "ask" or "fullAccess" */
-  CONFIG_CHECK_THEME     /* letters, digits, '-' and '_' */
+  CONFIG_CHECK_THEME,    /* letters, digits, '-' and '_' */
+  CONFIG_CHECK_RULE      /* a permission rule core/rules.c compiles */
 };
 
 /* One key of the configuration, by its dotted name.  */
@@ -142,9 +145,9 @@ static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("permissions"),
   CONFIG_STRING ("permissions.mode", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_MODE,
                  16, permissions_mode),
-  CONFIG_LIST ("permissions.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+  CONFIG_LIST ("permissions.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, allow),
-  CONFIG_LIST ("permissions.deny", CONFIG_RULE_UNION, CONFIG_CHECK_TEXT, 4096,
+  CONFIG_LIST ("permissions.deny", CONFIG_RULE_UNION, CONFIG_CHECK_RULE, 4096,
                1024, deny),
   CONFIG_OBJECT ("agent"),
   CONFIG_STRING ("agent.command", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
@@ -155,7 +158,7 @@ static const struct config_key config_keys[] = {
   { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
     0, 0, 0, 0, 0 },
   CONFIG_OBJECT ("workspaces.*"),
-  CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+  CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, workspace_allow),
 };
 
@@ -195,6 +198,8 @@ struct config_parse
   size_t items_read;        /* entries read, duplicates included */
   bool seen[CONFIG_KEY_COUNT];
   bool other_workspace; /* inside workspaces.<a workspace other than ours> */
+  char **workspaces;    /* workspace paths read (normalised), hashed */
+  size_t n_workspaces, cap_workspaces;
 };
 
 /* --- lists --------------------------------------------------------------- */
@@ -479,6 +484,10 @@ static const struct
   [CONFIG_CHECK_DOMAIN] = { config_refuse_domain, config_domain_store },
   [CONFIG_CHECK_MODE] = { config_refuse_mode, NULL },
   [CONFIG_CHECK_THEME] = { config_refuse_theme, NULL },
+  /* Checked here, so that a bad rule is named by file and line and shown
+   * escaped like every other value, rather than failing later in
+   * core/rules.c with the rule as written.  */
+  [CONFIG_CHECK_RULE] = { rules_refuse, NULL },
 };
 
 /* --- failing ----------------------------------------------------------------
@@ -527,6 +536,22 @@ config_wrong_type (struct config_parse *p)
                       _ (config_expected[p->pending->kind]));
 }
 
+/* What an overlong form, a surrogate or a code point past U+10FFFF is
+ * refused with (yajl lets them through).  */
+#define CONFIG_NOT_UTF8                                                        \
+  "must be valid UTF-8 (no overlong forms, surrogates or code points above "  \
+  "U+10FFFF)"
+
+/* Whether s[0..n) is UTF-8 as RFC 3629 has it.  */
+static bool
+config_utf8_valid (const char *s, size_t n)
+{
+  for (size_t i = 0, k; i < n; i += k)
+    if ((k = utf8_char_len ((const unsigned char *) s + i, n - i)) == 0)
+      return false;
+  return true;
+}
+
 /* Check a string value (named name in messages) against key's rules.
  * Returns a NUL-terminated copy (yajl's text is not terminated), or NULL
  * with the parse stopped.  */
@@ -538,6 +563,8 @@ config_check_string (struct config_parse *p, const struct config_key *key,
     config_fail (p, name, "%s", _ ("must not be empty"));
   else if (memchr (s, '\0', n) != NULL)
     config_fail (p, name, "%s", _ ("must not contain a NUL character"));
+  else if (!config_utf8_valid (s, n))
+    config_fail (p, name, "%s", _ (CONFIG_NOT_UTF8));
   else if (n > key->max_len)
     config_fail (p, name, _ ("must be at most %zu bytes long"), key->max_len);
   else
@@ -773,6 +800,59 @@ config_key_shown (const struct config_key *parent, const char *s, size_t n)
   return xasprintf ("%s.%s", parent->name, shown);
 }
 
+/* FNV-1a of s, for the set of workspace paths.  */
+static size_t
+config_hash (const char *s)
+{
+  size_t h = (size_t) 14695981039346656037ULL;
+  for (; *s != '\0'; s++)
+    h = (h ^ (unsigned char) *s) * (size_t) 1099511628211ULL;
+  return h;
+}
+
+/* Put a path in an open-addressed table of cap (a power of two) slots;
+ * returns false when it is there already (path is then not taken).  */
+static bool
+config_set_put (char **slots, size_t cap, char *path)
+{
+  for (size_t i = config_hash (path) & (cap - 1);; i = (i + 1) & (cap - 1))
+    {
+      if (slots[i] == NULL)
+        {
+          slots[i] = path;
+          return true;
+        }
+      if (strcmp (slots[i], path) == 0)
+        return false;
+    }
+}
+
+/* Record a workspace path (owned) read under workspaces; returns false when
+ * it was read before.  A hash set, so a file of many workspaces is read in
+ * linear time.  */
+static bool
+config_workspace_new (struct config_parse *p, char *path)
+{
+  if (2 * (p->n_workspaces + 1) > p->cap_workspaces)
+    {
+      size_t cap = p->cap_workspaces ? 2 * p->cap_workspaces : 16;
+      char **slots = xcalloc (cap, sizeof *slots);
+      for (size_t i = 0; i < p->cap_workspaces; i++)
+        if (p->workspaces[i] != NULL)
+          config_set_put (slots, cap, p->workspaces[i]);
+      free (p->workspaces);
+      p->workspaces = slots;
+      p->cap_workspaces = cap;
+    }
+  if (!config_set_put (p->workspaces, p->cap_workspaces, path))
+    {
+      free (path);
+      return false;
+    }
+  p->n_workspaces++;
+  return true;
+}
+
 /* --- yajl callbacks ------------------------------------------------------ */
 
 /* yajl: null is never a valid value.  */
@@ -861,7 +941,14 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
       cleanup_free char *ws = xstrndup ((const char *) s, n);
       cleanup_free char *mine
           = p->workspace != NULL ? config_path_normalize (p->workspace) : NULL;
+      if (!config_utf8_valid (ws, n))
+        return config_fail (p, key->name, "%s", _ (CONFIG_NOT_UTF8));
       cleanup_free char *theirs = config_path_normalize (ws);
+      if (!config_workspace_new (p, xstrdup (theirs)))
+        {
+          cleanup_free char *shown = config_key_shown (parent, ws, n);
+          return config_fail (p, shown, "%s", _ ("duplicate key"));
+        }
       p->other_workspace = mine == NULL || strcmp (mine, theirs) != 0;
       for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
         if (strncmp (config_keys[i].name, "workspaces.*.", 13) == 0)
@@ -987,6 +1074,9 @@ config_merge_text (struct config *cfg, const char *text, size_t len,
     abort ();
   int ret = config_parse_run (&p, err);
   yajl_free (p.yajl);
+  for (size_t i = 0; i < p.cap_workspaces; i++)
+    free (p.workspaces[i]);
+  free (p.workspaces);
   config_list_free (&p.items);
   cr_error_free (p.err);
   return ret;

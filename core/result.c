@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/cleanup.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 
@@ -306,6 +307,58 @@ result_sanitize_output (const struct result_input *in, struct buf *h,
   buf_append (&raw, in->tail, in->tail_len);
   utf8_sanitize (h, raw.data, raw.len);
   buf_free (&raw);
+}
+
+/* s as valid UTF-8 whose encoded size is at most cap, its middle cut to
+ * fit with the note saying so.  */
+static char *
+result_fit_text (const char *s, size_t len, size_t cap, size_t *out_len)
+{
+  struct buf clean = BUF_INIT;
+  utf8_sanitize (&clean, s, len);
+  buf_append (&clean, "", 0);
+  if (result_json_size (clean.data, clean.len) <= cap || clean.len == 0)
+    return buf_steal (&clean, out_len);
+  /* An output of its own, with no ending note: result_fit cuts it.  */
+  struct result_input in = { .head = clean.data,
+                             .head_len = clean.len,
+                             .total_bytes = clean.len,
+                             .ending = RESULT_RUNNING,
+                             .max_encoded = cap };
+  char *fit = result_compose (&in, out_len);
+  buf_free (&clean);
+  return fit;
+}
+
+char *
+result_join (const char *endings, size_t endings_len, const char *text,
+             size_t text_len, size_t *len)
+{
+  size_t tl, el = 0;
+  cleanup_free char *t = result_fit_text (text, text_len, RESULT_MAX_ENCODED,
+                                          &tl);
+  if (endings == NULL)
+    {
+      *len = tl;
+      return steal_pointer (&t);
+    }
+  /* "\n\n" between them costs 4 encoded bytes.  */
+  size_t quarter = RESULT_MAX_ENCODED / 4, cost_t = result_json_size (t, tl);
+  size_t keep_t = cost_t < quarter ? cost_t : quarter;
+  cleanup_free char *e = result_fit_text (
+      endings, endings_len, RESULT_MAX_ENCODED - keep_t - 4, &el);
+  size_t room = RESULT_MAX_ENCODED - result_json_size (e, el) - 4;
+  if (cost_t > room)
+    {
+      free (t);
+      t = result_fit_text (text, text_len, room, &tl);
+    }
+  struct buf b = BUF_INIT;
+  buf_append (&b, e, el);
+  buf_puts (&b, "\n\n");
+  buf_append (&b, t, tl);
+  assert (result_json_size (b.data, b.len) <= RESULT_MAX_ENCODED);
+  return buf_steal (&b, len);
 }
 
 /* Compose the result text.  */

@@ -55,6 +55,15 @@ struct result_input
  * size never exceeds RESULT_MAX_ENCODED.  */
 char *result_compose (const struct result_input *in, size_t *len);
 
+/* One tool result made of the endings not yet told (NULL when none) and a
+ * call's text, separated by a blank line, as valid UTF-8 whose encoded
+ * size never exceeds RESULT_MAX_ENCODED: the text keeps at least a quarter
+ * of the cap (all of itself when smaller), the endings the rest, and
+ * either is cut in its middle to fit, saying so at the cut.  The caller
+ * owns the returned string; *len excludes its NUL.  */
+char *result_join (const char *endings, size_t endings_len, const char *text,
+                   size_t text_len, size_t *len);
+
 /* Bytes a JSON encoder writes for s inside a string, quotes excluded:
  * '"' '\\' and \b \f \n \r \t cost 2, other bytes below 0x20 cost 6 (\u00XX),
  * everything else 1.  s must be valid UTF-8 (result_compose's output is).  */

@@ -7,6 +7,8 @@
 
 #include "core/rules.h"
 #include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 
 /* A compiled pattern: text with a parallel wildcard mask.  */
@@ -51,7 +53,43 @@ other_tool (const char *s)
          && !(n == 4 && strncmp (s, "Bash", 4) == 0);
 }
 
-/* Compile one rule; what names the list in messages.  */
+/* Why a rule cannot be compiled, or NULL (core/rules.h).  */
+const char *
+rules_refuse (const char *s)
+{
+  size_t plen = strlen (s), content = 0;
+  const char *pat = s;
+  if (strcmp (s, "Bash") == 0)
+    return NULL;
+  if (strncmp (s, "Bash(", 5) == 0)
+    {
+      if (plen < 6 || s[plen - 1] != ')')
+        return "does not end with \")\"";
+      pat = s + 5;
+      plen -= 6;
+    }
+  else if (other_tool (s))
+    return "is not a command rule; write Bash(command)";
+  for (size_t i = 0; i < plen; i++)
+    {
+      unsigned char c = (unsigned char) pat[i];
+      if (c < 0x20 || c == 0x7f)
+        return "holds a control character";
+      if (c == '\\')
+        {
+          if (i + 1 >= plen || (pat[i + 1] != '*' && pat[i + 1] != '\\'))
+            return "has a \\ that is not \\* or \\\\";
+          i++;
+        }
+      content += c != ' ' && c != '\t';
+    }
+  if (content == 0)
+    return "names no command; write Bash for every command";
+  return NULL;
+}
+
+/* Compile one rule; what names the list in messages, where the rule is
+ * shown through the shared sanitiser (a rule comes from a file).  */
 static int
 rule_compile (struct rule *r, const char *s, const char *what,
               struct cr_error **err)
@@ -60,6 +98,12 @@ rule_compile (struct rule *r, const char *s, const char *what,
   size_t plen = strlen (s);
 
   memset (r, 0, sizeof *r);
+  const char *why = rules_refuse (s);
+  if (why != NULL)
+    {
+      cleanup_free char *shown = utf8_show_dup (s, 0);
+      return cr_error_set (err, 0, "%s: rule \"%s\" %s", what, shown, why);
+    }
   if (strcmp (s, "Bash") == 0)
     {
       r->written = xstrdup (s);
@@ -68,41 +112,17 @@ rule_compile (struct rule *r, const char *s, const char *what,
     }
   if (strncmp (s, "Bash(", 5) == 0)
     {
-      if (plen < 6 || s[plen - 1] != ')')
-        return cr_error_set (err, 0, "%s: rule \"%s\" does not end with \")\"",
-                             what, s);
       pat = s + 5;
       plen -= 6;
     }
-  else if (other_tool (s))
-    return cr_error_set (err, 0,
-                         "%s: rule \"%s\" is not a command rule; "
-                         "write Bash(command)",
-                         what, s);
 
   r->lit = xmalloc (plen + 1);
   r->star = xcalloc (plen + 1, sizeof *r->star);
   for (size_t i = 0; i < plen; i++)
     {
       char c = pat[i];
-      if ((unsigned char) c < 0x20 || c == 0x7f)
-        {
-          rule_free (r);
-          return cr_error_set (err, 0,
-                               "%s: rule \"%s\" holds a control "
-                               "character",
-                               what, s);
-        }
       if (c == '\\')
         {
-          if (i + 1 >= plen || (pat[i + 1] != '*' && pat[i + 1] != '\\'))
-            {
-              rule_free (r);
-              return cr_error_set (err, 0,
-                                   "%s: rule \"%s\" has a \\ that "
-                                   "is not \\* or \\\\",
-                                   what, s);
-            }
           r->lit[r->len++] = pat[++i];
           continue;
         }
@@ -119,14 +139,6 @@ rule_compile (struct rule *r, const char *s, const char *what,
   if (r->len > 0 && r->lit[r->len - 1] == ' ' && !r->star[r->len - 1])
     r->len--;
   r->lit[r->len] = '\0';
-  if (r->len == 0)
-    {
-      rule_free (r);
-      return cr_error_set (err, 0,
-                           "%s: rule \"%s\" names no command; write "
-                           "Bash for every command",
-                           what, s);
-    }
   r->opt_tail = r->len >= 2 && r->star[r->len - 1] && r->lit[r->len - 2] == ' '
                 && !r->star[r->len - 2];
   r->written = xstrdup (s);
@@ -348,8 +360,15 @@ rules_deny_message (const struct rules *r, const struct cmdline *cl)
   buf_puts (&b, "the deny rules refuse it (");
   for (size_t i = 0; i < n; i++)
     {
+      /* The line is the peer's and the rule the file's: both are shown
+       * through the shared sanitiser, so the refusal is valid UTF-8 and
+       * drives no terminal.  */
       char *text = cmdline_command_full_text (&cl->cmds[d[i].command]);
-      buf_printf (&b, "%s`%s` matches %s", i ? "; " : "", text, d[i].rule);
+      char *shown = utf8_show_dup (text, 0);
+      char *rule = utf8_show_dup (d[i].rule, 0);
+      buf_printf (&b, "%s`%s` matches %s", i ? "; " : "", shown, rule);
+      free (rule);
+      free (shown);
       free (text);
     }
   buf_puts (&b, ")");

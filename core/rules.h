@@ -41,6 +41,11 @@ struct rules;
 /* Compile a mode ("ask", "fullAccess"; NULL means "ask") and rule lists.
  * The strings are copied.  A bad mode or rule is an error naming it, e.g.
  * `permissions.deny: rule "Bash(rm" does not end with ")"`.  */
+/* Why rule (as written in permissions.allow or .deny) cannot be compiled,
+ * a static text such as "holds a control character", or NULL when it can
+ * be.  */
+const char *rules_refuse (const char *rule);
+
 struct rules *rules_new (const char *mode, char *const *allow, size_t n_allow,
                          char *const *deny, size_t n_deny,
                          struct cr_error **err);

@@ -35,8 +35,10 @@
 /* How often a command waiting for another's publication asks again.  */
 #define SUPERVISOR_PUBLISH_RETRY_MS 20
 
-/* The longest command line accepted.  */
-#define SUPERVISOR_MAX_LINE 131072
+/* The longest command line accepted: sh -c LINE passes LINE as one
+ * argument, and the kernel's bound on one (MAX_ARG_STRLEN, 131072) counts
+ * its NUL.  */
+#define SUPERVISOR_MAX_LINE 131071
 
 /* Why crucible stopped a command, if it did.  */
 enum command_stop
@@ -1273,6 +1275,13 @@ supervisor_output (struct supervisor *sup, int64_t number, size_t *len)
         struct result_input in;
         size_t so_far_len;
         command_result_input (c, NULL, &in);
+        /* Room for the note after it, so that the whole answer keeps
+         * within the cap.  */
+        char *note = xasprintf ("\n[#%" PRIu64 " is still running]",
+                                c->number);
+        in.max_encoded = RESULT_MAX_ENCODED - result_json_size (note,
+                                                                strlen (note));
+        free (note);
         char *so_far = result_compose (&in, &so_far_len);
         char *text
             = notes_output_running (c->number, so_far, so_far_len,

@@ -3,6 +3,8 @@
 
 #include "lib/utf8.h"
 
+#include <string.h>
+
 #include "lib/buf.h"
 
 /* Lead bytes of valid multibyte UTF-8 and the range allowed for the byte
@@ -56,4 +58,51 @@ utf8_sanitize (struct buf *out, const char *s, size_t len)
       run = ++i;
     }
   buf_append (out, s + run, len - run);
+}
+
+/* Whether the valid character at s (n bytes) is one a terminal acts on,
+ * under flags.  */
+static int
+utf8_is_control (const unsigned char *s, size_t n, int flags)
+{
+  if (n == 2)
+    return s[0] == 0xc2 && s[1] < 0xa0;
+  if (n != 1)
+    return 0;
+  if (s[0] == '\t' || (s[0] == '\n' && (flags & UTF8_SHOW_NEWLINES)))
+    return 0;
+  return s[0] < 0x20 || s[0] == 0x7f;
+}
+
+void
+utf8_show (struct buf *out, const char *s, size_t len, int flags)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  size_t run = 0, i = 0;
+  buf_append (out, "", 0);
+  while (i < len)
+    {
+      size_t n = utf8_char_len (u + i, len - i);
+      if (n > 0 && !utf8_is_control (u + i, n, flags))
+        {
+          i += n;
+          continue;
+        }
+      buf_append (out, s + run, i - run);
+      if (n == 0)
+        buf_append (out, UTF8_REPLACEMENT, 3), n = 1;
+      else
+        for (size_t k = 0; k < n; k++)
+          buf_printf (out, "\\x%02x", u[i + k]);
+      run = i += n;
+    }
+  buf_append (out, s + run, len - run);
+}
+
+char *
+utf8_show_dup (const char *s, int flags)
+{
+  struct buf b = BUF_INIT;
+  utf8_show (&b, s, strlen (s), flags);
+  return buf_steal (&b, NULL);
 }

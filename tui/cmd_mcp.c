@@ -27,6 +27,8 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
+#include "lib/json.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "sandbox/compat.h"
 #include "tui/front.h"
@@ -92,12 +94,23 @@ struct mcp
 
 /* --- output -------------------------------------------------------------- */
 
+/* Append s to a JSON string being built, as valid UTF-8: what crucible
+ * sends is, whatever a peer or a file put in it.  */
+static void
+mcp_put_text (struct buf *b, const char *s, size_t len)
+{
+  struct buf clean = BUF_INIT;
+  utf8_sanitize (&clean, s, len);
+  result_json_escape (b, clean.data != NULL ? clean.data : "", clean.len);
+  buf_free (&clean);
+}
+
 /* Append s as a JSON string.  */
 static void
 mcp_put_string (struct buf *b, const char *s, size_t len)
 {
   buf_putc (b, '"');
-  result_json_escape (b, s, len);
+  mcp_put_text (b, s, len);
   buf_putc (b, '"');
 }
 
@@ -144,19 +157,17 @@ mcp_send_tool_text (struct mcp *m, const char *id, const char *text, size_t len,
                     bool is_error)
 {
   struct buf b = BUF_INIT;
-  size_t endings_len = 0;
+  size_t endings_len = 0, whole_len;
   char *endings = supervisor_take_endings (m->sup, &endings_len);
+  /* The cap holds for the whole result, endings and all.  */
+  char *whole = result_join (endings, endings_len, text, len, &whole_len);
   buf_printf (&b,
               "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":"
               "[{\"type\":\"text\",\"text\":\"",
               id);
-  if (endings != NULL)
-    {
-      result_json_escape (&b, endings, endings_len);
-      result_json_escape (&b, "\n\n", 2);
-    }
-  result_json_escape (&b, text, len);
+  result_json_escape (&b, whole, whole_len);
   buf_printf (&b, "\"}],\"isError\":%s}}", is_error ? "true" : "false");
+  free (whole);
   free (endings);
   mcp_send (m, &b);
 }
@@ -338,6 +349,38 @@ mcp_id_text (yajl_val id)
       return buf_steal (&b, NULL);
     }
   return NULL;
+}
+
+/* Why a request is answered with an error before anything else: its id
+ * cannot be echoed as valid UTF-8, or a string in it holds a NUL.  */
+#define MCP_ID_NOT_UTF8 "invalid request: the id is not valid UTF-8"
+#define MCP_HOLDS_NUL                                                          \
+  "invalid params: a string in the request holds a NUL character (\\u0000)"
+
+/* The id of a request as the client spelled it, byte for byte (so
+ * "a\u0000b" and "\ud800" come back as sent), or "null" when there is
+ * none.  NULL when it cannot be an id (not a string, number or null), or
+ * when its text is not valid UTF-8 (*not_utf8 is set then): such a
+ * request is answered with id null (doc/strings.md).  */
+static char *
+mcp_request_id (const struct json_scan *scan, yajl_val idv, bool *not_utf8)
+{
+  *not_utf8 = false;
+  if (idv == NULL || YAJL_IS_NULL (idv))
+    return xstrdup ("null");
+  if (!YAJL_IS_STRING (idv) && !YAJL_IS_NUMBER (idv))
+    return NULL;
+  if (scan->id == NULL || !scan->id_scalar)
+    return NULL;
+  for (size_t i = 0, k; i < scan->id_len; i += k)
+    if ((k = utf8_char_len ((const unsigned char *) scan->id + i,
+                            scan->id_len - i))
+        == 0)
+      {
+        *not_utf8 = true;
+        return NULL;
+      }
+  return xstrndup (scan->id, scan->id_len);
 }
 
 /* initialize: record what the client can do and say what we can.  */
@@ -626,14 +669,27 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
     mcp_send_error (m, id, MCP_METHOD_NOT_FOUND, "method not found");
 }
 
-/* Handle one line of input.  */
+/* Handle one line of input (len bytes; lengths come from the parser, so a
+ * NUL byte in the line is not JSON and "\u0000" in a string is seen).  */
 static void
-mcp_handle_line (struct mcp *m, const char *line)
+mcp_handle_line (struct mcp *m, const char *line, size_t len)
 {
   char errbuf[256];
   bool too_deep = false;
-  yajl_val msg
-      = jsonrpc_parse (line, strlen (line), errbuf, sizeof errbuf, &too_deep);
+  struct json_scan scan;
+  bool not_utf8;
+  yajl_val msg = NULL;
+  /* Depth is bounded before the tree is built; the scan then sees each
+   * string whole.  */
+  if (memchr (line, '\0', len) == NULL)
+    {
+      msg = jsonrpc_parse (line, len, errbuf, sizeof errbuf, &too_deep);
+      if (msg != NULL && json_scan (line, len, &scan) < 0)
+        {
+          yajl_tree_free (msg);
+          msg = NULL;
+        }
+    }
   if (msg == NULL)
     {
       mcp_send_error (m, "null", MCP_PARSE_ERROR,
@@ -644,8 +700,17 @@ mcp_handle_line (struct mcp *m, const char *line)
   yajl_val version = mcp_get (msg, "jsonrpc");
   yajl_val method = mcp_get (msg, "method");
   yajl_val idv = mcp_get (msg, "id");
-  cleanup_free char *id = mcp_id_text (idv);
-  if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
+  cleanup_free char *id = mcp_request_id (&scan, idv, &not_utf8);
+  if (not_utf8)
+    mcp_send_error (m, "null", MCP_INVALID_REQUEST, MCP_ID_NOT_UTF8);
+  else if (id != NULL && scan.nul)
+    {
+      /* A request is refused; a notification or a response holding a NUL
+       * is dropped, as one that names nothing is.  */
+      if (idv != NULL && method != NULL)
+        mcp_send_error (m, id, MCP_INVALID_PARAMS, MCP_HOLDS_NUL);
+    }
+  else if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
       || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
     mcp_send_error (m, id != NULL ? id : "null", MCP_INVALID_REQUEST,
                     "invalid request: a JSON-RPC 2.0 object was expected");
@@ -682,7 +747,7 @@ mcp_take_input (struct mcp *m, const char *data, size_t len)
         }
       /* Nothing more is started for a client whose answers are lost.  */
       if (!m->skipping && m->in.len > 0 && !m->output_lost)
-        mcp_handle_line (m, m->in.data);
+        mcp_handle_line (m, m->in.data, m->in.len);
       m->skipping = false;
       buf_free (&m->in);
     }
@@ -817,7 +882,8 @@ cmd_mcp (int argc, char **argv)
     mcp_serve (&m, &err);
   if (err != NULL)
     {
-      fprintf (stderr, "crucible: %s\n", err->msg);
+      cleanup_free char *shown = utf8_show_dup (err->msg, 0);
+      fprintf (stderr, "crucible: %s\n", shown);
       cr_error_free (err);
       status = 1;
     }

@@ -24,6 +24,8 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
+#include "lib/utf8.h"
+#include "lib/xalloc.h"
 #include "sandbox/compat.h"
 #include "tui/front.h"
 
@@ -59,19 +61,33 @@ struct line_fe
   uint64_t exit_timer;
 };
 
-/* Print text with each line after the first indented.  */
+/* Print text from a peer (the agent, a command, a project file) with each
+ * line after the first indented; it goes through the shared sanitiser, so
+ * no control sequence of theirs reaches the person's terminal.  */
 static void
 line_print_indented (const char *first, const char *text, size_t len,
                      const char *indent)
 {
+  struct buf shown = BUF_INIT;
+  utf8_show (&shown, text, len, UTF8_SHOW_NEWLINES);
   fputs (first, stdout);
-  for (size_t i = 0; i < len; i++)
+  for (size_t i = 0; i < shown.len; i++)
     {
-      putchar (text[i]);
-      if (text[i] == '\n' && i + 1 < len)
+      putchar (shown.data[i]);
+      if (shown.data[i] == '\n' && i + 1 < shown.len)
         fputs (indent, stdout);
     }
   putchar ('\n');
+  buf_free (&shown);
+}
+
+/* Print first, one line of text from a peer (sanitised, newlines shown as
+ * \x0a) and a newline.  */
+static void
+line_print_one (const char *first, const char *text)
+{
+  cleanup_free char *shown = utf8_show_dup (text, 0);
+  printf ("%s%s\n", first, shown);
 }
 
 /* A turn starts: the prompt, or why the agent is told something.  */
@@ -80,7 +96,7 @@ line_turn_started (void *data, enum session_turn_reason reason,
                    const char *prompt)
 {
   if (reason == SESSION_TURN_PROMPT)
-    printf ("› %s\n", prompt);
+    line_print_one ("› ", prompt);
   else
     printf ("› %s\n", _ ("(a command left running ended; the agent is told)"));
 }
@@ -100,7 +116,7 @@ line_call (void *data, const struct session_call *call)
   const char *label = session_call_label (call);
   line_print_indented ("● ", label, strlen (label), "  ");
   if (desc != NULL)
-    printf ("  · %s\n", desc);
+    line_print_one ("  · ", desc);
 }
 
 /* A call's answer, each line indented four columns.  */
@@ -118,7 +134,8 @@ line_ask (void *data, struct session_call *call)
 {
   struct line_fe *fe = data;
   const char *label = session_call_label (call);
-  printf ("? %s %s\n", _ ("allow"), label);
+  cleanup_free char *ask = xasprintf ("? %s ", _ ("allow"));
+  line_print_one (ask, label);
   if (session_call_background (call))
     printf ("  %s\n", _ ("it will still be running after the turn ends"));
   if (fe->yes)
@@ -155,14 +172,14 @@ line_withdrawn (void *data, const struct session_call *call)
 static void
 line_ending (void *data, const char *line)
 {
-  printf ("%s\n", line);
+  line_print_one ("", line);
 }
 
 /* A person-facing notice.  */
 static void
 line_notice (void *data, const char *text)
 {
-  printf ("! %s\n", text);
+  line_print_one ("! ", text);
 }
 
 /* The answer to a question, from the terminal.  */
@@ -307,7 +324,8 @@ line_watch (struct line_fe *fe, struct cr_error **err)
 static int
 session_cli_fail (struct cr_error *err)
 {
-  fprintf (stderr, "crucible: session: %s\n", err->msg);
+  cleanup_free char *shown = utf8_show_dup (err->msg, 0);
+  fprintf (stderr, "crucible: session: %s\n", shown);
   cr_error_free (err);
   return SESSION_EXIT_FAILED;
 }

@@ -26,7 +26,8 @@ options_parse_seconds (const char *text, double *out, struct cr_error **err)
       || v > OPTIONS_MAX_SECONDS)
     return cr_error_set (err, 0,
                          _ ("--timeout takes a number of seconds greater than "
-                            "0 (fractions allowed), not '%s'"),
+                            "0 and at most 31536000 (fractions allowed), not "
+                            "'%s'"),
                          text);
   *out = v;
   return 0;

@@ -65,7 +65,10 @@ text_clean (const char *s, size_t len, int keep_newlines)
         buf_putc (&tmp, (char) c);
       i++;
     }
-  utf8_sanitize (&out, tmp.data != NULL ? tmp.data : "", tmp.len);
+  /* The shared sanitiser has the last word: invalid UTF-8 and the C1
+   * controls (ESC and the C0 ones are gone by now).  */
+  utf8_show (&out, tmp.data != NULL ? tmp.data : "", tmp.len,
+             UTF8_SHOW_NEWLINES);
   buf_free (&tmp);
   return buf_steal (&out, NULL);
 }

@@ -8,6 +8,7 @@
  * function over the stored corpus without libFuzzer.  */
 #include <config.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (fixed == NULL)
     abort ();
 
-  if (cmdline_read (line, len, &cl, &err) < 0)
+  /* A NUL anywhere in the line is refused, never read up to (sh -c would
+   * cut the line there).  */
+  bool has_nul = memchr (line, 0, len) != NULL;
+  int read = cmdline_read (line, len, &cl, &err);
+  if (has_nul && read == 0)
+    abort ();
+  if (read < 0)
     {
       if (cl != NULL || err == NULL || err->msg == NULL)
         abort ();

@@ -1,7 +1,8 @@
 /* Replay a fuzz corpus through LLVMFuzzerTestOneInput without libFuzzer,
  * so make check runs every stored input under the ordinary build (and its
  * sanitizers).  Usage: replay [DIR]...; with no DIR, the corpus under
- * $CRUCIBLE_SRCDIR/tests/fuzz/corpus.  Speaks TAP: one line per file.  A
+ * $CRUCIBLE_SRCDIR/tests/fuzz/ that FUZZ_CORPUS names (one replay program
+ * per target).  Speaks TAP: one line per file.  A
  * crash is the failure (the process dies mid-plan); a missing or empty
  * corpus is a failure too, never a pass.  */
 #include <config.h>
@@ -18,6 +19,11 @@
 #include "lib/xalloc.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+/* The corpus under tests/fuzz/ this replay reads by default.  */
+#ifndef FUZZ_CORPUS
+#define FUZZ_CORPUS "corpus"
+#endif
 
 static int
 cmp_names (const void *a, const void *b)
@@ -94,7 +100,7 @@ main (int argc, char **argv)
   if (argc < 2)
     {
       const char *src = getenv ("CRUCIBLE_SRCDIR");
-      fallback = xasprintf ("%s/tests/fuzz/corpus", src ? src : ".");
+      fallback = xasprintf ("%s/tests/fuzz/%s", src ? src : ".", FUZZ_CORPUS);
     }
   for (int i = fallback ? 0 : 1; i < (fallback ? 1 : argc); i++)
     {

@@ -65,7 +65,7 @@ refused() {
   ok $? "$1: the command did not run"
 }
 
-echo "1..20"
+echo "1..40"
 
 # 1. A syntax error in the home file.
 reset
@@ -110,6 +110,45 @@ run_touch
 refused "unreadable project file" \
   "crucible: cannot read $PROJECT_FILE: Is a directory"
 
+# 6a. A deny rule holding a terminal's control sequences (ESC ] 0 ; BEL
+# ESC [ 2 J): named by file and line, shown escaped, never raw; and the
+# same refusal from sandbox inspect, which fails on it.
+reset
+printf '{\n  "permissions": {\n    "deny": ["rm \\u001b]0;owned\\u0007\\u001b[2J"]\n  }\n}\n' \
+  >"$PROJECT_FILE"
+run_touch
+refused "a rule with control characters" \
+  "crucible: $PROJECT_FILE:3: permissions.deny[0]: holds a control character"
+! grep -q $'[\x07\x1b]' <<<"$err"
+ok $? "a rule with control characters: nothing of it reaches stderr raw"
+rc=0
+ierr=$(cd "$WS" && "$CRUCIBLE" sandbox inspect 2>&1 >/dev/null) || rc=$?
+[ "$rc" -ne 0 ] && grep -qxF -- "crucible: $PROJECT_FILE:3: permissions.deny[0]: holds a control character" <<<"$ierr"
+ok $? "sandbox inspect fails on the same file, naming it"
+[ "$rc" -ne 0 ] || diag "sandbox inspect exited $rc" "$ierr"
+# 6b. Every other way a rule cannot be read, in the home file.
+reset
+printf '{"permissions": {"allow": ["Read(x)"]}}\n' >"$HOME_FILE"
+run_touch
+refused "a rule for another tool" \
+  "crucible: $HOME_FILE:1: permissions.allow[0]: is not a command rule; write Bash(command)"
+# 6c. The same workspace twice under workspaces (spelled alike once
+# normalised).
+reset
+printf '{"workspaces": {\n "/a": {"allow": ["ls"]},\n "/a/": {"allow": ["ls"]}}}\n' \
+  >"$HOME_FILE"
+run_touch
+refused "a workspace given twice" \
+  "crucible: $HOME_FILE:3: workspaces./a/: duplicate key"
+# 6d. Overlong UTF-8 (C0 AF for "/"), a surrogate and a code point past
+# U+10FFFF, which yajl lets through.
+for bytes in '\xc0\xaf' '\xed\xa0\x80' '\xf4\x90\x80\x80'; do
+  reset
+  printf '{"theme": "a'"$bytes"'"}\n' >"$PROJECT_FILE"
+  run_touch
+  refused "invalid UTF-8 ($bytes)" \
+    "crucible: $PROJECT_FILE:1: theme: must be valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF)"
+done
 # 7. Positive control: a valid home and project, and the command runs.
 reset
 printf '{"sandbox": {"limits": {"concurrency": 8}}}\n' >"$HOME_FILE"

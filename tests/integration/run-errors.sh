@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input to crucible run gets a clear message, exit 125, and runs nothing.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 16
+plan 18
 new_workspace
 usage='Usage: crucible run [--timeout S] [--env NAME=VALUE]... [--description TEXT] -- COMMAND
 Run COMMAND through sh -c in the current directory, as one bash call,
@@ -12,9 +12,9 @@ is "$rc|$err" "125|crucible: run: unknown option '--frobnicate'
 $usage" "an unknown option is named"
 ok "$([ ! -e ran ] && echo 0 || echo 1)" "and nothing ran"
 
-for bad in abc 0 -1 inf 1e99; do
+for bad in abc 0 -1 inf 1e99 1e308 31536000.5; do
   crun run --timeout "$bad" -- 'touch ran'
-  is "$rc|$(head -n 1 <<<"$err")" "125|crucible: run: --timeout takes a number of seconds greater than 0 (fractions allowed), not '$bad'" \
+  is "$rc|$(head -n 1 <<<"$err")" "125|crucible: run: --timeout takes a number of seconds greater than 0 and at most 31536000 (fractions allowed), not '$bad'" \
     "--timeout $bad is refused"
 done
 
