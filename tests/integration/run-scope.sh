@@ -62,7 +62,7 @@ done
 # wait is bounded, crucible says it could not confirm the cleanup, and the
 # keeper still ends the scope once it runs again.
 rm -f s.pid
-crun_bg --timeout 0.3 -- 'echo $$ >s.pid; sleep 30'
+crun_bg --timeout 2 -- 'echo $$ >s.pid; sleep 30'
 victim=$(pidfile_wait s.pid)
 keeper=$(pgrep -P "$cpid")
 kill -STOP "$keeper"
