@@ -734,8 +734,7 @@ broker_read_env (struct broker *b)
 
   if (b->opt.env_fd < 0)
     return 0;
-  if (broker_read_all (b->opt.env_fd, BROKER_MAX_ENV_BYTES, &b->env_block,
-                       &len)
+  if (broker_read_all (b->opt.env_fd, BROKER_MAX_ENV_BYTES, &b->env_block, &len)
       < 0)
     return -1;
   /* Every entry is a non-empty NAME, '=', a value, and its NUL.  */

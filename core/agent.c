@@ -41,11 +41,11 @@ struct agent
   struct loop *loop;
   struct agent_listener listener;
   pid_t pid;
-  int in_fd;          /* the agent's standard input (we write), or -1 */
-  int out_fd;         /* the agent's standard output (we read), or -1 */
+  int in_fd;               /* the agent's standard input (we write), or -1 */
+  int out_fd;              /* the agent's standard output (we read), or -1 */
   struct jsonrpc_out *out; /* what waits to be written to in_fd */
-  struct buf line; /* the message being read */
-  bool discarding; /* skipping the rest of an over-long line */
+  struct buf line;         /* the message being read */
+  bool discarding;         /* skipping the rest of an over-long line */
   bool hello_seen;
   bool reaped;
   bool killed;
@@ -644,8 +644,7 @@ agent_exec (const char *shell, const char *command, char *const *envp)
 
 /* End the keeper the way the shell ended, so crucible sees the agent's own
  * exit status or signal.  */
-static void __attribute__ ((noreturn))
-agent_keeper_exit (int status)
+static void __attribute__ ((noreturn)) agent_keeper_exit (int status)
 {
   if (WIFSIGNALED (status))
     {

@@ -539,7 +539,7 @@ config_wrong_type (struct config_parse *p)
 /* What an overlong form, a surrogate or a code point past U+10FFFF is
  * refused with (yajl lets them through).  */
 #define CONFIG_NOT_UTF8                                                        \
-  "must be valid UTF-8 (no overlong forms, surrogates or code points above "  \
+  "must be valid UTF-8 (no overlong forms, surrogates or code points above "   \
   "U+10FFFF)"
 
 /* Whether s[0..n) is UTF-8 as RFC 3629 has it.  */

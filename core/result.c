@@ -335,8 +335,8 @@ result_join (const char *endings, size_t endings_len, const char *text,
              size_t text_len, size_t *len)
 {
   size_t tl, el = 0;
-  cleanup_free char *t = result_fit_text (text, text_len, RESULT_MAX_ENCODED,
-                                          &tl);
+  cleanup_free char *t
+      = result_fit_text (text, text_len, RESULT_MAX_ENCODED, &tl);
   if (endings == NULL)
     {
       *len = tl;
@@ -345,8 +345,8 @@ result_join (const char *endings, size_t endings_len, const char *text,
   /* "\n\n" between them costs 4 encoded bytes.  */
   size_t quarter = RESULT_MAX_ENCODED / 4, cost_t = result_json_size (t, tl);
   size_t keep_t = cost_t < quarter ? cost_t : quarter;
-  cleanup_free char *e = result_fit_text (
-      endings, endings_len, RESULT_MAX_ENCODED - keep_t - 4, &el);
+  cleanup_free char *e = result_fit_text (endings, endings_len,
+                                          RESULT_MAX_ENCODED - keep_t - 4, &el);
   size_t room = RESULT_MAX_ENCODED - result_json_size (e, el) - 4;
   if (cost_t > room)
     {

@@ -1277,10 +1277,9 @@ supervisor_output (struct supervisor *sup, int64_t number, size_t *len)
         command_result_input (c, NULL, &in);
         /* Room for the note after it, so that the whole answer keeps
          * within the cap.  */
-        char *note = xasprintf ("\n[#%" PRIu64 " is still running]",
-                                c->number);
-        in.max_encoded = RESULT_MAX_ENCODED - result_json_size (note,
-                                                                strlen (note));
+        char *note = xasprintf ("\n[#%" PRIu64 " is still running]", c->number);
+        in.max_encoded
+            = RESULT_MAX_ENCODED - result_json_size (note, strlen (note));
         free (note);
         char *so_far = result_compose (&in, &so_far_len);
         char *text

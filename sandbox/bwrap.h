@@ -119,9 +119,10 @@ struct sandbox_backend *bwrap_backend_new (const struct bwrap_options *opt);
 #define BWRAP_FD_ENV 6     /* the workload's environment, for the broker */
 #define BWRAP_FD_OUTPUT 7  /* the workload's stdout and stderr */
 #define BWRAP_FD_SELF 8    /* bwrap itself, executed through it */
-#define BWRAP_FD_WORKLOAD_SECCOMP 9 /* the workload's filter, for the broker   \
-                                     */
-#define BWRAP_FD_EXTRA 10           /* the granted sockets, for --ro-bind-fd */
+#define BWRAP_FD_WORKLOAD_SECCOMP                                              \
+  9                       /* the workload's filter, for the broker             \
+                           */
+#define BWRAP_FD_EXTRA 10 /* the granted sockets, for --ro-bind-fd */
 
 /* Everything one launch's argument vector depends on.  */
 struct bwrap_plan
@@ -133,8 +134,8 @@ struct bwrap_plan
    * resolves to inside the workspace), kept read-only like .git.  */
   char *const *protect;
   size_t n_protect;
-  const char *shell;     /* absolute */
-  const char *line;      /* given to sh -c */
+  const char *shell;                                /* absolute */
+  const char *line;                                 /* given to sh -c */
   unsigned long cpu_seconds, open_files, processes; /* 0: not set */
   unsigned long long memory_bytes;                  /* 0: not set */
   /* Unreadable patterns, relative to the workspace (checked).  */

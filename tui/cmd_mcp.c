@@ -711,7 +711,7 @@ mcp_handle_line (struct mcp *m, const char *line, size_t len)
         mcp_send_error (m, id, MCP_INVALID_PARAMS, MCP_HOLDS_NUL);
     }
   else if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
-      || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
+           || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
     mcp_send_error (m, id != NULL ? id : "null", MCP_INVALID_REQUEST,
                     "invalid request: a JSON-RPC 2.0 object was expected");
   else if (method == NULL && idv != NULL)

@@ -31,8 +31,9 @@
 static void
 fake_send (enum broker_msg_type type, int32_t value)
 {
-  struct broker_msg msg
-      = { .magic = BROKER_STATUS_MAGIC, .type = (uint32_t) type, .value = value };
+  struct broker_msg msg = { .magic = BROKER_STATUS_MAGIC,
+                            .type = (uint32_t) type,
+                            .value = value };
 
   if (send (3, &msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t) sizeof msg)
     perror ("fake_bwrap: send");
