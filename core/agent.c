@@ -345,6 +345,31 @@ agent_parse_type (yajl_val v, enum agent_msg_type *type, struct cr_error **err)
   return cr_error_set (err, 0, "unknown message type \"%.64s\"", t->u.string);
 }
 
+/* A NUL is refused wherever it is: in a command, an env name or value, an
+ * id.  */
+#define AGENT_HOLDS_NUL                                                        \
+  "a string in the message holds a NUL character (\\u0000)"
+
+/* Read a call's id before anything else can fail, so that a malformed call
+ * can still be answered.  */
+static int agent_parse_id (yajl_val v, struct agent_msg *msg,
+                           struct cr_error **err);
+
+/* The id, refused when it holds a NUL (it could not be answered by it),
+ * then the rest of a message holding one, which is answered by its id.  */
+static int
+agent_parse_id_whole (yajl_val v, const struct json_scan *scan,
+                      struct agent_msg *msg, struct cr_error **err)
+{
+  if (scan->id_nul)
+    return cr_error_set (err, 0, AGENT_HOLDS_NUL);
+  if (agent_parse_id (v, msg, err) < 0)
+    return -1;
+  if (scan->nul)
+    return cr_error_set (err, 0, AGENT_HOLDS_NUL);
+  return 0;
+}
+
 /* Read a call's id before anything else can fail, so that a malformed call
  * can still be answered.  */
 static int
@@ -354,11 +379,6 @@ agent_parse_id (yajl_val v, struct agent_msg *msg, struct cr_error **err)
     return 0;
   return agent_get_string (v, "id", true, &msg->id, msg->type, err);
 }
-
-/* A NUL is refused wherever it is: in a command, an env name or value, an
- * id.  */
-#define AGENT_HOLDS_NUL                                                        \
-  "a string in the message holds a NUL character (\\u0000)"
 
 /* Make yajl's parse error one line.  */
 static int
@@ -395,14 +415,9 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   int ret = -1;
   if (!YAJL_IS_OBJECT (v))
     cr_error_set (err, 0, "a message must be a JSON object");
-  else if (agent_parse_type (v, &msg->type, err) < 0)
+  else if (agent_parse_type (v, &msg->type, err) < 0
+           || agent_parse_id_whole (v, &scan, msg, err) < 0)
     ;
-  else if (scan.id_nul)
-    cr_error_set (err, 0, AGENT_HOLDS_NUL);
-  else if (agent_parse_id (v, msg, err) < 0)
-    ;
-  else if (scan.nul)
-    cr_error_set (err, 0, AGENT_HOLDS_NUL); /* answered by its id */
   else
     ret = agent_parse_fields (v, msg, err);
   yajl_tree_free (v);

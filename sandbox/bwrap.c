@@ -1053,7 +1053,8 @@ bwrap_roots_add (struct bwrap_session *s, char *rel, const char *why)
   s->protect[s->n_protect] = NULL;
   s->guard_roots
       = xrealloc (s->guard_roots, s->n_protect * sizeof *s->guard_roots);
-  s->guard_roots[s->n_protect - 1].why = why;
+  s->guard_roots[s->n_protect - 1]
+      = (struct pubguard_root){ .path = rel, .why = why };
 }
 
 /* The most of a git configuration file read for core.hooksPath; a larger
@@ -1198,8 +1199,6 @@ bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
         bwrap_roots_add (s, xstrdup (real + n + 1), why);
     }
   bwrap_roots_hooks (s, workspace, gitdir);
-  for (size_t i = 0; i < s->n_protect; i++)
-    s->guard_roots[i].path = s->protect[i];
   s->guard.roots = s->guard_roots;
   s->guard.n_roots = s->n_protect;
   s->guard.git_templates = PUBGUARD_GIT_TEMPLATES;

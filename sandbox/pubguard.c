@@ -111,62 +111,62 @@ enum pubguard_sub
 struct pubguard_git_key
 {
   const char *section;
-  enum pubguard_sub sub;
   const char *key;
+  enum pubguard_sub sub;
   bool bang;
 };
 
 static const struct pubguard_git_key pubguard_git_keys[] = {
-  { "core", PUBGUARD_SUB_NONE, "fsmonitor", false },
-  { "core", PUBGUARD_SUB_NONE, "hookspath", false },
-  { "core", PUBGUARD_SUB_NONE, "sshcommand", false },
-  { "core", PUBGUARD_SUB_NONE, "pager", false },
-  { "core", PUBGUARD_SUB_NONE, "editor", false },
-  { "core", PUBGUARD_SUB_NONE, "askpass", false },
-  { "core", PUBGUARD_SUB_NONE, "gitproxy", false },
-  { "core", PUBGUARD_SUB_NONE, "alternaterefscommand", false },
+  { "core", "fsmonitor", PUBGUARD_SUB_NONE, false },
+  { "core", "hookspath", PUBGUARD_SUB_NONE, false },
+  { "core", "sshcommand", PUBGUARD_SUB_NONE, false },
+  { "core", "pager", PUBGUARD_SUB_NONE, false },
+  { "core", "editor", PUBGUARD_SUB_NONE, false },
+  { "core", "askpass", PUBGUARD_SUB_NONE, false },
+  { "core", "gitproxy", PUBGUARD_SUB_NONE, false },
+  { "core", "alternaterefscommand", PUBGUARD_SUB_NONE, false },
   /* Not a program, but it moves the work tree git acts on elsewhere.  */
-  { "core", PUBGUARD_SUB_NONE, "worktree", false },
-  { "sequence", PUBGUARD_SUB_NONE, "editor", false },
-  { "interactive", PUBGUARD_SUB_NONE, "difffilter", false },
-  { "diff", PUBGUARD_SUB_NONE, "external", false },
-  { "diff", PUBGUARD_SUB_ANY, "textconv", false },
-  { "diff", PUBGUARD_SUB_ANY, "command", false },
-  { "filter", PUBGUARD_SUB_EITHER, NULL, false }, /* clean, smudge, process */
-  { "merge", PUBGUARD_SUB_ANY, "driver", false },
-  { "mergetool", PUBGUARD_SUB_EITHER, NULL, false },
-  { "difftool", PUBGUARD_SUB_EITHER, NULL, false },
+  { "core", "worktree", PUBGUARD_SUB_NONE, false },
+  { "sequence", "editor", PUBGUARD_SUB_NONE, false },
+  { "interactive", "difffilter", PUBGUARD_SUB_NONE, false },
+  { "diff", "external", PUBGUARD_SUB_NONE, false },
+  { "diff", "textconv", PUBGUARD_SUB_ANY, false },
+  { "diff", "command", PUBGUARD_SUB_ANY, false },
+  { "filter", NULL, PUBGUARD_SUB_EITHER, false }, /* clean, smudge, process */
+  { "merge", "driver", PUBGUARD_SUB_ANY, false },
+  { "mergetool", NULL, PUBGUARD_SUB_EITHER, false },
+  { "difftool", NULL, PUBGUARD_SUB_EITHER, false },
   /* Another file's variables, which this reader does not see.  */
-  { "include", PUBGUARD_SUB_NONE, "path", false },
-  { "includeif", PUBGUARD_SUB_ANY, "path", false },
-  { "credential", PUBGUARD_SUB_EITHER, "helper", false },
-  { "gpg", PUBGUARD_SUB_EITHER, NULL, false }, /* program, defaultKeyCommand */
-  { "pager", PUBGUARD_SUB_EITHER, NULL, false },
+  { "include", "path", PUBGUARD_SUB_NONE, false },
+  { "includeif", "path", PUBGUARD_SUB_ANY, false },
+  { "credential", "helper", PUBGUARD_SUB_EITHER, false },
+  { "gpg", NULL, PUBGUARD_SUB_EITHER, false }, /* program, defaultKeyCommand */
+  { "pager", NULL, PUBGUARD_SUB_EITHER, false },
   /* Every alias, not only "!cmd": "st = -c core.fsmonitor=PROG status",
    * "difftool -x PROG", "rebase --exec PROG" run a program as well, and
    * the repository's alias overrides the person's own of that name.  */
-  { "alias", PUBGUARD_SUB_EITHER, NULL, false },
-  { "browser", PUBGUARD_SUB_EITHER, NULL, false },
-  { "web", PUBGUARD_SUB_NONE, "browser", false },
-  { "help", PUBGUARD_SUB_NONE, "browser", false },
-  { "man", PUBGUARD_SUB_EITHER, NULL, false },
-  { "sendemail", PUBGUARD_SUB_EITHER, NULL, false }, /* *cmd, smtpServer */
-  { "imap", PUBGUARD_SUB_NONE, "tunnel", false },
-  { "guitool", PUBGUARD_SUB_EITHER, NULL, false },
-  { "instaweb", PUBGUARD_SUB_EITHER, NULL, false },
-  { "trailer", PUBGUARD_SUB_ANY, "command", false },
-  { "trailer", PUBGUARD_SUB_ANY, "cmd", false },
-  { "hook", PUBGUARD_SUB_EITHER, NULL, false },
-  { "uploadpack", PUBGUARD_SUB_NONE, "packobjectshook", false },
-  { "remote", PUBGUARD_SUB_ANY, "uploadpack", false },
-  { "remote", PUBGUARD_SUB_ANY, "receivepack", false },
-  { "remote", PUBGUARD_SUB_ANY, "vcs", false },
+  { "alias", NULL, PUBGUARD_SUB_EITHER, false },
+  { "browser", NULL, PUBGUARD_SUB_EITHER, false },
+  { "web", "browser", PUBGUARD_SUB_NONE, false },
+  { "help", "browser", PUBGUARD_SUB_NONE, false },
+  { "man", NULL, PUBGUARD_SUB_EITHER, false },
+  { "sendemail", NULL, PUBGUARD_SUB_EITHER, false }, /* *cmd, smtpServer */
+  { "imap", "tunnel", PUBGUARD_SUB_NONE, false },
+  { "guitool", NULL, PUBGUARD_SUB_EITHER, false },
+  { "instaweb", NULL, PUBGUARD_SUB_EITHER, false },
+  { "trailer", "command", PUBGUARD_SUB_ANY, false },
+  { "trailer", "cmd", PUBGUARD_SUB_ANY, false },
+  { "hook", NULL, PUBGUARD_SUB_EITHER, false },
+  { "uploadpack", "packobjectshook", PUBGUARD_SUB_NONE, false },
+  { "remote", "uploadpack", PUBGUARD_SUB_ANY, false },
+  { "remote", "receivepack", PUBGUARD_SUB_ANY, false },
+  { "remote", "vcs", PUBGUARD_SUB_ANY, false },
   /* protocol.ext.allow lets a URL be a command line ("ext::sh -c …").  */
-  { "protocol", PUBGUARD_SUB_EITHER, NULL, false },
-  { "submodule", PUBGUARD_SUB_ANY, "update", true },
-  { "tar", PUBGUARD_SUB_ANY, "command", false },
+  { "protocol", NULL, PUBGUARD_SUB_EITHER, false },
+  { "submodule", "update", PUBGUARD_SUB_ANY, true },
+  { "tar", "command", PUBGUARD_SUB_ANY, false },
   /* Hooks copied in at the next git init.  */
-  { "init", PUBGUARD_SUB_NONE, "templatedir", false },
+  { "init", "templatedir", PUBGUARD_SUB_NONE, false },
 };
 
 struct pubguard_cfg
@@ -284,7 +284,7 @@ pubguard_cfg_value (struct pubguard_cfg *c)
           const char *e = ch > 0 ? strchr (from, ch) : NULL;
           if (e == NULL)
             return -1;
-          ch = to[e - from];
+          ch = (unsigned char) to[e - from];
         }
       buf_putc (&c->value, (char) ch);
       if (quoted || (ch != ' ' && ch != '\t'))

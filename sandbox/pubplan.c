@@ -325,9 +325,9 @@ pubplan_lower_holds (const struct pubplan_walk *w, int lowfd, const char *name,
     {
       cleanup_free char *child = xasprintf ("%s/%s", rel, names[i]);
       struct stat st;
-      if (found == NULL && fstatat (fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-        found = xstrdup (child);
-      else if (found == NULL && pubguard_classify (names[i]) == PUBGUARD_GIT)
+      if (found == NULL
+          && (fstatat (fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0
+              || pubguard_classify (names[i]) == PUBGUARD_GIT))
         found = xstrdup (child);
       else if (found == NULL && S_ISDIR (st.st_mode))
         found = pubplan_lower_holds (w, fd, names[i], child, depth + 1);

@@ -575,10 +575,15 @@ mcp_cancelled (struct mcp *m, yajl_val params)
 static bool
 mcp_ask_id_ours (const struct mcp *m, const char *id)
 {
-  uint64_t n = 0;
-  int end = 0;
-  return sscanf (id, "\"crucible-ask-%" SCNu64 "\"%n", &n, &end) == 1
-         && id[end] == '\0' && n >= 1 && n <= m->next_ask;
+  static const char prefix[] = "\"crucible-ask-";
+  char *end = NULL;
+
+  if (strncmp (id, prefix, sizeof prefix - 1) != 0
+      || id[sizeof prefix - 1] < '1' || id[sizeof prefix - 1] > '9')
+    return false;
+  errno = 0;
+  unsigned long long n = strtoull (id + sizeof prefix - 1, &end, 10);
+  return errno == 0 && strcmp (end, "\"") == 0 && n <= m->next_ask;
 }
 
 /* An answer that is not taken: a duplicate of one taken, one to a call

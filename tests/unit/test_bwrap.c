@@ -70,7 +70,8 @@ test_argv_order (void **state)
   /* The workload's filter goes to the broker, not to bwrap.  */
   int wfd = argv_find (argv, "--seccomp-fd");
   assert_true (wfd > sep);
-  assert_int_equal (atoi (argv[wfd + 1]), BWRAP_FD_WORKLOAD_SECCOMP);
+  assert_int_equal (strtol (argv[wfd + 1], NULL, 10),
+                    BWRAP_FD_WORKLOAD_SECCOMP);
   /* The command last: sh -c LINE.  */
   int n = 0;
   while (argv[n] != NULL)

@@ -192,7 +192,7 @@ test_refusals (void **state)
   cr_error_clear (&err);
 
   /* 131072 bytes and the NUL pass the kernel's bound on one argument.  */
-  size_t len = 128 * 1024;
+  size_t len = (size_t) 128 * 1024;
   char *line = malloc (len + 1);
   memset (line, ':', len);
   line[len] = '\0';
