@@ -62,8 +62,7 @@ static const struct options_spec audit_specs[] = {
   { AUDIT_OPT_HELP, "--help", "-h", false },
 };
 
-static const struct options_table audit_table
-    = OPTIONS_TABLE (audit_specs, 0);
+static const struct options_table audit_table = OPTIONS_TABLE (audit_specs, 0);
 
 /* Parse the options (argv[0] is "audit"); 1 when --help was printed.  */
 static int

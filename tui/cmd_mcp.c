@@ -69,8 +69,8 @@ struct mcp_call
 
 struct mcp
 {
-  struct host host;    /* owns the loop, the supervisor, journal and rules */
-  struct loop *loop;   /* the host's */
+  struct host host;       /* owns the loop, the supervisor, journal and rules */
+  struct loop *loop;      /* the host's */
   struct supervisor *sup; /* the host's */
   struct buf in; /* bytes of the line being read */
   bool skipping; /* discarding the rest of an overlong line */
@@ -845,9 +845,8 @@ mcp_setup (struct mcp *m, struct cr_error **err)
   m->journal = m->host.journal;
   m->rules = m->host.rules;
   m->refusal = m->host.refusal;
-  if (host_watch_signals (&m->host, signals,
-                          sizeof signals / sizeof *signals, mcp_on_signal, m,
-                          err)
+  if (host_watch_signals (&m->host, signals, sizeof signals / sizeof *signals,
+                          mcp_on_signal, m, err)
       < 0)
     return -1;
   m->out = jsonrpc_out_new (m->loop, STDOUT_FILENO, JSONRPC_OUT_MAX,

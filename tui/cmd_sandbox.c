@@ -100,8 +100,7 @@ sandbox_report_options (int argc, char **argv,
         sandbox_usage (stdout);
         return 1;
       default:
-        fprintf (stderr,
-                 _ ("crucible: sandbox inspect: unknown option '%s'\n"),
+        fprintf (stderr, _ ("crucible: sandbox inspect: unknown option '%s'\n"),
                  p.word);
         sandbox_usage (stderr);
         return -1;

@@ -39,7 +39,7 @@ struct host
   struct config *cfg;
   struct rules *rules;
   struct sandbox_backend *backend; /* NULL while refused */
-  char *refusal; /* why no command may run here, or NULL */
+  char *refusal;                   /* why no command may run here, or NULL */
   struct loop *loop;
   struct supervisor *sup;
   struct journal *journal; /* NULL when the facts cannot be recorded */

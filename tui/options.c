@@ -88,13 +88,16 @@ options_next (struct options_parser *p)
     return OPTIONS_END;
   p->word = word;
   p->next++;
-  const char *eq = strncmp (word, "--", 2) == 0 ? strchr (word, '=') : NULL;
-  const struct options_spec *spec
-      = word[0] == '-' && word[1] == '-'
-            ? options_match (p->table, word,
-                             eq != NULL ? (size_t) (eq - word) : strlen (word))
-            : NULL;
-  for (size_t i = 0; spec == NULL && i < p->table->n; i++)
+  const struct options_spec *spec = NULL;
+  const char *eq = NULL;
+  if (strncmp (word, "--", 2) == 0)
+    {
+      /* --NAME or --NAME=VALUE.  */
+      eq = strchr (word, '=');
+      size_t len = eq != NULL ? (size_t) (eq - word) : strlen (word);
+      spec = options_match (p->table, word, len);
+    }
+  for (size_t i = 0; spec == NULL && eq == NULL && i < p->table->n; i++)
     if (p->table->specs[i].alias != NULL
         && strcmp (word, p->table->specs[i].alias) == 0)
       spec = &p->table->specs[i];
@@ -110,8 +113,7 @@ options_next (struct options_parser *p)
 }
 
 int
-options_error (const struct options_parser *p, int what,
-               struct cr_error **err)
+options_error (const struct options_parser *p, int what, struct cr_error **err)
 {
   if (what == OPTIONS_NO_VALUE)
     return cr_error_set (err, 0, _ ("%s needs a value"), p->word);
