@@ -491,7 +491,8 @@ static const struct
 };
 
 /* --- failing ----------------------------------------------------------------
- * Every message is "<path>:<line>: <key>: <what>" (doc/strings-config.md).  */
+ * Every message is "<path>:<line>: <key>: <what>" (doc/strings.md,
+ * "Configuration errors").  */
 
 /* Stop the parse with a message about key (NULL: none) at the current
  * position.  Returns 0, which tells yajl to stop.  */

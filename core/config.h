@@ -2,10 +2,10 @@
  * config.json (project), read with yajl and merged into one effective view.
  *
  * A cloned repository is untrusted input: its file may narrow and deny,
- * never grant.  Every key DESIGN.md lists is validated here (type, range,
- * home-only rule); later work gives each key its effect.  Any error names
- * the file, the line and the key, and nothing runs on a configuration that
- * failed to load.  doc/configuration.md is the reference.  */
+ * never grant.  Every key doc/configuration.md lists (the reference) is
+ * validated here (type, range, home-only rule); later work gives each key
+ * its effect.  Any error names the file, the line and the key, and nothing
+ * runs on a configuration that failed to load.  */
 #ifndef CRUCIBLE_CORE_CONFIG_H
 #define CRUCIBLE_CORE_CONFIG_H
 

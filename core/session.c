@@ -17,8 +17,8 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 
-/* Model-facing answers to calls that did not run (doc/strings-session.md).
- * Never translated.  */
+/* Model-facing answers to calls that did not run (doc/strings.md,
+ * "Sessions and the agent protocol").  Never translated.  */
 #define SESSION_DECLINED                                                       \
   "[refused: the developer declined to run it; nothing was run]"
 #define SESSION_CANCELLED                                                      \

@@ -662,8 +662,9 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
   if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
     _exit (125);
   /* crucible run by root over another user's workspace: the sandbox is
-   * that user's (DESIGN.md), so bwrap starts as them, with no
-   * supplementary group of root's and no way back.  */
+   * that user's (doc/linux-confinement.md, "Root over another user's
+   * workspace"), so bwrap starts as them, with no supplementary group of
+   * root's and no way back.  */
   if (f->as_owner
       && (setgroups (0, NULL) < 0 || setgid (f->gid) < 0 || setuid (f->uid) < 0
           || setuid (0) == 0))

@@ -1,8 +1,8 @@
 /* The Linux backend: a trusted system bubblewrap starting
  * crucible-sandbox-broker as PID 1 of fresh user, PID, IPC, UTS, network
  * and mount namespaces, the broker mounting the workspace's overlay
- * projection and dropping what bwrap left it (DESIGN.md, "Linux
- * confinement").
+ * projection and dropping what bwrap left it (doc/linux-confinement.md,
+ * doc/broker.md).
  *
  * Finding the parts starts nothing: bwrap_locate and broker_locate only
  * look at files, so inspection can call them.  Probing (the option

@@ -8,7 +8,7 @@
  * The workspace root is the only path the text prints, and the JSON prints
  * none; a reason that arrives holding a path has it replaced by "<path>".
  * The exact layout and every string the spec does not quote are in
- * doc/strings-sandbox.md.  */
+ * doc/strings.md, "The inspection report".  */
 #ifndef CRUCIBLE_SANDBOX_INSPECT_H
 #define CRUCIBLE_SANDBOX_INSPECT_H
 

@@ -9,7 +9,7 @@
  * prepared).  The input is a plain struct, filled by the caller from the
  * configuration, so this module does not reach up into core/.
  *
- * Digests (doc/strings-sandbox.md, "Digests"): every digest is
+ * Digests (doc/strings.md, "Digests"): every digest is
  * "sha256:" and 64 hex digits of SHA-256 over a domain-separated text, a
  * function of the paths and values alone (no salt, host name, time or inode
  * number), so two reports over the same directory agree on every machine:

@@ -1,6 +1,6 @@
 /* Publication: what a confined command wrote into its private upper
  * directory reaches the workspace root after it has ended, transactionally
- * (DESIGN.md, "Publication").
+ * (doc/publication.md).
  *
  * publish_baseline_take runs when a command starts: under the per-user
  * lock it recovers any transaction an earlier process abandoned, then notes

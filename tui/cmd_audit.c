@@ -24,6 +24,7 @@
 #include "sandbox/conformance.h"
 #include "sandbox/inspect.h"
 #include "tui/front.h"
+#include "tui/options.h"
 
 struct audit_options
 {
@@ -47,30 +48,48 @@ audit_usage (FILE *out)
          out);
 }
 
+/* audit's options.  */
+enum audit_option
+{
+  AUDIT_OPT_JSON,
+  AUDIT_OPT_BACKEND,
+  AUDIT_OPT_HELP
+};
+
+static const struct options_spec audit_specs[] = {
+  { AUDIT_OPT_JSON, "--json", NULL, false },
+  { AUDIT_OPT_BACKEND, "--backend", NULL, true },
+  { AUDIT_OPT_HELP, "--help", "-h", false },
+};
+
+static const struct options_table audit_table = OPTIONS_TABLE (audit_specs, 0);
+
 /* Parse the options (argv[0] is "audit"); 1 when --help was printed.  */
 static int
 audit_parse (int argc, char **argv, struct audit_options *opts)
 {
+  struct options_parser p;
+  int c;
   memset (opts, 0, sizeof *opts);
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
+  options_begin (&p, &audit_table, argc, argv);
+  while ((c = options_next (&p)) != OPTIONS_END)
+    switch (c)
+      {
+      case AUDIT_OPT_JSON:
         opts->json = true;
-      else if (strcmp (argv[i], "--backend") == 0 && i + 1 < argc)
-        opts->backend = argv[++i];
-      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-        {
-          audit_usage (stdout);
-          return 1;
-        }
-      else
-        {
-          fprintf (stderr, _ ("crucible: sandbox audit: unknown option '%s'\n"),
-                   argv[i]);
-          audit_usage (stderr);
-          return -1;
-        }
-    }
+        break;
+      case AUDIT_OPT_BACKEND:
+        opts->backend = p.value;
+        break;
+      case AUDIT_OPT_HELP:
+        audit_usage (stdout);
+        return 1;
+      default:
+        fprintf (stderr, _ ("crucible: sandbox audit: unknown option '%s'\n"),
+                 p.word);
+        audit_usage (stderr);
+        return -1;
+      }
   if (opts->backend != NULL && strcmp (opts->backend, "compat") != 0
       && strcmp (opts->backend, BWRAP_BACKEND_ID) != 0)
     {

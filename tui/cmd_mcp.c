@@ -30,8 +30,8 @@
 #include "lib/json.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
-#include "sandbox/compat.h"
-#include "tui/front.h"
+#include "tui/host.h"
+#include "tui/options.h"
 
 /* The longest message accepted on one line; a longer one is a parse error
  * and is skipped to its end.  */
@@ -49,8 +49,6 @@ enum mcp_error_code
   MCP_METHOD_NOT_FOUND = -32601,
   MCP_INVALID_PARAMS = -32602
 };
-
-extern char **environ;
 
 struct mcp;
 
@@ -71,10 +69,9 @@ struct mcp_call
 
 struct mcp
 {
-  struct loop *loop;
-  struct config *config;
-  struct sandbox_backend *backend;
-  struct supervisor *sup;
+  struct host host;       /* owns the loop, the supervisor, journal and rules */
+  struct loop *loop;      /* the host's */
+  struct supervisor *sup; /* the host's */
   struct buf in; /* bytes of the line being read */
   bool skipping; /* discarding the rest of an overlong line */
   bool input_closed;
@@ -83,9 +80,9 @@ struct mcp
   int host_signal;
   uint64_t next_ask;
   struct mcp_call *calls;
-  struct journal *journal;
-  struct rules *rules;
-  char *refusal; /* why no command may run here, or NULL */
+  struct journal *journal; /* the host's */
+  struct rules *rules;     /* the host's */
+  const char *refusal; /* why no command may run here, or NULL: the host's */
   bool cleanup_expired;
   struct jsonrpc_out *out; /* what waits for the client to read it */
   bool client_ended;       /* it did not read, and the server ends */
@@ -842,23 +839,21 @@ mcp_serve (struct mcp *m, struct cr_error **err)
 
 /* Set up the server's parts; returns -1 with *err set.  */
 static int
-mcp_setup (struct mcp *m, const char *workspace, struct cr_error **err)
+mcp_setup (struct mcp *m, struct cr_error **err)
 {
   static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
-  m->loop = loop_new (err);
-  if (m->loop == NULL)
-    return -1;
   /* With no backend to be had, every call is refused with the reason.  */
-  m->backend = front_backend (m->config, &m->refusal);
-  m->sup = supervisor_new (m->loop, m->backend, m->config, workspace, environ);
-  m->rules = permit_rules (m->config, err);
-  if (m->rules == NULL)
+  if (host_start (&m->host, err) < 0)
     return -1;
-  m->journal = front_journal ();
-  supervisor_set_journal (m->sup, m->journal);
-  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
-    if (loop_add_signal (m->loop, signals[i], mcp_on_signal, m, err) < 0)
-      return -1;
+  m->loop = m->host.loop;
+  m->sup = m->host.sup;
+  m->journal = m->host.journal;
+  m->rules = m->host.rules;
+  m->refusal = m->host.refusal;
+  if (host_watch_signals (&m->host, signals, sizeof signals / sizeof *signals,
+                          mcp_on_signal, m, err)
+      < 0)
+    return -1;
   m->out = jsonrpc_out_new (m->loop, STDOUT_FILENO, JSONRPC_OUT_MAX,
                             mcp_on_overflow, m, err);
   if (m->out == NULL)
@@ -871,19 +866,22 @@ cmd_mcp (int argc, char **argv)
 {
   struct mcp m = { 0 };
   struct cr_error *err = NULL;
-  cleanup_free char *workspace = NULL;
   int status = 0;
 
-  if (argc > 1)
+  static const struct options_spec specs[] = { { 0, "--help", NULL, false } };
+  static const struct options_table table = OPTIONS_TABLE (specs, 0);
+  struct options_parser p;
+  options_begin (&p, &table, argc, argv);
+  int opt = options_next (&p);
+  if (opt != OPTIONS_END)
     {
       fprintf (stderr, _ ("Usage: crucible mcp\n"
                           "Serve the Model Context Protocol on standard input "
                           "and output, in the current directory.\n"));
-      return strcmp (argv[1], "--help") == 0 ? 0 : 2;
+      return opt == 0 ? 0 : 2;
     }
-  workspace = front_workspace (&err);
-  if (workspace != NULL && config_load (&m.config, NULL, workspace, &err) == 0
-      && mcp_setup (&m, workspace, &err) == 0)
+  if (host_open (&m.host, HOST_KEEP_REFUSED, NULL, &err) == 0
+      && mcp_setup (&m, &err) == 0)
     mcp_serve (&m, &err);
   if (err != NULL)
     {
@@ -898,14 +896,8 @@ cmd_mcp (int argc, char **argv)
       m.calls = c->next;
       mcp_call_free (c);
     }
-  supervisor_free (m.sup);
   jsonrpc_out_free (m.out);
-  journal_close (m.journal);
-  rules_free (m.rules);
-  free (m.refusal);
-  sandbox_backend_free (m.backend);
-  loop_free (m.loop);
-  config_free (m.config);
+  host_close (&m.host);
   buf_free (&m.in);
   if (m.client_ended && status == 0)
     status = 1;

@@ -15,6 +15,7 @@
 #include "lib/i18n.h"
 #include "sandbox/quarantine.h"
 #include "sandbox/statedir.h"
+#include "tui/options.h"
 
 #define QUARANTINE_EXIT_OK 0
 #define QUARANTINE_EXIT_FAILED 1
@@ -94,8 +95,10 @@ cmd_quarantine (int argc, char **argv)
   cleanup_close int fd = -1;
   struct cr_error *err = NULL;
 
-  if (argc >= 2
-      && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
+  /* The verbs are operands; --help is the one option.  */
+  static const struct options_spec specs[] = { { 0, "--help", "-h", false } };
+  static const struct options_table table = OPTIONS_TABLE (specs, 0);
+  if (argc >= 2 && options_find (&table, argv[1]) == 0)
     {
       quarantine_usage (stdout);
       return QUARANTINE_EXIT_OK;

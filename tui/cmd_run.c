@@ -13,22 +13,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
 #include "core/loop.h"
 #include "core/notes.h"
 #include "core/permit.h"
 #include "core/supervisor.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
-#include "sandbox/compat.h"
-#include "tui/front.h"
+#include "tui/host.h"
 #include "tui/options.h"
 
 /* How long crucible waits, after the result, for the scope to be confirmed
  * empty before it gives up and says so.  */
 #define RUN_CLEANUP_MS 5000
-
-extern char **environ;
 
 struct run_state
 {
@@ -196,37 +192,31 @@ run_drive (struct run_state *st, uint64_t deadline_ms, struct cr_error **err)
   return 0;
 }
 
-/* Run one command once options and configuration are in hand.  */
+/* Run one command once options, configuration and rules are in hand.  */
 static int
-run_command (const struct run_options *opts, const struct config *cfg,
-             const struct rules *rules, const char *workspace)
+run_command (const struct run_options *opts, struct host *h)
 {
+  static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
   struct run_state st = { .exit_status = RUN_EXIT_REFUSED };
   struct cr_error *err = NULL;
   struct command *cmd = NULL;
-  cleanup_free char *refusal = NULL;
 
-  if (run_check (rules, opts->command, &st) < 0)
+  if (run_check (h->rules, opts->command, &st) < 0)
     return RUN_EXIT_REFUSED;
-  struct sandbox_backend *backend = front_backend (cfg, &refusal);
-  if (backend == NULL)
+  int started = host_start (h, &err);
+  if (started == HOST_REFUSED)
     {
-      run_refuse (&st, refusal);
+      run_refuse (&st, h->refusal);
       return RUN_EXIT_REFUSED;
     }
-  st.loop = loop_new (&err);
-  if (st.loop == NULL)
-    {
-      sandbox_backend_free (backend);
-      return run_fail (err);
-    }
-  st.sup = supervisor_new (st.loop, backend, cfg, workspace, environ);
-  struct journal *journal = front_journal ();
-  supervisor_set_journal (st.sup, journal);
-  const int signals[] = { SIGINT, SIGTERM, SIGHUP };
-  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
-    if (loop_add_signal (st.loop, signals[i], run_on_signal, &st, &err) < 0)
-      goto out;
+  if (started < 0)
+    return run_fail (err);
+  st.loop = h->loop;
+  st.sup = h->sup;
+  if (host_watch_signals (h, signals, sizeof signals / sizeof *signals,
+                          run_on_signal, &st, &err)
+      < 0)
+    goto out;
 
   struct command_request req = { .line = opts->command,
                                  .description = opts->description,
@@ -242,7 +232,8 @@ run_command (const struct run_options *opts, const struct config *cfg,
       cr_error_clear (&err);
       goto out;
     }
-  if (run_drive (&st, supervisor_deadline_ms (cfg, opts->timeout_seconds), &err)
+  if (run_drive (&st, supervisor_deadline_ms (h->cfg, opts->timeout_seconds),
+                 &err)
       < 0)
     goto out;
   if (!st.cleaned)
@@ -252,10 +243,6 @@ run_command (const struct run_options *opts, const struct config *cfg,
 out:
   if (err != NULL)
     st.exit_status = run_fail (err);
-  supervisor_free (st.sup);
-  journal_close (journal);
-  sandbox_backend_free (backend);
-  loop_free (st.loop);
   if (st.host_signal != 0)
     return 128 + st.host_signal;
   return st.exit_status;
@@ -266,8 +253,7 @@ cmd_run (int argc, char **argv)
 {
   struct run_options opts;
   struct cr_error *err = NULL;
-  struct config *cfg = NULL;
-  cleanup_free char *workspace = NULL;
+  struct host h;
 
   if (run_options_parse (&opts, argc, argv, &err) < 0)
     {
@@ -283,22 +269,9 @@ cmd_run (int argc, char **argv)
       run_options_clear (&opts);
       return 0;
     }
-  workspace = front_workspace (&err);
-  if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
-    {
-      run_options_clear (&opts);
-      return run_fail (err);
-    }
-  struct rules *rules = permit_rules (cfg, &err);
-  if (rules == NULL)
-    {
-      config_free (cfg);
-      run_options_clear (&opts);
-      return run_fail (err);
-    }
-  int status = run_command (&opts, cfg, rules, workspace);
-  rules_free (rules);
-  config_free (cfg);
+  int status = host_open (&h, 0, NULL, &err) < 0 ? run_fail (err)
+                                                 : run_command (&opts, &h);
+  host_close (&h);
   run_options_clear (&opts);
   return status;
 }

@@ -27,6 +27,7 @@
 #include "tui/cmd_audit.h"
 #include "tui/cmd_quarantine.h"
 #include "tui/front.h"
+#include "tui/options.h"
 
 /* The report's options: [--json].  */
 struct sandbox_report_options
@@ -65,30 +66,45 @@ sandbox_usage (FILE *out)
          out);
 }
 
+/* The report's options.  */
+enum sandbox_report_option
+{
+  SANDBOX_OPT_JSON,
+  SANDBOX_OPT_HELP
+};
+
+static const struct options_spec sandbox_report_specs[] = {
+  { SANDBOX_OPT_JSON, "--json", NULL, false },
+  { SANDBOX_OPT_HELP, "--help", "-h", false },
+};
+
+static const struct options_table sandbox_report_table
+    = OPTIONS_TABLE (sandbox_report_specs, 0);
+
 /* Parse the report's options (argv[0] is the command's own name).  */
 static int
 sandbox_report_options (int argc, char **argv,
                         struct sandbox_report_options *opts)
 {
+  struct options_parser p;
+  int c;
   memset (opts, 0, sizeof *opts);
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
+  options_begin (&p, &sandbox_report_table, argc, argv);
+  while ((c = options_next (&p)) != OPTIONS_END)
+    switch (c)
+      {
+      case SANDBOX_OPT_JSON:
         opts->json = true;
-      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-        {
-          sandbox_usage (stdout);
-          return 1;
-        }
-      else
-        {
-          fprintf (stderr,
-                   _ ("crucible: sandbox inspect: unknown option '%s'\n"),
-                   argv[i]);
-          sandbox_usage (stderr);
-          return -1;
-        }
-    }
+        break;
+      case SANDBOX_OPT_HELP:
+        sandbox_usage (stdout);
+        return 1;
+      default:
+        fprintf (stderr, _ ("crucible: sandbox inspect: unknown option '%s'\n"),
+                 p.word);
+        sandbox_usage (stderr);
+        return -1;
+      }
   return 0;
 }
 
@@ -534,10 +550,13 @@ sandbox_set (bool enabled)
 static int
 sandbox_cmd_set (int argc, char **argv)
 {
-  if (argc == 1)
+  static const struct options_table none = { NULL, 0, 0 };
+  struct options_parser p;
+  options_begin (&p, &none, argc, argv);
+  if (options_next (&p) == OPTIONS_END)
     return sandbox_set (strcmp (argv[0], "enable") == 0);
   fprintf (stderr, _ ("crucible: sandbox %s: unexpected argument '%s'\n"),
-           argv[0], argv[1]);
+           argv[0], p.word);
   sandbox_usage (stderr);
   return SANDBOX_EXIT_USAGE;
 }
@@ -564,7 +583,7 @@ cmd_sandbox (int argc, char **argv)
       sandbox_usage (stderr);
       return SANDBOX_EXIT_USAGE;
     }
-  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+  if (options_find (&sandbox_report_table, argv[1]) == SANDBOX_OPT_HELP)
     {
       sandbox_usage (stdout);
       return SANDBOX_EXIT_OK;

@@ -16,9 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
 #include "core/loop.h"
-#include "core/permit.h"
 #include "core/session.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
@@ -26,8 +24,9 @@
 #include "lib/i18n.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
-#include "sandbox/compat.h"
 #include "tui/front.h"
+#include "tui/host.h"
+#include "tui/options.h"
 
 extern char **environ;
 
@@ -330,38 +329,27 @@ session_cli_fail (struct cr_error *err)
   return SESSION_EXIT_FAILED;
 }
 
-/* Run the session once everything is in hand.  */
+/* Run the session once the workspace, configuration and rules are in
+ * hand.  */
 static int
-session_cli_run (const struct session_options_cli *opts,
-                 const struct config *cfg, const struct rules *rules,
-                 const char *workspace)
+session_cli_run (const struct session_options_cli *opts, struct host *h)
 {
   struct line_fe fe = { .yes = opts->yes, .tty = isatty (STDIN_FILENO) };
   struct cr_error *err = NULL;
   int status = 0;
 
-  fe.loop = loop_new (&err);
-  if (fe.loop == NULL)
+  int started = host_start (h, &err);
+  if (started == HOST_REFUSED)
+    cr_error_set (&err, 0, "%s", h->refusal);
+  if (started != 0)
     return session_cli_fail (err);
-  cleanup_free char *refusal = NULL;
-  struct sandbox_backend *backend = front_backend (cfg, &refusal);
-  if (backend == NULL)
-    {
-      struct cr_error *why = NULL;
-      cr_error_set (&why, 0, "%s", refusal);
-      loop_free (fe.loop);
-      return session_cli_fail (why);
-    }
-  struct supervisor *sup
-      = supervisor_new (fe.loop, backend, cfg, workspace, environ);
-  struct journal *journal = front_journal ();
-  supervisor_set_journal (sup, journal);
+  fe.loop = h->loop;
   struct session_options so
       = { .agent_command
-          = opts->agent != NULL ? opts->agent : cfg->agent_command,
-          .workspace = workspace,
+          = opts->agent != NULL ? opts->agent : h->cfg->agent_command,
+          .workspace = h->workspace,
           .agent_env = environ,
-          .rules = rules };
+          .rules = h->rules };
   struct session_frontend sfe = { .turn_started = line_turn_started,
                                   .text = line_text,
                                   .call = line_call,
@@ -371,7 +359,7 @@ session_cli_run (const struct session_options_cli *opts,
                                   .ending = line_ending,
                                   .notice = line_notice,
                                   .data = &fe };
-  fe.session = session_new (fe.loop, sup, &so, &sfe);
+  fe.session = session_new (fe.loop, h->sup, &so, &sfe);
   if (line_watch (&fe, &err) < 0 || line_drive (&fe, &err) < 0)
     status = session_cli_fail (err);
   else if (!session_done (fe.session))
@@ -381,11 +369,7 @@ session_cli_run (const struct session_options_cli *opts,
       status = SESSION_EXIT_FAILED;
     }
   fflush (stdout);
-  supervisor_free (sup);
-  journal_close (journal);
   session_free (fe.session);
-  sandbox_backend_free (backend);
-  loop_free (fe.loop);
   buf_free (&fe.in);
   if (fe.host_signal != 0 && status == 0)
     return 128 + fe.host_signal;
@@ -405,34 +389,47 @@ session_cli_usage (FILE *out)
          out);
 }
 
+/* crucible session's options.  */
+enum session_cli_option
+{
+  SESSION_OPT_AGENT,
+  SESSION_OPT_YES,
+  SESSION_OPT_HELP
+};
+
+static const struct options_spec session_cli_specs[] = {
+  { SESSION_OPT_AGENT, "--agent", NULL, true },
+  { SESSION_OPT_YES, "--yes", "-y", false },
+  { SESSION_OPT_HELP, "--help", "-h", false },
+};
+
+static const struct options_table session_cli_table
+    = OPTIONS_TABLE (session_cli_specs, OPTIONS_OPERANDS);
+
 /* Parse the options; errors say which option and why.  */
 static int
 session_cli_parse (struct session_options_cli *o, int argc, char **argv,
                    struct cr_error **err)
 {
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++)
-    {
-      const char *a = argv[i];
-      if (strcmp (a, "--") == 0)
-        {
-          i++;
-          break;
-        }
-      if (strcmp (a, "--yes") == 0 || strcmp (a, "-y") == 0)
+  struct options_parser p;
+  int c;
+  options_begin (&p, &session_cli_table, argc, argv);
+  while ((c = options_next (&p)) != OPTIONS_END)
+    switch (c)
+      {
+      case SESSION_OPT_AGENT:
+        o->agent = p.value;
+        break;
+      case SESSION_OPT_YES:
         o->yes = true;
-      else if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0)
+        break;
+      case SESSION_OPT_HELP:
         o->help = true;
-      else if (strncmp (a, "--agent=", 8) == 0)
-        o->agent = a + 8;
-      else if (strcmp (a, "--agent") == 0 && i + 1 < argc)
-        o->agent = argv[++i];
-      else if (strcmp (a, "--agent") == 0)
-        return cr_error_set (err, 0, _ ("%s needs a value"), a);
-      else
-        return cr_error_set (err, 0, _ ("unknown option '%s'"), a);
-    }
-  return front_session_operands (argc, argv, i, &o->dir, o->agent, err);
+        break;
+      default:
+        return options_error (&p, c, err);
+      }
+  return front_session_operands (argc, argv, p.next, &o->dir, o->agent, err);
 }
 
 int
@@ -440,8 +437,7 @@ cmd_session (int argc, char **argv)
 {
   struct session_options_cli opts = { 0 };
   struct cr_error *err = NULL;
-  struct config *cfg = NULL;
-  cleanup_free char *workspace = NULL;
+  struct host h;
 
   setvbuf (stdout, NULL, _IOLBF, 0);
   if (session_cli_parse (&opts, argc, argv, &err) < 0)
@@ -455,17 +451,9 @@ cmd_session (int argc, char **argv)
       session_cli_usage (stdout);
       return 0;
     }
-  workspace = front_workspace_dir (opts.dir, &err);
-  if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
-    return session_cli_fail (err);
-  struct rules *rules = permit_rules (cfg, &err);
-  if (rules == NULL)
-    {
-      config_free (cfg);
-      return session_cli_fail (err);
-    }
-  int status = session_cli_run (&opts, cfg, rules, workspace);
-  rules_free (rules);
-  config_free (cfg);
+  int status = host_open (&h, HOST_IN_DIR, opts.dir, &err) < 0
+                   ? session_cli_fail (err)
+                   : session_cli_run (&opts, &h);
+  host_close (&h);
   return status;
 }

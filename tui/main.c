@@ -18,6 +18,7 @@
 #include "tui/cmd_run.h"
 #include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
+#include "tui/options.h"
 #include "tui/ui.h"
 
 #define MAIN_EXIT_USAGE 2
@@ -39,6 +40,24 @@ static const struct cmd_entry main_commands[] = {
   { "session", cmd_session,
     N_ ("a session reading prompts from standard input, one per line") },
 };
+
+/* The options crucible itself reads before a command; the session's own
+ * (--agent, --theme, DIR) are read by ui_main.  */
+enum main_option
+{
+  MAIN_OPT_HELP,
+  MAIN_OPT_SANDBOX,
+  MAIN_OPT_VERSION
+};
+
+static const struct options_spec main_option_specs[] = {
+  { MAIN_OPT_HELP, "--help", "-h", false },
+  { MAIN_OPT_SANDBOX, "--sandbox", NULL, false },
+  { MAIN_OPT_VERSION, "--version", NULL, false },
+};
+
+static const struct options_table main_option_table
+    = OPTIONS_TABLE (main_option_specs, 0);
 
 /* Print the top-level usage.  */
 static void
@@ -114,15 +133,14 @@ main (int argc, char **argv)
   signal (SIGPIPE, SIG_IGN);
   if (argc < 2)
     return ui_main (argc, argv);
-  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+  switch (options_find (&main_option_table, argv[1]))
     {
+    case MAIN_OPT_HELP:
       main_usage (stdout);
       return 0;
-    }
-  if (strcmp (argv[1], "--sandbox") == 0)
-    return cmd_sandbox_report (argc - 1, argv + 1);
-  if (strcmp (argv[1], "--version") == 0)
-    {
+    case MAIN_OPT_SANDBOX:
+      return cmd_sandbox_report (argc - 1, argv + 1);
+    case MAIN_OPT_VERSION:
       printf ("crucible %s\n", PACKAGE_VERSION);
       return 0;
     }

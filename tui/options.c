@@ -1,10 +1,10 @@
-/* Parsing `crucible run`'s command line.  */
+/* Reading command lines through each command's table of options, and
+ * `crucible run`'s.  */
 #include <config.h>
 
 #include "tui/options.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,113 @@
 #include "lib/buf.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+
+/* Whether word is spec's name or short spelling.  */
+static bool
+options_is (const struct options_spec *spec, const char *word)
+{
+  return strcmp (word, spec->name) == 0
+         || (spec->alias != NULL && strcmp (word, spec->alias) == 0);
+}
+
+int
+options_find (const struct options_table *t, const char *word)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (options_is (&t->specs[i], word))
+      return t->specs[i].id;
+  return OPTIONS_UNKNOWN;
+}
+
+/* The option the first len bytes of a long word name: that name exactly,
+ * else (with OPTIONS_PREFIXES) the one name they begin; NULL for none or
+ * more than one.  */
+static const struct options_spec *
+options_match (const struct options_table *t, const char *word, size_t len)
+{
+  const struct options_spec *found = NULL;
+  size_t n_found = 0;
+  for (size_t i = 0; i < t->n; i++)
+    {
+      const char *name = t->specs[i].name;
+      if (strncmp (name, word, len) != 0)
+        continue;
+      if (name[len] == '\0')
+        return &t->specs[i];
+      found = &t->specs[i];
+      n_found++;
+    }
+  return (t->flags & OPTIONS_PREFIXES) && n_found == 1 ? found : NULL;
+}
+
+void
+options_begin (struct options_parser *p, const struct options_table *t,
+               int argc, char **argv)
+{
+  memset (p, 0, sizeof *p);
+  p->table = t;
+  p->argc = argc;
+  p->argv = argv;
+  p->next = 1;
+}
+
+/* Whether word ends the options (OPTIONS_OPERANDS), and where the operands
+ * then start.  */
+static bool
+options_ends (struct options_parser *p, const char *word)
+{
+  if (!(p->table->flags & OPTIONS_OPERANDS))
+    return false;
+  if (strcmp (word, "--") == 0)
+    {
+      p->next++;
+      return true;
+    }
+  return word[0] != '-' || word[1] == '\0';
+}
+
+int
+options_next (struct options_parser *p)
+{
+  p->value = NULL;
+  if (p->next >= p->argc)
+    return OPTIONS_END;
+  const char *word = p->argv[p->next];
+  if (options_ends (p, word))
+    return OPTIONS_END;
+  p->word = word;
+  p->next++;
+  const struct options_spec *spec = NULL;
+  const char *eq = NULL;
+  if (strncmp (word, "--", 2) == 0)
+    {
+      /* --NAME or --NAME=VALUE.  */
+      eq = strchr (word, '=');
+      size_t len = eq != NULL ? (size_t) (eq - word) : strlen (word);
+      spec = options_match (p->table, word, len);
+    }
+  for (size_t i = 0; spec == NULL && eq == NULL && i < p->table->n; i++)
+    if (p->table->specs[i].alias != NULL
+        && strcmp (word, p->table->specs[i].alias) == 0)
+      spec = &p->table->specs[i];
+  if (spec == NULL || (eq != NULL && !spec->value))
+    return OPTIONS_UNKNOWN;
+  if (spec->value && eq != NULL)
+    p->value = eq + 1;
+  else if (spec->value && p->next < p->argc)
+    p->value = p->argv[p->next++];
+  else if (spec->value)
+    return OPTIONS_NO_VALUE;
+  return spec->id;
+}
+
+int
+options_error (const struct options_parser *p, int what, struct cr_error **err)
+{
+  if (what == OPTIONS_NO_VALUE)
+    return cr_error_set (err, 0, _ ("%s needs a value"), p->word);
+  return cr_error_set (err, 0, _ ("unknown option '%s'"), p->word);
+}
 
 /* The longest --timeout accepted: a year, far past any command ceiling.  */
 #define OPTIONS_MAX_SECONDS (365.0 * 24 * 3600)
@@ -60,52 +167,61 @@ run_options_join (int argc, char **argv)
   return buf_steal (&b, NULL);
 }
 
+/* crucible run's options.  */
+enum run_option
+{
+  RUN_OPT_TIMEOUT,
+  RUN_OPT_ENV,
+  RUN_OPT_DESCRIPTION,
+  RUN_OPT_HELP
+};
+
+static const struct options_spec run_option_specs[] = {
+  { RUN_OPT_TIMEOUT, "--timeout", NULL, true },
+  { RUN_OPT_ENV, "--env", NULL, true },
+  { RUN_OPT_DESCRIPTION, "--description", NULL, true },
+  { RUN_OPT_HELP, "--help", NULL, false },
+};
+
+/* The first word that is not an option ends them, so the command's own
+ * options are never read as ours.  */
+static const struct options_table run_option_table
+    = OPTIONS_TABLE (run_option_specs, OPTIONS_OPERANDS | OPTIONS_PREFIXES);
+
 int
 run_options_parse (struct run_options *opts, int argc, char **argv,
                    struct cr_error **err)
 {
-  static const struct option longopts[] = {
-    { "timeout", required_argument, NULL, 't' },
-    { "env", required_argument, NULL, 'e' },
-    { "description", required_argument, NULL, 'd' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
+  struct options_parser p;
   int c;
 
   memset (opts, 0, sizeof *opts);
-  optind = 1;
-  opterr = 0;
-  /* '+': stop at the first word that is not an option, so the command's own
-   * options are never read as ours.  */
-  while ((c = getopt_long (argc, argv, "+:", longopts, NULL)) != -1)
+  options_begin (&p, &run_option_table, argc, argv);
+  while ((c = options_next (&p)) != OPTIONS_END)
     switch (c)
       {
-      case 't':
-        if (options_parse_seconds (optarg, &opts->timeout_seconds, err) < 0)
+      case RUN_OPT_TIMEOUT:
+        if (options_parse_seconds (p.value, &opts->timeout_seconds, err) < 0)
           return -1;
         break;
-      case 'e':
-        if (run_options_add_env (opts, optarg, err) < 0)
+      case RUN_OPT_ENV:
+        if (run_options_add_env (opts, p.value, err) < 0)
           return -1;
         break;
-      case 'd':
+      case RUN_OPT_DESCRIPTION:
         free (opts->description);
-        opts->description = xstrdup (optarg);
+        opts->description = xstrdup (p.value);
         break;
-      case 'h':
+      case RUN_OPT_HELP:
         opts->help = 1;
         return 0;
-      case ':':
-        return cr_error_set (err, 0, _ ("%s needs a value"), argv[optind - 1]);
       default:
-        return cr_error_set (err, 0, _ ("unknown option '%s'"),
-                             argv[optind - 1]);
+        return options_error (&p, c, err);
       }
-  if (optind >= argc)
+  if (p.next >= argc)
     return cr_error_set (
         err, 0, _ ("no command given: crucible run [OPTION]... -- COMMAND"));
-  opts->command = run_options_join (argc - optind, argv + optind);
+  opts->command = run_options_join (argc - p.next, argv + p.next);
   return 0;
 }
 

@@ -27,6 +27,8 @@
 #include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
 #include "tui/front.h"
+#include "tui/host.h"
+#include "tui/options.h"
 #include "tui/pager.h"
 #include "tui/sandbox_panel.h"
 #include "tui/screen.h"
@@ -952,36 +954,51 @@ ui_usage (FILE *out)
          out);
 }
 
+/* The full-screen session's options.  */
+enum ui_option
+{
+  UI_OPT_AGENT,
+  UI_OPT_THEME,
+  UI_OPT_HELP,
+  UI_OPT_VERSION
+};
+
+static const struct options_spec ui_option_specs[] = {
+  { UI_OPT_AGENT, "--agent", NULL, true },
+  { UI_OPT_THEME, "--theme", NULL, true },
+  { UI_OPT_HELP, "--help", "-h", false },
+  { UI_OPT_VERSION, "--version", NULL, false },
+};
+
+static const struct options_table ui_option_table
+    = OPTIONS_TABLE (ui_option_specs, OPTIONS_OPERANDS);
+
 /* Parse the options; errors say which option and why.  */
 static int
 ui_parse (struct ui_options *o, int argc, char **argv, struct cr_error **err)
 {
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++)
-    {
-      const char *a = argv[i];
-      if (strcmp (a, "--") == 0)
-        {
-          i++;
-          break;
-        }
-      if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0)
+  struct options_parser p;
+  int c;
+  options_begin (&p, &ui_option_table, argc, argv);
+  while ((c = options_next (&p)) != OPTIONS_END)
+    switch (c)
+      {
+      case UI_OPT_AGENT:
+        o->agent = p.value;
+        break;
+      case UI_OPT_THEME:
+        o->theme = p.value;
+        break;
+      case UI_OPT_HELP:
         o->help = true;
-      else if (strcmp (a, "--version") == 0)
+        break;
+      case UI_OPT_VERSION:
         o->version = true;
-      else if (strncmp (a, "--agent=", 8) == 0)
-        o->agent = a + 8;
-      else if (strncmp (a, "--theme=", 8) == 0)
-        o->theme = a + 8;
-      else if ((strcmp (a, "--agent") == 0 || strcmp (a, "--theme") == 0)
-               && i + 1 < argc)
-        *(strcmp (a, "--agent") == 0 ? &o->agent : &o->theme) = argv[++i];
-      else if (strcmp (a, "--agent") == 0 || strcmp (a, "--theme") == 0)
-        return cr_error_set (err, 0, _ ("%s needs a value"), a);
-      else
-        return cr_error_set (err, 0, _ ("unknown option '%s'"), a);
-    }
-  return front_session_operands (argc, argv, i, &o->dir, o->agent, err);
+        break;
+      default:
+        return options_error (&p, c, err);
+      }
+  return front_session_operands (argc, argv, p.next, &o->dir, o->agent, err);
 }
 
 /* Watch keys and signals.  */
@@ -1069,14 +1086,10 @@ ui_theme (struct ui *ui, const char *name)
 
 /* The session, with the terminal taken.  */
 static int
-ui_run (struct ui *ui, const struct ui_options *opts,
-        struct sandbox_backend *backend)
+ui_run (struct ui *ui, const struct ui_options *opts)
 {
   struct cr_error *err = NULL;
   int status = 0;
-  ui->sup = supervisor_new (ui->loop, backend, ui->cfg, ui->workspace, environ);
-  struct journal *journal = front_journal ();
-  supervisor_set_journal (ui->sup, journal);
   struct supervisor_observer obs = { .started = ui_on_started,
                                      .output = ui_on_output,
                                      .stop_failed = ui_on_stop_failed,
@@ -1129,8 +1142,6 @@ ui_run (struct ui *ui, const struct ui_options *opts,
                 "crucible: stopped %zu commands that were still running\n",
                 ui->stopped_at_exit),
             ui->stopped_at_exit);
-  supervisor_free (ui->sup);
-  journal_close (journal);
   session_free (ui->session);
   return status;
 }
@@ -1178,45 +1189,36 @@ ui_main (int argc, char **argv)
              stderr);
       return UI_EXIT_FAILED;
     }
-  cleanup_free char *workspace = front_workspace_dir (opts.dir, &err);
-  if (workspace == NULL || config_load (&ui.cfg, NULL, workspace, &err) < 0)
-    return ui_fail (err);
-  ui.workspace = workspace;
+  struct host host;
+  if (host_open (&host, HOST_IN_DIR, opts.dir, &err) < 0)
+    {
+      host_close (&host);
+      return ui_fail (err);
+    }
+  ui.cfg = host.cfg;
+  ui.rules = host.rules;
+  ui.workspace = host.workspace;
   /* Where the approval panel's rules go; without HOME, nowhere.  */
   struct cr_error *no_home = NULL;
   ui.home_file = config_home_path (&no_home);
   cr_error_free (no_home);
-  ui.rules = permit_rules (ui.cfg, &err);
-  if (ui.rules == NULL)
+  int status = host_start (&host, &err);
+  if (status == HOST_REFUSED)
     {
-      config_free (ui.cfg);
-      free (ui.home_file);
-      return ui_fail (err);
-    }
-  cleanup_free char *refusal = NULL;
-  struct sandbox_backend *backend = front_backend (ui.cfg, &refusal);
-  int status;
-  if (backend == NULL)
-    {
-      fprintf (stderr, "crucible: %s\n", refusal);
+      fprintf (stderr, "crucible: %s\n", host.refusal);
       status = UI_EXIT_FAILED;
     }
+  else if (status < 0)
+    status = ui_fail (err);
   else
     {
-      ui.loop = loop_new (&err);
-      if (ui.loop == NULL)
-        status = ui_fail (err);
-      else
-        {
-          transcript_init (&ui.transcript);
-          status = ui_run (&ui, &opts, backend);
-          ui_clear (&ui);
-          loop_free (ui.loop);
-        }
-      sandbox_backend_free (backend);
+      ui.loop = host.loop;
+      ui.sup = host.sup;
+      transcript_init (&ui.transcript);
+      status = ui_run (&ui, &opts);
+      ui_clear (&ui);
     }
-  rules_free (ui.rules);
-  config_free (ui.cfg);
+  host_close (&host);
   free (ui.home_file);
   if (status == 0 && ui.host_signal != 0 && ui.host_signal != SIGHUP)
     return 128 + ui.host_signal;

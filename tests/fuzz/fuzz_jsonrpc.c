@@ -42,10 +42,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   m.loop = loop_new (&err);
   if (m.loop == NULL)
     abort ();
-  m.config = config_new_defaults ();
-  m.refusal = xstrdup ("fuzzing: no command runs");
-  m.sup = supervisor_new (m.loop, NULL, m.config, "/nonexistent", no_env);
-  m.rules = permit_rules (m.config, &err);
+  m.host.cfg = config_new_defaults ();
+  m.refusal = "fuzzing: no command runs";
+  m.sup = supervisor_new (m.loop, NULL, m.host.cfg, "/nonexistent", no_env);
+  m.rules = permit_rules (m.host.cfg, &err);
   if (m.rules == NULL)
     abort ();
   mcp_take_input (&m, (const char *) data, size);
@@ -54,8 +54,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     mcp_call_free (m.calls);
   supervisor_free (m.sup);
   rules_free (m.rules);
-  free (m.refusal);
-  config_free (m.config);
+  config_free (m.host.cfg);
   buf_free (&m.in);
   loop_free (m.loop);
   fuzz_loud (saved);

@@ -5,7 +5,8 @@ plan 7
 ok "$([ -x "$CRUCIBLE_BIN_DIR/crucible" ] && echo 0 || echo 1)" "crucible is installed"
 ok "$([ -x "$CRUCIBLE_BIN_DIR/crucible-sandbox-broker" ] && echo 0 || echo 1)" "the broker is installed beside it"
 # The trusted prefix the tests run from: root-owned and writable by no one
-# else, every directory of it (DESIGN.md, "Tests").
+# else, every directory of it (the trust rules of doc/linux-confinement.md,
+# "Finding the parts").
 bad=""
 d=$CRUCIBLE_BIN_DIR
 while [ "$d" != / ]; do

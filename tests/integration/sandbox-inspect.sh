@@ -5,7 +5,7 @@
 # nothing (under strace -f: one execve, no open for writing), and the
 # setting commands write the home file and only its sandbox.enabled.  The
 # exact layouts are pinned by tests/unit/test_inspect.c; the strings are in
-# doc/strings-sandbox.md.
+# doc/strings.md, "The inspection report".
 
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
-# Driving the full-screen session in tmux (DESIGN.md, "The terminal").
+# Driving the full-screen session in tmux, its screen read with
+# capture-pane (LANG=C.UTF-8, so that what is drawn is UTF-8).
 # Source after tests/integration/lib.sh.  Each test gets its own tmux
 # server on a unique socket (-L), started with no configuration and killed
 # at exit whatever happens; every wait is a bounded poll of the screen.

@@ -1,5 +1,6 @@
 /* Tests for core/config.c: defaults, every key, every error (the exact text
- * doc/strings-config.md lists), the home/project rules and file loading.  */
+ * doc/strings.md lists under "Configuration errors"), the home/project
+ * rules and file loading.  */
 #include <config.h>
 
 #include "core/config.h"
