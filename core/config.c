@@ -1558,8 +1558,8 @@ int
 config_home_set_enabled (const char *home_file, bool enabled,
                          struct cr_error **err)
 {
-  return config_home_update (home_file, "sandbox", config_gen_sandbox,
-                             &enabled, err);
+  return config_home_update (home_file, "sandbox", config_gen_sandbox, &enabled,
+                             err);
 }
 
 /* The rules config_home_add_allow adds, and the workspace they are for.  */
@@ -1616,6 +1616,6 @@ config_home_add_allow (const char *home_file, const char *workspace,
 {
   struct config_allow_add r
       = { .workspace = workspace, .rules = rules, .n = n };
-  return config_home_update (home_file, "workspaces", config_gen_workspaces,
-                             &r, err);
+  return config_home_update (home_file, "workspaces", config_gen_workspaces, &r,
+                             err);
 }

@@ -113,7 +113,6 @@ int config_home_set_enabled (const char *home_file, bool enabled,
  * config_home_set_enabled writes it: the rules the list held stay first,
  * and a rule already in it is not added twice.  */
 int config_home_add_allow (const char *home_file, const char *workspace,
-                           char *const *rules, size_t n,
-                           struct cr_error **err);
+                           char *const *rules, size_t n, struct cr_error **err);
 
 #endif

@@ -149,8 +149,8 @@ approval_add_rules (struct approval *a, struct session_call *call)
     cr_error_set (&err, 0, "%s",
                   _ ("HOME is not set, so there is no home configuration"));
   if (r.n == 0 || err != NULL
-      || config_home_add_allow (a->where.home_file, a->where.workspace,
-                                r.rules, r.n, &err)
+      || config_home_add_allow (a->where.home_file, a->where.workspace, r.rules,
+                                r.n, &err)
              < 0)
     {
       approval_not_saved (a, err != NULL ? err->msg
@@ -161,8 +161,7 @@ approval_add_rules (struct approval *a, struct session_call *call)
     }
   for (size_t i = 0; i < r.n; i++)
     {
-      if (rules_add_allow (a->where.rules, r.rules[i], "workspaces.allow",
-                           &err)
+      if (rules_add_allow (a->where.rules, r.rules[i], "workspaces.allow", &err)
           < 0)
         {
           h->notice (h->data, THEME_WARNING, err->msg);

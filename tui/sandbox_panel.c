@@ -71,8 +71,7 @@ sandbox_panel_settings (const struct config *cfg, const char *workspace,
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("backend"),
                     cfg->sandbox_enabled ? BWRAP_BACKEND_ID
                                          : _ ("compat (unconfined)"));
-  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"),
-                    workspace);
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"), workspace);
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
                     _ ("the workspace"));
   sandbox_panel_list (l, "", &cfg->fs_writable);

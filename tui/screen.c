@@ -137,7 +137,8 @@ screen_status (const struct screen_view *v, int y, int cols)
  * the prompt alone, so what is typed is still seen.  Returns the cursor's
  * column; the prompt's row is *prompt_y.  */
 static int
-screen_box (const struct screen_view *v, int y, int box_rows, int cols, int *prompt_y)
+screen_box (const struct screen_view *v, int y, int box_rows, int cols,
+            int *prompt_y)
 {
   if (box_rows == 3)
     {
@@ -264,8 +265,8 @@ screen_running_row (const struct screen_view *v, int y, int cols)
  * then the count rows; the call lines and the running row keep theirs
  * longest, the running row last of all.  */
 static void
-screen_turn (const struct screen_view *v, struct ui_cmd **cmds, size_t n,
-             int y, int rows, int cols)
+screen_turn (const struct screen_view *v, struct ui_cmd **cmds, size_t n, int y,
+             int rows, int cols)
 {
   int avail = rows;
   int running = v->busy && avail > 0 ? 1 : 0;

@@ -51,9 +51,9 @@ struct screen_view
   size_t left_running; /* commands left running, for the status row */
   bool busy;           /* a turn runs: its commands and the running row */
   uint64_t turn_started_ms;
-  uint64_t turn_bytes;  /* what the turn's commands printed */
-  struct ui_cmd *cmds;  /* every command, newest first */
-  struct pager *pager;  /* the full view, which takes the whole screen */
+  uint64_t turn_bytes;        /* what the turn's commands printed */
+  struct ui_cmd *cmds;        /* every command, newest first */
+  struct pager *pager;        /* the full view, which takes the whole screen */
   struct screen_lines *panel; /* the open panel's lines, or NULL */
 };
 

@@ -69,8 +69,8 @@ tasks_rows (struct tasks *t, struct ui_cmd **rows, size_t n, int cols,
     {
       int rw = text_width (right[i], strlen (right[i]));
       char *row = screen_row_split (left[i], right[i], col + rw);
-      screen_lines_add (
-          out, (int) i == t->sel ? THEME_ACCENT : THEME_TEXT, "%s", row);
+      screen_lines_add (out, (int) i == t->sel ? THEME_ACCENT : THEME_TEXT,
+                        "%s", row);
       free (row);
       free (left[i]);
       free (right[i]);

@@ -93,8 +93,8 @@ ui_view (struct ui *ui, struct screen_view *v, struct screen_lines *panel)
   *v = (struct screen_view){ .transcript = &ui->transcript,
                              .prompt = &ui->prompt,
                              .hint = ui->hint,
-                             .full_access = rules_mode (ui->rules)
-                                            == RULES_MODE_FULL_ACCESS,
+                             .full_access
+                             = rules_mode (ui->rules) == RULES_MODE_FULL_ACCESS,
                              .busy = ui->busy,
                              .turn_started_ms = ui->turn_started_ms,
                              .turn_bytes = ui->turn_bytes,
@@ -508,8 +508,8 @@ ui_panel_close (struct ui *ui)
 {
   if (ui->panel.ops == NULL)
     return;
-  ui->retired = xrealloc (ui->retired,
-                          (ui->n_retired + 1) * sizeof *ui->retired);
+  ui->retired
+      = xrealloc (ui->retired, (ui->n_retired + 1) * sizeof *ui->retired);
   ui->retired[ui->n_retired++] = ui->panel;
   ui->panel = (struct panel){ 0 };
   ui_dirty (ui);
@@ -524,31 +524,36 @@ ui_panel_open (struct ui *ui, struct panel p)
   ui_dirty (ui);
 }
 
-/* The host's operations, data: the ui.  */
+/* A panel's change is drawn at the next frame (data: the ui, as for each
+ * of the host's operations below).  */
 static void
 ui_host_dirty (void *data)
 {
   ui_dirty (data);
 }
 
+/* A panel's notice goes to the transcript.  */
 static void
 ui_host_notice (void *data, enum theme_role role, const char *text)
 {
   ui_notice (data, role, text);
 }
 
+/* The list's Enter: the full view on a command, the list under it.  */
 static void
 ui_host_open_full_view (void *data, struct ui_cmd *c)
 {
   ui_open_pager_cmd (data, c);
 }
 
+/* A panel closes itself.  */
 static void
 ui_host_close (void *data)
 {
   ui_panel_close (data);
 }
 
+/* The list's rows.  */
 static struct ui_cmd **
 ui_host_left_running (void *data, size_t *n)
 {
@@ -566,6 +571,7 @@ ui_host_stop (void *data, struct ui_cmd *c)
   supervisor_stop (ui->sup, c->cmd);
 }
 
+/* The call the approval panel asks about, NULL once there is none.  */
 static struct session_call *
 ui_host_question (void *data)
 {

@@ -50,12 +50,12 @@ struct ui
   struct ui_cmd *cmds;                  /* newest first */
   const struct session_call *announced; /* the call whose command starts next */
 
-  struct panel panel;   /* where the box was; ops NULL for the box */
+  struct panel panel;     /* where the box was; ops NULL for the box */
   struct panel_host host; /* what the panels may do, data: this */
   struct panel *retired;  /* closed panels, freed at the next frame */
   size_t n_retired;
   struct session_call *asking; /* the call the approval panel asks about */
-  struct pager *pager; /* the full view over everything, or NULL */
+  struct pager *pager;         /* the full view over everything, or NULL */
 
   uint64_t turn_started_ms;
   uint64_t turn_bytes; /* what the turn's commands printed */

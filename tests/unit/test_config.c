@@ -1079,8 +1079,8 @@ test_home_write_refused (void **state)
   struct cr_error *err = NULL;
   write_file (d->home_file, "[1]");
   assert_int_equal (config_home_set_enabled (d->home_file, true, &err), -1);
-  char *want = xasprintf ("%s: not a JSON object; it was left as it is",
-                          d->home_file);
+  char *want
+      = xasprintf ("%s: not a JSON object; it was left as it is", d->home_file);
   assert_string_equal (err->msg, want);
   cr_error_clear (&err);
   free (want);
@@ -1104,10 +1104,10 @@ test_home_add_allow (void **state)
   char *more[] = { "Bash(make *)", "Bash(npm run *)" };
   write_file (d->home_file, "{\"workspaces\": {\"/other\": {\"allow\": "
                             "[\"Bash(ls *)\"]}}}");
-  assert_int_equal (
-      config_home_add_allow (d->home_file, "/ws", first, 1, &err), 0);
-  assert_int_equal (
-      config_home_add_allow (d->home_file, "/ws", more, 2, &err), 0);
+  assert_int_equal (config_home_add_allow (d->home_file, "/ws", first, 1, &err),
+                    0);
+  assert_int_equal (config_home_add_allow (d->home_file, "/ws", more, 2, &err),
+                    0);
   char *text = read_file (d->home_file);
   assert_string_equal (text, "{\n"
                              "  \"workspaces\": {\n"
