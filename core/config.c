@@ -1390,45 +1390,14 @@ config_home_rewrite (yajl_val root, const char *key, config_gen_fn gen,
   return text;
 }
 
-/* Read the file at path (which may be missing: *text is then NULL).  */
+/* Read the file at path as the loader does (which may be missing: *text
+ * is then NULL).  */
 static int
 config_home_read (const char *path, char **text, struct cr_error **err)
 {
-  struct buf b = BUF_INIT;
-  char chunk[8192];
-  struct stat st;
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
+  size_t len;
   *text = NULL;
-  if (fd < 0 && errno == ENOENT)
-    return 0;
-  if (fd < 0)
-    return cr_error_set (err, errno, _ ("cannot read %s"), path);
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
-    return cr_error_set (err, 0, _ ("cannot read %s: not a regular file"),
-                         path);
-  for (;;)
-    {
-      ssize_t n = read (fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          buf_free (&b);
-          return cr_error_set (err, saved, _ ("cannot read %s"), path);
-        }
-      if (n == 0)
-        break;
-      buf_append (&b, chunk, (size_t) n);
-      if (b.len > CONFIG_FILE_MAX_BYTES)
-        {
-          buf_free (&b);
-          return cr_error_set (err, 0, _ ("cannot read %s: too large"), path);
-        }
-    }
-  *text = buf_steal (&b, NULL);
-  return 0;
+  return config_read (path, text, &len, err) < 0 ? -1 : 0;
 }
 
 /* Write all of text to fd.  */

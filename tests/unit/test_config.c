@@ -1091,6 +1091,14 @@ test_home_write_refused (void **state)
   char *text = read_file (d->home_file);
   assert_string_equal (text, "{\"sandbox\": {\"bogus\": 1}}");
   free (text);
+  /* Read as the loader reads: a fifo there is refused, not waited on.  */
+  assert_int_equal (unlink (d->home_file), 0);
+  assert_int_equal (mkfifo (d->home_file, 0600), 0);
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), -1);
+  want = xasprintf ("cannot read %s: not a regular file", d->home_file);
+  assert_string_equal (err->msg, want);
+  cr_error_clear (&err);
+  free (want);
 }
 
 /* Rules join this workspace's allow list after what it held, each once;
