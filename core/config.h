@@ -100,4 +100,19 @@ struct policy_input;
 void config_policy_input (const struct config *cfg, const char *workspace,
                           struct policy_input *in);
 
+/* Set sandbox.enabled in the home configuration file home_file, keeping
+ * every other key and value of it: read, parsed, rewritten and checked to
+ * load, then written to a temporary file beside it (mode 0600) and renamed
+ * over it.  A missing file (and its directory, 0700) is made; a symlinked
+ * file is written at its target; a file that is not a JSON object is left
+ * as it is, and that is the error.  */
+int config_home_set_enabled (const char *home_file, bool enabled,
+                             struct cr_error **err);
+
+/* Add rules (n of them) to workspaces.<workspace>.allow in home_file, as
+ * config_home_set_enabled writes it: the rules the list held stay first,
+ * and a rule already in it is not added twice.  */
+int config_home_add_allow (const char *home_file, const char *workspace,
+                           char *const *rules, size_t n, struct cr_error **err);
+
 #endif

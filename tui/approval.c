@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "core/cmdline.h"
+#include "core/config.h"
+#include "core/permit.h"
+#include "core/session.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "tui/cmd_sandbox.h"
 #include "tui/screen.h"
-#include "tui/ui.h"
 
 enum approval_choice
 {
@@ -23,155 +24,13 @@ enum approval_choice
   APPROVAL_CHOICES
 };
 
-/* The rules an "allow and add" would add, for the home configuration's
- * workspaces.<workspace>.allow.  */
-struct approval_rules
+/* The question's state.  */
+struct approval
 {
-  const char *workspace;
-  char **rules;
-  size_t n;
+  const struct panel_host *host;
+  struct approval_where where;
+  int sel; /* the selected choice */
 };
-
-/* Append word to b as a rule pattern: '*' and '\' escaped.  */
-static void
-approval_put_word (struct buf *b, const char *word)
-{
-  for (const char *c = word; *c != '\0'; c++)
-    {
-      if (*c == '*' || *c == '\\')
-        buf_putc (b, '\\');
-      buf_putc (b, *c);
-    }
-}
-
-/* Whether a word reads as a subcommand (`run`, `build`, `compose`,
- * `sub-command`): a letter, then letters, digits, '-', '_' or ':'.  An
- * option, a path, a number (`sleep 300`), a quoted phrase or an expansion
- * is an argument, and a rule naming it would cover that one call only. */
-static bool
-approval_subcommand (const char *word)
-{
-  if (!((*word >= 'a' && *word <= 'z') || (*word >= 'A' && *word <= 'Z')))
-    return false;
-  for (const char *c = word; *c != '\0'; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
-          || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == ':'))
-      return false;
-  return true;
-}
-
-/* The rule proposed for one command: its program and, when the next word
- * is a subcommand rather than an option or a path, that word too, then
- * anything: `Bash(npm run *)`, `Bash(make *)`.  */
-static char *
-approval_rule_for (const struct cmdline_command *c)
-{
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "Bash(");
-  for (size_t i = 0; i < c->n_assign; i++)
-    {
-      approval_put_word (&b, c->assign[i]);
-      buf_putc (&b, ' ');
-    }
-  approval_put_word (&b, c->argv[c->program]);
-  const char *next = c->program + 1 < c->argc ? c->argv[c->program + 1] : NULL;
-  if (next != NULL && approval_subcommand (next))
-    {
-      buf_putc (&b, ' ');
-      approval_put_word (&b, next);
-    }
-  buf_puts (&b, " *)");
-  return buf_steal (&b, NULL);
-}
-
-/* The rules for a line, each command once; none when it cannot be read. */
-static void
-approval_rules_for (const char *line, struct approval_rules *out)
-{
-  struct cmdline *cl = NULL;
-  struct cr_error *err = NULL;
-  out->rules = NULL;
-  out->n = 0;
-  if (cmdline_read (line, strlen (line), &cl, &err) < 0)
-    {
-      cr_error_free (err);
-      return;
-    }
-  for (size_t i = 0; i < cl->n; i++)
-    {
-      const struct cmdline_command *c = &cl->cmds[i];
-      if (c->argc == 0 || c->transparent)
-        continue;
-      char *rule = approval_rule_for (c);
-      bool seen = false;
-      for (size_t k = 0; k < out->n && !seen; k++)
-        seen = strcmp (out->rules[k], rule) == 0;
-      if (seen)
-        {
-          free (rule);
-          continue;
-        }
-      out->rules = xrealloc (out->rules, (out->n + 1) * sizeof (char *));
-      out->rules[out->n++] = rule;
-    }
-  cmdline_free (cl);
-}
-
-static void
-approval_rules_clear (struct approval_rules *r)
-{
-  for (size_t i = 0; i < r->n; i++)
-    free (r->rules[i]);
-  free (r->rules);
-  r->rules = NULL;
-  r->n = 0;
-}
-
-/* Generate a string.  */
-static void
-approval_gen_string (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
-/* Generate the allow list: what it held, then the new rules not in it
- * (data: the approval_rules).  */
-static void
-approval_gen_allow (yajl_gen g, yajl_val allow, const void *data)
-{
-  const struct approval_rules *r = data;
-  if (allow != NULL && !YAJL_IS_ARRAY (allow))
-    allow = NULL;
-  yajl_gen_array_open (g);
-  for (size_t i = 0; allow != NULL && i < allow->u.array.len; i++)
-    cmd_home_gen_value (g, allow->u.array.values[i]);
-  for (size_t k = 0; k < r->n; k++)
-    {
-      bool there = false;
-      for (size_t i = 0; allow != NULL && i < allow->u.array.len && !there; i++)
-        there
-            = YAJL_IS_STRING (allow->u.array.values[i])
-              && strcmp (allow->u.array.values[i]->u.string, r->rules[k]) == 0;
-      if (!there)
-        approval_gen_string (g, r->rules[k]);
-    }
-  yajl_gen_array_close (g);
-}
-
-/* Generate this workspace's object, its allow list grown.  */
-static void
-approval_gen_workspace (yajl_gen g, yajl_val ws, const void *data)
-{
-  cmd_home_gen_object_with (g, ws, "allow", approval_gen_allow, data);
-}
-
-/* Generate the workspaces object with this workspace's rules added.  */
-static void
-approval_gen_workspaces (yajl_gen g, yajl_val all, const void *data)
-{
-  const struct approval_rules *r = data;
-  cmd_home_gen_object_with (g, all, r->workspace, approval_gen_workspace, r);
-}
 
 /* The programs a line runs, as the reader found them ("npm, node"), or
  * NULL when it could not be read.  Owned by the caller.  */
@@ -203,10 +62,12 @@ approval_programs (const char *line)
   return buf_steal (&b, NULL);
 }
 
-void
-approval_lines (struct ui *ui, int cols, struct screen_lines *out)
+/* The panel's lines for cols columns; none once the question is gone.  */
+static void
+approval_draw (void *state, int cols, struct screen_lines *out)
 {
-  struct session_call *call = ui->asking;
+  struct approval *a = state;
+  struct session_call *call = a->host->question (a->host->data);
   if (call == NULL)
     return;
   char *rule = screen_rule (cols);
@@ -226,8 +87,8 @@ approval_lines (struct ui *ui, int cols, struct screen_lines *out)
                       _ ("the line could not be read far enough to say which "
                          "programs it runs"));
   free (progs);
-  screen_lines_add (out, THEME_TEXT, _ ("  in: %s"), ui->workspace);
-  if (ui->cfg->sandbox_enabled)
+  screen_lines_add (out, THEME_TEXT, _ ("  in: %s"), a->where.workspace);
+  if (a->where.confined)
     screen_lines_add (out, THEME_TEXT, "  %s",
                       _ ("confinement: on (it runs inside the sandbox)"));
   else
@@ -237,18 +98,18 @@ approval_lines (struct ui *ui, int cols, struct screen_lines *out)
     screen_lines_add (out, THEME_WARNING, "  %s",
                       _ ("it will still be running after the turn ends"));
   screen_lines_add (out, THEME_TEXT, "%s", "");
-  struct approval_rules rules;
-  approval_rules_for (session_call_line (call), &rules);
+  struct permit_proposal rules;
+  permit_propose (session_call_line (call), &rules);
   struct buf joined = BUF_INIT;
   for (size_t i = 0; i < rules.n; i++)
     buf_printf (&joined, "%s%s", i > 0 ? ", " : "", rules.rules[i]);
-  approval_rules_clear (&rules);
+  permit_proposal_clear (&rules);
   for (int i = 0, row = 1; i < APPROVAL_CHOICES; i++)
     {
       if (i == APPROVAL_ALLOW_RULE && joined.len == 0)
         continue;
-      const char *mark = i == ui->approval_sel ? "\xe2\x80\xba" : " ";
-      enum theme_role role = i == ui->approval_sel ? THEME_ACCENT : THEME_TEXT;
+      const char *mark = i == a->sel ? "\xe2\x80\xba" : " ";
+      enum theme_role role = i == a->sel ? THEME_ACCENT : THEME_TEXT;
       if (i == APPROVAL_ALLOW)
         screen_lines_add (out, role, "%s %d. %s", mark, row++,
                           _ ("Allow once"));
@@ -265,102 +126,114 @@ approval_lines (struct ui *ui, int cols, struct screen_lines *out)
                     _ ("enter chooses \xc2\xb7 esc denies"));
 }
 
-/* Write the rules for call's line to the home configuration and add them
- * to this session's rules; say what was added, or why it was not.  */
+/* Say in the transcript that the rules were not saved, and why.  */
 static void
-approval_add_rules (struct ui *ui, struct session_call *call)
+approval_not_saved (struct approval *a, const char *why)
 {
-  struct approval_rules r = { .workspace = ui->workspace };
+  cleanup_free char *text = xasprintf (
+      _ ("the rule was not saved: %s; the command is allowed once"), why);
+  a->host->notice (a->host->data, THEME_WARNING, text);
+}
+
+/* Write the rules proposed for call's line to the home configuration and
+ * add them to this session's rules; say what was added, or why it was
+ * not.  */
+static void
+approval_add_rules (struct approval *a, struct session_call *call)
+{
+  const struct panel_host *h = a->host;
+  struct permit_proposal r;
   struct cr_error *err = NULL;
-  approval_rules_for (session_call_line (call), &r);
-  if (ui->home_file == NULL)
+  permit_propose (session_call_line (call), &r);
+  if (a->where.home_file == NULL)
     cr_error_set (&err, 0, "%s",
                   _ ("HOME is not set, so there is no home configuration"));
   if (r.n == 0 || err != NULL
-      || cmd_home_update (ui->home_file, "workspaces", approval_gen_workspaces,
-                          &r, &err)
+      || config_home_add_allow (a->where.home_file, a->where.workspace, r.rules,
+                                r.n, &err)
              < 0)
     {
-      cleanup_free char *text = xasprintf (
-          _ ("the rule was not saved: %s; the command is allowed once"),
-          err != NULL ? err->msg : _ ("the line could not be read"));
-      ui_notice (ui, THEME_WARNING, text);
+      approval_not_saved (a, err != NULL ? err->msg
+                                         : _ ("the line could not be read"));
       cr_error_free (err);
-      approval_rules_clear (&r);
+      permit_proposal_clear (&r);
       return;
     }
   for (size_t i = 0; i < r.n; i++)
     {
-      if (rules_add_allow (ui->rules, r.rules[i], "workspaces.allow", &err) < 0)
+      if (rules_add_allow (a->where.rules, r.rules[i], "workspaces.allow", &err)
+          < 0)
         {
-          ui_notice (ui, THEME_WARNING, err->msg);
+          h->notice (h->data, THEME_WARNING, err->msg);
           cr_error_clear (&err);
           continue;
         }
       cleanup_free char *text
           = xasprintf (_ ("%s is allowed in this workspace from now on (%s)"),
-                       r.rules[i], ui->home_file);
-      ui_notice (ui, THEME_DIM, text);
+                       r.rules[i], a->where.home_file);
+      h->notice (h->data, THEME_DIM, text);
     }
-  approval_rules_clear (&r);
+  permit_proposal_clear (&r);
 }
 
-/* Answer the question and close the panel.  */
+/* Answer the question, which closes the panel.  */
 static void
-approval_answer (struct ui *ui, enum approval_choice choice)
+approval_answer (struct approval *a, enum approval_choice choice)
 {
-  struct session_call *call = ui->asking;
-  ui->asking = NULL;
-  ui->panel = UI_PANEL_NONE;
+  struct session_call *call = a->host->question (a->host->data);
   if (call == NULL)
     return;
   if (choice == APPROVAL_ALLOW_RULE)
-    approval_add_rules (ui, call);
-  session_answer_approval (ui->session, call, choice != APPROVAL_DENY);
+    approval_add_rules (a, call);
+  a->host->answer (a->host->data, choice != APPROVAL_DENY);
 }
 
 /* Whether call's line offers the "allow and add" choice.  */
 static bool
 approval_has_rule (const struct session_call *call)
 {
-  struct approval_rules r;
-  approval_rules_for (session_call_line (call), &r);
+  struct permit_proposal r;
+  permit_propose (session_call_line (call), &r);
   bool has = r.n > 0;
-  approval_rules_clear (&r);
+  permit_proposal_clear (&r);
   return has;
 }
 
 /* Move the selection by dir, skipping a choice that is not offered.  */
 static void
-approval_move (struct ui *ui, int dir)
+approval_move (struct approval *a, const struct session_call *call, int dir)
 {
-  int sel = ui->approval_sel + dir;
-  if (sel == APPROVAL_ALLOW_RULE && !approval_has_rule (ui->asking))
+  int sel = a->sel + dir;
+  if (sel == APPROVAL_ALLOW_RULE && !approval_has_rule (call))
     sel += dir;
   if (sel >= 0 && sel < APPROVAL_CHOICES)
-    ui->approval_sel = sel;
+    a->sel = sel;
 }
 
-void
-approval_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+/* A key while the question is open.  */
+static void
+approval_key (void *state, TermKey *tk, const TermKeyKey *key)
 {
-  if (ui->asking == NULL)
+  struct approval *a = state;
+  const struct panel_host *h = a->host;
+  struct session_call *call = h->question (h->data);
+  if (call == NULL)
     return;
-  bool has_rule = approval_has_rule (ui->asking);
+  bool has_rule = approval_has_rule (call);
   if (key->type == TERMKEY_TYPE_KEYSYM)
     switch (key->code.sym)
       {
       case TERMKEY_SYM_ESCAPE:
-        approval_answer (ui, APPROVAL_DENY);
+        approval_answer (a, APPROVAL_DENY);
         break;
       case TERMKEY_SYM_UP:
-        approval_move (ui, -1);
+        approval_move (a, call, -1);
         break;
       case TERMKEY_SYM_DOWN:
-        approval_move (ui, 1);
+        approval_move (a, call, 1);
         break;
       case TERMKEY_SYM_ENTER:
-        approval_answer (ui, (enum approval_choice) ui->approval_sel);
+        approval_answer (a, (enum approval_choice) a->sel);
         break;
       default:
         break;
@@ -370,11 +243,35 @@ approval_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
       /* The numbers as shown: without a rule to add, 2 is Deny.  */
       uint32_t cp = key->code.codepoint;
       if (cp == '1' || cp == 'y')
-        approval_answer (ui, APPROVAL_ALLOW);
+        approval_answer (a, APPROVAL_ALLOW);
       else if (cp == '2' && has_rule)
-        approval_answer (ui, APPROVAL_ALLOW_RULE);
+        approval_answer (a, APPROVAL_ALLOW_RULE);
       else if ((cp == '2' && !has_rule) || (cp == '3' && has_rule) || cp == 'n')
-        approval_answer (ui, APPROVAL_DENY);
+        approval_answer (a, APPROVAL_DENY);
     }
-  ui_dirty (ui);
+  h->dirty (h->data);
+}
+
+/* Free the question's state.  */
+static void
+approval_free (void *state)
+{
+  free (state);
+}
+
+const struct panel_ops approval_panel_ops = {
+  .name = "approval",
+  .draw = approval_draw,
+  .key = approval_key,
+  .free = approval_free,
+};
+
+struct panel
+approval_panel_new (const struct panel_host *host,
+                    const struct approval_where *where)
+{
+  struct approval *a = xcalloc (1, sizeof *a);
+  a->host = host;
+  a->where = *where;
+  return (struct panel){ .ops = &approval_panel_ops, .state = a };
 }

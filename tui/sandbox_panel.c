@@ -18,10 +18,11 @@
 #include "sandbox/policy.h"
 #include "tui/front.h"
 #include "tui/screen.h"
-#include "tui/ui.h"
 
+/* The panel's state: both tabs, made when it opened.  */
 struct sandbox_panel
 {
+  const struct panel_host *host;
   int tab; /* 0: Settings, 1: Dependencies */
   struct screen_lines settings;
   struct screen_lines deps;
@@ -60,9 +61,9 @@ sandbox_panel_list (struct screen_lines *l, const char *what,
 
 /* The Settings tab.  */
 static void
-sandbox_panel_settings (struct ui *ui, struct screen_lines *l)
+sandbox_panel_settings (const struct config *cfg, const char *workspace,
+                        struct screen_lines *l)
 {
-  const struct config *cfg = ui->cfg;
   screen_lines_add (l, cfg->sandbox_enabled ? THEME_SUCCESS : THEME_WARNING,
                     "  %-12s %s (%s)", _ ("enabled"),
                     cfg->sandbox_enabled ? _ ("yes") : _ ("no"),
@@ -70,8 +71,7 @@ sandbox_panel_settings (struct ui *ui, struct screen_lines *l)
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("backend"),
                     cfg->sandbox_enabled ? BWRAP_BACKEND_ID
                                          : _ ("compat (unconfined)"));
-  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"),
-                    ui->workspace);
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"), workspace);
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
                     _ ("the workspace"));
   sandbox_panel_list (l, "", &cfg->fs_writable);
@@ -209,13 +209,14 @@ sandbox_panel_probe (struct screen_lines *l)
 
 /* Whether the backend's claims hold the policy confinement would use.  */
 static void
-sandbox_panel_claims (struct ui *ui, struct screen_lines *l)
+sandbox_panel_claims (const struct config *cfg, const char *workspace,
+                      struct screen_lines *l)
 {
   struct inspect_backend_info info;
   struct inspect_dependencies deps;
   struct policy_input in;
   struct cr_error *err = NULL;
-  config_policy_input (ui->cfg, ui->workspace, &in);
+  config_policy_input (cfg, workspace, &in);
   front_backend_info (&info);
   if (inspect_dependencies (&deps, &in, &info, &err) < 0)
     {
@@ -238,33 +239,21 @@ sandbox_panel_claims (struct ui *ui, struct screen_lines *l)
   inspect_backend_info_clear (&info);
 }
 
-struct sandbox_panel *
-sandbox_panel_new (struct ui *ui)
+/* Free the panel's state.  */
+static void
+sandbox_panel_free (void *state)
 {
-  struct sandbox_panel *p = xcalloc (1, sizeof *p);
-  sandbox_panel_settings (ui, &p->settings);
-  sandbox_panel_parts (&p->deps);
-  sandbox_panel_probe (&p->deps);
-  sandbox_panel_claims (ui, &p->deps);
-  return p;
-}
-
-void
-sandbox_panel_free (struct sandbox_panel *p)
-{
-  if (p == NULL)
-    return;
+  struct sandbox_panel *p = state;
   screen_lines_free (&p->settings);
   screen_lines_free (&p->deps);
   free (p);
 }
 
-void
-sandbox_panel_lines (struct ui *ui, int cols, struct screen_lines *out)
+/* The panel's lines for cols columns: the tabs, then the one shown.  */
+static void
+sandbox_panel_draw (void *state, int cols, struct screen_lines *out)
 {
-  struct sandbox_panel *p = ui->sandbox;
-  if (p == NULL)
-    return;
+  struct sandbox_panel *p = state;
   char *rule = screen_rule (cols);
   screen_lines_add (out, THEME_BORDER, "%s", rule);
   free (rule);
@@ -282,23 +271,41 @@ sandbox_panel_lines (struct ui *ui, int cols, struct screen_lines *out)
                        "enable|disable changes it"));
 }
 
-void
-sandbox_panel_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+/* A key while the panel is open: Tab and the arrows switch, Esc and
+ * Enter close.  */
+static void
+sandbox_panel_key (void *state, TermKey *tk, const TermKeyKey *key)
 {
-  struct sandbox_panel *p = ui->sandbox;
+  struct sandbox_panel *p = state;
   if (key->type == TERMKEY_TYPE_KEYSYM && key->code.sym == TERMKEY_SYM_TAB)
     p->tab = !p->tab;
   else if (key->type == TERMKEY_TYPE_KEYSYM
            && (key->code.sym == TERMKEY_SYM_ESCAPE
                || key->code.sym == TERMKEY_SYM_ENTER))
-    {
-      ui->panel = UI_PANEL_NONE;
-      sandbox_panel_free (p);
-      ui->sandbox = NULL;
-    }
+    p->host->close (p->host->data);
   else if (key->type == TERMKEY_TYPE_KEYSYM
            && (key->code.sym == TERMKEY_SYM_LEFT
                || key->code.sym == TERMKEY_SYM_RIGHT))
     p->tab = key->code.sym == TERMKEY_SYM_RIGHT;
-  ui_dirty (ui);
+  p->host->dirty (p->host->data);
+}
+
+const struct panel_ops sandbox_panel_ops = {
+  .name = "sandbox",
+  .draw = sandbox_panel_draw,
+  .key = sandbox_panel_key,
+  .free = sandbox_panel_free,
+};
+
+struct panel
+sandbox_panel_new (const struct panel_host *host, const struct config *cfg,
+                   const char *workspace)
+{
+  struct sandbox_panel *p = xcalloc (1, sizeof *p);
+  p->host = host;
+  sandbox_panel_settings (cfg, workspace, &p->settings);
+  sandbox_panel_parts (&p->deps);
+  sandbox_panel_probe (&p->deps);
+  sandbox_panel_claims (cfg, workspace, &p->deps);
+  return (struct panel){ .ops = &sandbox_panel_ops, .state = p };
 }

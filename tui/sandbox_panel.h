@@ -7,17 +7,16 @@
 #ifndef CRUCIBLE_TUI_SANDBOX_PANEL_H
 #define CRUCIBLE_TUI_SANDBOX_PANEL_H
 
-#include <termkey.h>
+#include "core/config.h"
+#include "tui/panel.h"
 
-struct ui;
-struct screen_lines;
-struct sandbox_panel;
+extern const struct panel_ops sandbox_panel_ops;
 
-/* Gather what both tabs show (this probes the backend: a short bwrap run). */
-struct sandbox_panel *sandbox_panel_new (struct ui *ui);
-void sandbox_panel_free (struct sandbox_panel *p);
-
-void sandbox_panel_lines (struct ui *ui, int cols, struct screen_lines *out);
-void sandbox_panel_key (struct ui *ui, TermKey *tk, const TermKeyKey *key);
+/* Gather what both tabs show for cfg and workspace (this probes the
+ * backend: a short bwrap run) and open on Settings.  Nothing is kept of
+ * cfg or workspace.  */
+struct panel sandbox_panel_new (const struct panel_host *host,
+                                const struct config *cfg,
+                                const char *workspace);
 
 #endif

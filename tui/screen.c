@@ -12,12 +12,13 @@
 #include "lib/buf.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "tui/approval.h"
+#include "core/loop.h"
 #include "tui/pager.h"
-#include "tui/sandbox_panel.h"
-#include "tui/tasks.h"
+#include "tui/prompt.h"
+#include "tui/sample.h"
 #include "tui/text.h"
-#include "tui/ui.h"
+#include "tui/transcript.h"
+#include "tui/ui_cmd.h"
 
 /* Columns of the sample and count rows' indent.  */
 #define SCREEN_INDENT 4
@@ -110,21 +111,20 @@ screen_put (int y, int x, enum theme_role role, const char *text, int cols)
 
 /* The status row: the mode, and how many commands are left running.  */
 static void
-screen_status (struct ui *ui, int y, int cols)
+screen_status (const struct screen_view *v, int y, int cols)
 {
-  if (ui->hint != NULL)
+  if (v->hint != NULL)
     {
-      screen_put (y, 2, THEME_DIM, ui->hint, cols - 2);
+      screen_put (y, 2, THEME_DIM, v->hint, cols - 2);
       return;
     }
-  bool full = rules_mode (ui->rules) == RULES_MODE_FULL_ACCESS;
+  bool full = v->full_access;
   char *mode = xasprintf (_ ("%s mode on (shift+tab to cycle)"),
                           full ? "fullAccess" : "ask");
   screen_put (y, 2, full ? THEME_WARNING : THEME_DIM, mode, cols - 2);
   int x = 2 + text_width (mode, strlen (mode));
   free (mode);
-  size_t n = 0;
-  free (ui_left_running (ui, &n));
+  size_t n = v->left_running;
   if (n == 0)
     return;
   screen_put (y, x, THEME_DIM, " \xc2\xb7 ", cols - x);
@@ -137,7 +137,8 @@ screen_status (struct ui *ui, int y, int cols)
  * the prompt alone, so what is typed is still seen.  Returns the cursor's
  * column; the prompt's row is *prompt_y.  */
 static int
-screen_box (struct ui *ui, int y, int box_rows, int cols, int *prompt_y)
+screen_box (const struct screen_view *v, int y, int box_rows, int cols,
+            int *prompt_y)
 {
   if (box_rows == 3)
     {
@@ -151,27 +152,7 @@ screen_box (struct ui *ui, int y, int box_rows, int cols, int *prompt_y)
   attrset (theme_attr (THEME_PROMPT));
   mvaddstr (y, 0, "\xe2\x80\xba ");
   attrset (A_NORMAL);
-  return prompt_draw (&ui->prompt, stdscr, y, 2, cols - 3);
-}
-
-/* The lines of the panel in place of the box, or none.  */
-static void
-screen_panel_lines (struct ui *ui, int cols, struct screen_lines *l)
-{
-  switch (ui->panel)
-    {
-    case UI_PANEL_TASKS:
-      tasks_lines (ui, cols, l);
-      break;
-    case UI_PANEL_APPROVAL:
-      approval_lines (ui, cols, l);
-      break;
-    case UI_PANEL_SANDBOX:
-      sandbox_panel_lines (ui, cols, l);
-      break;
-    default:
-      break;
-    }
+  return prompt_draw (v->prompt, stdscr, y, 2, cols - 3);
 }
 
 /* The column a panel row's wrapped rows start at: under the text after
@@ -250,10 +231,10 @@ screen_lines_squeeze (struct screen_lines *l, int rows)
 
 /* Commands the running turn waits for, oldest first.  */
 static size_t
-screen_turn_cmds (struct ui *ui, struct ui_cmd **out, size_t max)
+screen_turn_cmds (const struct screen_view *v, struct ui_cmd **out, size_t max)
 {
   size_t n = 0;
-  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+  for (struct ui_cmd *c = v->cmds; c != NULL; c = c->next)
     if (c->in_turn && n < max)
       out[n++] = c;
   for (size_t i = 0; i < n / 2; i++)
@@ -267,11 +248,11 @@ screen_turn_cmds (struct ui *ui, struct ui_cmd **out, size_t max)
 
 /* The running row: ✳ running (43s · ↓ 1.2k · esc to interrupt).  */
 static void
-screen_running_row (struct ui *ui, int y, int cols)
+screen_running_row (const struct screen_view *v, int y, int cols)
 {
   char dur[32], down[32];
-  text_duration (dur, sizeof dur, loop_now_ms () - ui->turn_started_ms);
-  text_short_count (down, sizeof down, ui->turn_bytes);
+  text_duration (dur, sizeof dur, loop_now_ms () - v->turn_started_ms);
+  text_short_count (down, sizeof down, v->turn_bytes);
   char *row = xasprintf ("\xe2\x9c\xb3 %s (%s \xc2\xb7 \xe2\x86\x93 %s "
                          "\xc2\xb7 %s)",
                          _ ("running"), dur, down, _ ("esc to interrupt"));
@@ -284,11 +265,11 @@ screen_running_row (struct ui *ui, int y, int cols)
  * then the count rows; the call lines and the running row keep theirs
  * longest, the running row last of all.  */
 static void
-screen_turn (struct ui *ui, struct ui_cmd **cmds, size_t n, int y, int rows,
-             int cols)
+screen_turn (const struct screen_view *v, struct ui_cmd **cmds, size_t n, int y,
+             int rows, int cols)
 {
   int avail = rows;
-  int running = ui->busy && avail > 0 ? 1 : 0;
+  int running = v->busy && avail > 0 ? 1 : 0;
   avail -= running;
   int calls = (int) n < avail ? (int) n : avail;
   avail -= calls;
@@ -321,15 +302,15 @@ screen_turn (struct ui *ui, struct ui_cmd **cmds, size_t n, int y, int rows,
   if (running && calls > 0 && avail > 0)
     y++;
   if (running)
-    screen_running_row (ui, y, cols);
+    screen_running_row (v, y, cols);
 }
 
 /* Rows the running turn wants.  */
 static int
-screen_turn_rows (struct ui *ui, struct ui_cmd **cmds, size_t n)
+screen_turn_rows (const struct screen_view *v, struct ui_cmd **cmds, size_t n)
 {
-  int rows = ui->busy ? 1 : 0;
-  if (ui->busy && n > 0)
+  int rows = v->busy ? 1 : 0;
+  if (v->busy && n > 0)
     rows++;
   for (size_t i = 0; i < n; i++)
     {
@@ -339,37 +320,43 @@ screen_turn_rows (struct ui *ui, struct ui_cmd **cmds, size_t n)
   return rows;
 }
 
-void
-screen_draw (struct ui *ui)
+/* Draw the full view over the whole screen; returns whether it has more
+ * to parse.  */
+static bool
+screen_full_view (struct pager *pager, int rows, int cols)
+{
+  bool more = pager_update (pager, cols);
+  pager_draw (pager, stdscr, rows, cols);
+  curs_set (0);
+  wnoutrefresh (stdscr);
+  doupdate ();
+  return more;
+}
+
+bool
+screen_draw (const struct screen_view *v)
 {
   int rows = LINES, cols = COLS;
   erase ();
-  if (ui->panel == UI_PANEL_PAGER && ui->pager != NULL)
-    {
-      if (pager_update (ui->pager, cols))
-        ui_dirty (ui);
-      pager_draw (ui->pager, stdscr, rows, cols);
-      curs_set (0);
-      wnoutrefresh (stdscr);
-      doupdate ();
-      return;
-    }
+  if (v->pager != NULL)
+    return screen_full_view (v->pager, rows, cols);
   struct screen_lines panel = { 0 };
-  screen_panel_lines (ui, cols, &panel);
+  for (size_t i = 0; v->panel != NULL && i < v->panel->n; i++)
+    screen_lines_add (&panel, v->panel->v[i].role, "%s", v->panel->v[i].text);
   screen_lines_wrap (&panel, cols);
   screen_lines_squeeze (&panel, rows - 1);
   int box_rows = panel.n > 0 ? (int) panel.n : rows >= 4 ? 3 : 1;
   int status_y = rows - 1;
   int box_y = status_y - box_rows;
   struct ui_cmd *cmds[16];
-  size_t n = screen_turn_cmds (ui, cmds, 16);
-  int turn_rows = screen_turn_rows (ui, cmds, n);
+  size_t n = screen_turn_cmds (v, cmds, 16);
+  int turn_rows = screen_turn_rows (v, cmds, n);
   int above = box_y;
   int turn_give = turn_rows < above ? turn_rows : above;
   int turn_y = box_y - turn_give;
-  transcript_draw (&ui->transcript, stdscr, 0, turn_y, cols);
+  transcript_draw (v->transcript, stdscr, 0, turn_y, cols);
   if (turn_give > 0)
-    screen_turn (ui, cmds, n, turn_y, turn_give, cols);
+    screen_turn (v, cmds, n, turn_y, turn_give, cols);
   int cursor_x = -1, prompt_y = 0;
   if (panel.n > 0)
     for (size_t i = 0; i < panel.n && box_y + (int) i < status_y; i++)
@@ -379,9 +366,9 @@ screen_draw (struct ui *ui)
                       cols);
       }
   else if (box_y >= 0)
-    cursor_x = screen_box (ui, box_y, box_rows, cols, &prompt_y);
+    cursor_x = screen_box (v, box_y, box_rows, cols, &prompt_y);
   screen_lines_free (&panel);
-  screen_status (ui, status_y, cols);
+  screen_status (v, status_y, cols);
   if (cursor_x >= 0)
     {
       curs_set (1);
@@ -391,4 +378,5 @@ screen_draw (struct ui *ui)
     curs_set (0);
   wnoutrefresh (stdscr);
   doupdate ();
+  return false;
 }

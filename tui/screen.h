@@ -7,11 +7,16 @@
 #ifndef CRUCIBLE_TUI_SCREEN_H
 #define CRUCIBLE_TUI_SCREEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tui/theme.h"
 
-struct ui;
+struct pager;
+struct prompt;
+struct transcript;
+struct ui_cmd;
 
 /* Lines a panel draws where the box was.  */
 struct screen_lines
@@ -36,12 +41,28 @@ char *screen_row_split (const char *left, const char *right, int cols);
 /* The rule drawn above the box and the panels.  */
 char *screen_rule (int cols);
 
-/* Draw a frame.  */
-void screen_draw (struct ui *ui);
+/* What one frame shows, as the session holds it (all borrowed).  */
+struct screen_view
+{
+  struct transcript *transcript;
+  struct prompt *prompt;
+  const char *hint;    /* a passing line over the status row, or NULL */
+  bool full_access;    /* the mode the status row names */
+  size_t left_running; /* commands left running, for the status row */
+  bool busy;           /* a turn runs: its commands and the running row */
+  uint64_t turn_started_ms;
+  uint64_t turn_bytes;        /* what the turn's commands printed */
+  struct ui_cmd *cmds;        /* every command, newest first */
+  struct pager *pager;        /* the full view, which takes the whole screen */
+  struct screen_lines *panel; /* the open panel's lines, or NULL */
+};
+
+/* Draw a frame.  Returns whether the full view has more to parse, so that
+ * another frame is wanted.  */
+bool screen_draw (const struct screen_view *v);
 
 /* The count row of a command: "41 lines · 3.1 kB · ctrl+b …".  Owned by
  * the caller.  */
-struct ui_cmd;
 char *screen_count_row (const struct ui_cmd *c);
 
 #endif

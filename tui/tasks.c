@@ -7,16 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/loop.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/screen.h"
 #include "tui/text.h"
-#include "tui/ui.h"
+#include "tui/ui_cmd.h"
 
 /* Where the counts begin, as the spec draws the list: labels shorter
  * than this leave the counts in one column under each other rather than
  * pushed to a wide window's far edge.  */
 #define TASKS_COUNTS_COL 45
+
+/* The list's state.  */
+struct tasks
+{
+  const struct panel_host *host;
+  int sel;             /* the selected row */
+  uint64_t sel_number; /* its command's number, 0 for none yet */
+};
 
 /* A row's two halves: "› 1. Bash(npm run dev)" and "4m 12s · 84 lines ·
  * 6.4 kB".  */
@@ -38,7 +47,7 @@ tasks_halves (const struct ui_cmd *c, bool selected, char **left, char **right)
  * when a label is longer, and further left when the window is too narrow
  * for them there (the labels giving up columns, cut with "…").  */
 static void
-tasks_rows (struct ui *ui, struct ui_cmd **rows, size_t n, int cols,
+tasks_rows (struct tasks *t, struct ui_cmd **rows, size_t n, int cols,
             struct screen_lines *out)
 {
   char **left = xcalloc (n + 1, sizeof *left);
@@ -46,7 +55,7 @@ tasks_rows (struct ui *ui, struct ui_cmd **rows, size_t n, int cols,
   int col = TASKS_COUNTS_COL, widest = 0;
   for (size_t i = 0; i < n; i++)
     {
-      tasks_halves (rows[i], (int) i == ui->task_sel, &left[i], &right[i]);
+      tasks_halves (rows[i], (int) i == t->sel, &left[i], &right[i]);
       int lw = text_width (left[i], strlen (left[i]));
       int rw = text_width (right[i], strlen (right[i]));
       if (lw + 2 > col)
@@ -60,8 +69,8 @@ tasks_rows (struct ui *ui, struct ui_cmd **rows, size_t n, int cols,
     {
       int rw = text_width (right[i], strlen (right[i]));
       char *row = screen_row_split (left[i], right[i], col + rw);
-      screen_lines_add (
-          out, (int) i == ui->task_sel ? THEME_ACCENT : THEME_TEXT, "%s", row);
+      screen_lines_add (out, (int) i == t->sel ? THEME_ACCENT : THEME_TEXT,
+                        "%s", row);
       free (row);
       free (left[i]);
       free (right[i]);
@@ -75,34 +84,35 @@ tasks_rows (struct ui *ui, struct ui_cmd **rows, size_t n, int cols,
  * command under it for x to stop.  When its own command has gone, the row
  * now in its place is selected.  */
 static void
-tasks_reselect (struct ui *ui, struct ui_cmd **rows, size_t n)
+tasks_reselect (struct tasks *t, struct ui_cmd **rows, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    if (ui->task_sel_number != 0
-        && command_number (rows[i]->cmd) == ui->task_sel_number)
+    if (t->sel_number != 0 && command_number (rows[i]->cmd) == t->sel_number)
       {
-        ui->task_sel = (int) i;
+        t->sel = (int) i;
         return;
       }
-  if (ui->task_sel >= (int) n)
-    ui->task_sel = n > 0 ? (int) n - 1 : 0;
-  ui->task_sel_number = n > 0 ? command_number (rows[ui->task_sel]->cmd) : 0;
+  if (t->sel >= (int) n)
+    t->sel = n > 0 ? (int) n - 1 : 0;
+  t->sel_number = n > 0 ? command_number (rows[t->sel]->cmd) : 0;
 }
 
-void
-tasks_lines (struct ui *ui, int cols, struct screen_lines *out)
+/* The panel's lines for cols columns.  */
+static void
+tasks_draw (void *state, int cols, struct screen_lines *out)
 {
+  struct tasks *t = state;
   size_t n;
-  struct ui_cmd **rows = ui_left_running (ui, &n);
-  tasks_reselect (ui, rows, n);
+  struct ui_cmd **rows = t->host->left_running (t->host->data, &n);
+  tasks_reselect (t, rows, n);
   char *rule = screen_rule (cols);
   screen_lines_add (out, THEME_BORDER, "%s", rule);
   free (rule);
   screen_lines_add (out, THEME_TEXT, "%s", "");
   screen_lines_add (out, THEME_ACCENT, "%s", _ ("Still running"));
   screen_lines_add (out, THEME_TEXT, "%s", "");
-  tasks_rows (ui, rows, n, cols, out);
-  if (n > 0 && rows[ui->task_sel]->stop_failed)
+  tasks_rows (t, rows, n, cols, out);
+  if (n > 0 && rows[t->sel]->stop_failed)
     screen_lines_add (out, THEME_ERROR, "  %s", _ ("Stop failed"));
   screen_lines_add (out, THEME_TEXT, "%s", "");
   screen_lines_add (out, THEME_DIM, "%s",
@@ -111,49 +121,85 @@ tasks_lines (struct ui *ui, int cols, struct screen_lines *out)
   free (rows);
 }
 
-void
-tasks_key (struct ui *ui, TermKey *tk, const TermKeyKey *key)
+/* A key while the list is open.  */
+static void
+tasks_key (void *state, TermKey *tk, const TermKeyKey *key)
 {
+  struct tasks *t = state;
+  const struct panel_host *h = t->host;
   size_t n;
-  struct ui_cmd **rows = ui_left_running (ui, &n);
-  tasks_reselect (ui, rows, n);
-  struct ui_cmd *sel = n > 0 ? rows[ui->task_sel] : NULL;
+  struct ui_cmd **rows = h->left_running (h->data, &n);
+  tasks_reselect (t, rows, n);
+  struct ui_cmd *sel = n > 0 ? rows[t->sel] : NULL;
   if (key->type == TERMKEY_TYPE_KEYSYM)
     switch (key->code.sym)
       {
       case TERMKEY_SYM_ESCAPE:
-        ui->panel = UI_PANEL_NONE;
+        h->close (h->data);
         break;
       case TERMKEY_SYM_UP:
-        if (ui->task_sel > 0)
-          ui->task_sel--;
+        if (t->sel > 0)
+          t->sel--;
         break;
       case TERMKEY_SYM_DOWN:
-        if (ui->task_sel + 1 < (int) n)
-          ui->task_sel++;
+        if (t->sel + 1 < (int) n)
+          t->sel++;
         break;
       case TERMKEY_SYM_ENTER:
         if (sel != NULL)
-          ui_open_pager_cmd (ui, sel);
+          h->open_full_view (h->data, sel);
         break;
       default:
         break;
       }
   else if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0
            && key->code.codepoint == 'x' && sel != NULL && sel->cmd != NULL)
-    {
-      /* No confirmation: the command was started by a call the person
-       * allowed, and stopping it is what the list is for.  */
-      sel->stopping = true;
-      sel->stop_failed = false;
-      supervisor_stop (ui->sup, sel->cmd);
-    }
+    /* No confirmation: the command was started by a call the person
+     * allowed, and stopping it is what the list is for.  */
+    h->stop (h->data, sel);
   else if (key->type == TERMKEY_TYPE_UNICODE
            && key->modifiers == TERMKEY_KEYMOD_CTRL
            && key->code.codepoint == 'b')
-    ui->panel = UI_PANEL_NONE;
+    h->close (h->data);
   if (n > 0)
-    ui->task_sel_number = command_number (rows[ui->task_sel]->cmd);
+    t->sel_number = command_number (rows[t->sel]->cmd);
   free (rows);
-  ui_dirty (ui);
+  h->dirty (h->data);
+}
+
+/* A slot was freed: the list closes with its last row, also when it is
+ * under the full view of that row's command (Esc then comes back to the
+ * box).  */
+static void
+tasks_update (void *state)
+{
+  struct tasks *t = state;
+  size_t n;
+  free (t->host->left_running (t->host->data, &n));
+  if (n == 0)
+    t->host->close (t->host->data);
+}
+
+/* Free the list's state.  */
+static void
+tasks_free (void *state)
+{
+  free (state);
+}
+
+const struct panel_ops tasks_panel_ops = {
+  .name = "tasks",
+  .draw = tasks_draw,
+  .key = tasks_key,
+  .update = tasks_update,
+  .ticks = true,
+  .free = tasks_free,
+};
+
+struct panel
+tasks_panel_new (const struct panel_host *host)
+{
+  struct tasks *t = xcalloc (1, sizeof *t);
+  t->host = host;
+  return (struct panel){ .ops = &tasks_panel_ops, .state = t };
 }

@@ -7,15 +7,12 @@
 #ifndef CRUCIBLE_TUI_TASKS_H
 #define CRUCIBLE_TUI_TASKS_H
 
-#include <termkey.h>
+#include "tui/panel.h"
 
-struct ui;
-struct screen_lines;
+extern const struct panel_ops tasks_panel_ops;
 
-/* The panel's lines for cols columns.  */
-void tasks_lines (struct ui *ui, int cols, struct screen_lines *out);
-
-/* A key while the list is open.  */
-void tasks_key (struct ui *ui, TermKey *tk, const TermKeyKey *key);
+/* Open the list, its first row selected.  host is borrowed for as long as
+ * the panel is open.  */
+struct panel tasks_panel_new (const struct panel_host *host);
 
 #endif

@@ -58,8 +58,12 @@ struct ui_options
 };
 
 static void ui_frame (struct loop *loop, void *data);
+static const struct panel_host *ui_host (struct ui *ui);
+static void ui_panel_open (struct ui *ui, struct panel p);
+static void ui_panel_close (struct ui *ui);
 
-void
+/* Something on screen changed: draw it at the next frame.  */
+static void
 ui_dirty (struct ui *ui)
 {
   ui->dirty = true;
@@ -72,12 +76,47 @@ ui_dirty (struct ui *ui)
       = loop_add_timer (ui->loop, next > now ? next - now : 0, ui_frame, ui);
 }
 
+/* Free the panels closed since the last frame.  */
+static void
+ui_panel_reap (struct ui *ui)
+{
+  for (size_t i = 0; i < ui->n_retired; i++)
+    ui->retired[i].ops->free (ui->retired[i].state);
+  free (ui->retired);
+  ui->retired = NULL;
+  ui->n_retired = 0;
+}
+
+/* What the frame shows; the panel's lines go in *panel (the caller's to
+ * free), drawn only when the full view is not over it.  */
+static void
+ui_view (struct ui *ui, struct screen_view *v, struct screen_lines *panel)
+{
+  *v = (struct screen_view){ .transcript = &ui->transcript,
+                             .prompt = &ui->prompt,
+                             .hint = ui->hint,
+                             .full_access
+                             = rules_mode (ui->rules) == RULES_MODE_FULL_ACCESS,
+                             .busy = ui->busy,
+                             .turn_started_ms = ui->turn_started_ms,
+                             .turn_bytes = ui->turn_bytes,
+                             .cmds = ui->cmds,
+                             .pager = ui->pager };
+  free (ui_cmd_left_running (ui->cmds, &v->left_running));
+  if (ui->pager == NULL && ui->panel.ops != NULL)
+    {
+      ui->panel.ops->draw (ui->panel.state, COLS, panel);
+      v->panel = panel;
+    }
+}
+
 /* Draw a frame now.  */
 static void
 ui_frame (struct loop *loop, void *data)
 {
   struct ui *ui = data;
   ui->frame_timer = 0;
+  ui_panel_reap (ui);
   if (!ui->dirty)
     return;
   ui->dirty = false;
@@ -85,7 +124,12 @@ ui_frame (struct loop *loop, void *data)
   for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
     if (c->in_turn)
       sample_flush (c->sample);
-  screen_draw (ui);
+  struct screen_view view;
+  struct screen_lines panel = { 0 };
+  ui_view (ui, &view, &panel);
+  if (screen_draw (&view))
+    ui_dirty (ui);
+  screen_lines_free (&panel);
 }
 
 /* Once a second while something counts time.  */
@@ -94,17 +138,13 @@ ui_tick (struct loop *loop, void *data)
 {
   struct ui *ui = data;
   ui->tick_timer = loop_add_timer (loop, 1000, ui_tick, ui);
-  if (ui->busy || ui->panel == UI_PANEL_TASKS)
+  if (ui->busy
+      || (ui->pager == NULL && ui->panel.ops != NULL && ui->panel.ops->ticks))
     ui_dirty (ui);
 }
 
-uint64_t
-ui_cmd_lines (const struct ui_cmd *c)
-{
-  return c->lines + (c->bytes > 0 && !c->last_newline ? 1 : 0);
-}
-
-void
+/* Add a notice line to the transcript.  */
+static void
 ui_notice (struct ui *ui, enum theme_role role, const char *text)
 {
   transcript_add (&ui->transcript, role, TRANSCRIPT_PLAIN, 2, text,
@@ -119,23 +159,6 @@ ui_hint (struct ui *ui, const char *text)
   free (ui->hint);
   ui->hint = text != NULL ? xstrdup (text) : NULL;
   ui_dirty (ui);
-}
-
-struct ui_cmd **
-ui_left_running (struct ui *ui, size_t *n)
-{
-  size_t count = 0;
-  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
-    count
-        += c->cmd != NULL && (command_left_running (c->cmd) || c->stop_failed);
-  struct ui_cmd **v = xcalloc (count + 1, sizeof (struct ui_cmd *));
-  size_t i = count;
-  /* The list is newest first; rows are oldest first.  */
-  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
-    if (c->cmd != NULL && (command_left_running (c->cmd) || c->stop_failed))
-      v[--i] = c;
-  *n = count;
-  return v;
 }
 
 /* The UI's record of a command.  */
@@ -239,14 +262,10 @@ ui_on_cleaned (void *data, struct command *cmd)
         free (c);
         break;
       }
-  size_t n;
-  free (ui_left_running (ui, &n));
-  /* The list closes with its last row, also when it is under the full view
-   * of that row's command: Esc then comes back to the box.  */
-  if (ui->panel == UI_PANEL_TASKS && n == 0)
-    ui->panel = UI_PANEL_NONE;
-  if (ui->under_pager == UI_PANEL_TASKS && n == 0)
-    ui->under_pager = UI_PANEL_NONE;
+  /* The open panel may show that command (the list closes with its last
+   * row), also when it is under the full view.  */
+  if (ui->panel.ops != NULL && ui->panel.ops->update != NULL)
+    ui->panel.ops->update (ui->panel.state);
   ui_dirty (ui);
 }
 
@@ -393,18 +412,18 @@ ui_result (void *data, const struct session_call *call, const char *text,
   ui_dirty (ui);
 }
 
-/* Ask the person about a call: the panel takes the box's place.  */
+/* Ask the person about a call: the approval panel takes the place of the
+ * box or of the panel there (under the full view, when that is open).  */
 static void
 ui_ask (void *data, struct session_call *call)
 {
   struct ui *ui = data;
+  struct approval_where where = { .workspace = ui->workspace,
+                                  .home_file = ui->home_file,
+                                  .confined = ui->cfg->sandbox_enabled,
+                                  .rules = ui->rules };
   ui->asking = call;
-  ui->approval_sel = 0;
-  if (ui->panel != UI_PANEL_PAGER)
-    ui->panel = UI_PANEL_APPROVAL;
-  else
-    ui->under_pager = UI_PANEL_APPROVAL;
-  ui_dirty (ui);
+  ui_panel_open (ui, approval_panel_new (ui_host (ui), &where));
 }
 
 /* A question is no longer wanted.  */
@@ -415,10 +434,8 @@ ui_withdrawn (void *data, const struct session_call *call)
   if (ui->asking != call)
     return;
   ui->asking = NULL;
-  if (ui->panel == UI_PANEL_APPROVAL)
-    ui->panel = UI_PANEL_NONE;
-  if (ui->under_pager == UI_PANEL_APPROVAL)
-    ui->under_pager = UI_PANEL_NONE;
+  if (ui->panel.ops == &approval_panel_ops)
+    ui_panel_close (ui);
   ui_notice (ui, THEME_DIM, _ ("(the question was withdrawn)"));
 }
 
@@ -452,41 +469,151 @@ ui_turn_ended (void *data)
 
 /* --- the full view ----------------------------------------------------- */
 
-void
+/* Open the full view on a command's output; the panel stays under it.  */
+static void
 ui_open_pager_cmd (struct ui *ui, struct ui_cmd *c)
 {
   pager_free (ui->pager);
   ui->pager = pager_new_spool (c->spool_fd, c->label,
                                c->spool_failed || c->spooled < c->bytes);
-  if (ui->panel != UI_PANEL_PAGER)
-    ui->under_pager = ui->panel;
-  ui->panel = UI_PANEL_PAGER;
   ui_dirty (ui);
 }
 
-void
+/* Open the full view on text.  */
+static void
 ui_open_pager_text (struct ui *ui, const char *text, size_t len)
 {
   pager_free (ui->pager);
   ui->pager = pager_new_text (text, len, _ ("the last result"));
-  if (ui->panel != UI_PANEL_PAGER)
-    ui->under_pager = ui->panel;
-  ui->panel = UI_PANEL_PAGER;
   ui_dirty (ui);
 }
 
-/* Close the full view; the command carries on.  */
+/* Close the full view; the command carries on, and the panel under it, if
+ * any, is back (a question answered at quitting is not).  */
 static void
 ui_close_pager (struct ui *ui)
 {
   pager_free (ui->pager);
   ui->pager = NULL;
-  ui->panel = ui->under_pager;
-  if (ui->panel == UI_PANEL_APPROVAL && ui->asking == NULL)
-    ui->panel = UI_PANEL_NONE;
-  ui->under_pager = UI_PANEL_NONE;
+  if (ui->panel.ops == &approval_panel_ops && ui->asking == NULL)
+    ui_panel_close (ui);
   clearok (curscr, TRUE);
   ui_dirty (ui);
+}
+
+/* --- the panels' host -------------------------------------------------- */
+
+/* Close the open panel: the box comes back.  It is freed at the next
+ * frame, so that a panel closing itself may still read its state.  */
+static void
+ui_panel_close (struct ui *ui)
+{
+  if (ui->panel.ops == NULL)
+    return;
+  ui->retired
+      = xrealloc (ui->retired, (ui->n_retired + 1) * sizeof *ui->retired);
+  ui->retired[ui->n_retired++] = ui->panel;
+  ui->panel = (struct panel){ 0 };
+  ui_dirty (ui);
+}
+
+/* Open p where the box was, closing the panel there.  */
+static void
+ui_panel_open (struct ui *ui, struct panel p)
+{
+  ui_panel_close (ui);
+  ui->panel = p;
+  ui_dirty (ui);
+}
+
+/* A panel's change is drawn at the next frame (data: the ui, as for each
+ * of the host's operations below).  */
+static void
+ui_host_dirty (void *data)
+{
+  ui_dirty (data);
+}
+
+/* A panel's notice goes to the transcript.  */
+static void
+ui_host_notice (void *data, enum theme_role role, const char *text)
+{
+  ui_notice (data, role, text);
+}
+
+/* The list's Enter: the full view on a command, the list under it.  */
+static void
+ui_host_open_full_view (void *data, struct ui_cmd *c)
+{
+  ui_open_pager_cmd (data, c);
+}
+
+/* A panel closes itself.  */
+static void
+ui_host_close (void *data)
+{
+  ui_panel_close (data);
+}
+
+/* The list's rows.  */
+static struct ui_cmd **
+ui_host_left_running (void *data, size_t *n)
+{
+  struct ui *ui = data;
+  return ui_cmd_left_running (ui->cmds, n);
+}
+
+/* Stop a command from the list; "Stop failed" goes until it fails again. */
+static void
+ui_host_stop (void *data, struct ui_cmd *c)
+{
+  struct ui *ui = data;
+  c->stopping = true;
+  c->stop_failed = false;
+  supervisor_stop (ui->sup, c->cmd);
+}
+
+/* The call the approval panel asks about, NULL once there is none.  */
+static struct session_call *
+ui_host_question (void *data)
+{
+  struct ui *ui = data;
+  return ui->asking;
+}
+
+/* The person answered the question: the panel closes before the session
+ * hears it, as the answer may start the command or ask the next one.  */
+static void
+ui_host_answer (void *data, bool allowed)
+{
+  struct ui *ui = data;
+  struct session_call *call = ui->asking;
+  ui->asking = NULL;
+  ui_panel_close (ui);
+  if (call != NULL)
+    session_answer_approval (ui->session, call, allowed);
+}
+
+/* What the panels may do.  */
+static const struct panel_host ui_panel_host = {
+  .dirty = ui_host_dirty,
+  .notice = ui_host_notice,
+  .open_full_view = ui_host_open_full_view,
+  .close = ui_host_close,
+  .left_running = ui_host_left_running,
+  .stop = ui_host_stop,
+  .question = ui_host_question,
+  .answer = ui_host_answer,
+};
+
+/* The host the panels see, data: ui (filled here: struct ui starts as
+ * zeroes, and the panels keep this address).  */
+static const struct panel_host *
+ui_host (struct ui *ui)
+{
+  ui->host = ui_panel_host;
+  ui->host.data = ui;
+  return &ui->host;
 }
 
 /* --- quitting ---------------------------------------------------------- */
@@ -530,16 +657,13 @@ ui_ctrl_b (struct ui *ui)
   if (ui->busy && session_detach (ui->session))
     return;
   size_t n;
-  free (ui_left_running (ui, &n));
+  free (ui_cmd_left_running (ui->cmds, &n));
   if (n == 0)
     {
       ui_hint (ui, _ ("nothing is running"));
       return;
     }
-  ui->panel = UI_PANEL_TASKS;
-  ui->task_sel = 0;
-  ui->task_sel_number = 0;
-  ui_dirty (ui);
+  ui_panel_open (ui, tasks_panel_new (ui_host (ui)));
 }
 
 /* Ctrl+O: the whole of the running command, or of the last cut result.  */
@@ -564,10 +688,8 @@ ui_slash_sandbox (struct ui *ui, const char *arg)
 {
   if (*arg == '\0')
     {
-      sandbox_panel_free (ui->sandbox);
-      ui->sandbox = sandbox_panel_new (ui);
-      ui->panel = UI_PANEL_SANDBOX;
-      ui_dirty (ui);
+      ui_panel_open (ui,
+                     sandbox_panel_new (ui_host (ui), ui->cfg, ui->workspace));
       return;
     }
   if (strcmp (arg, "enable") != 0 && strcmp (arg, "disable") != 0)
@@ -796,7 +918,7 @@ ui_mouse (struct ui *ui, TermKey *tk, const TermKeyKey *key)
           != TERMKEY_RES_KEY
       || ev != TERMKEY_MOUSE_PRESS)
     return;
-  if (ui->panel == UI_PANEL_PAGER)
+  if (ui->pager != NULL)
     return;
   if (button == 4)
     transcript_scroll (&ui->transcript, 3);
@@ -818,17 +940,13 @@ ui_on_key (void *data, TermKey *tk, const TermKeyKey *key)
     ui->ctrl_c_ms = 0;
   if (key->type == TERMKEY_TYPE_MOUSE)
     ui_mouse (ui, tk, key);
-  else if (ui->panel == UI_PANEL_PAGER)
+  else if (ui->pager != NULL)
     {
       if (!pager_key (ui->pager, tk, key))
         ui_close_pager (ui);
     }
-  else if (ui->panel == UI_PANEL_TASKS)
-    tasks_key (ui, tk, key);
-  else if (ui->panel == UI_PANEL_APPROVAL)
-    approval_key (ui, tk, key);
-  else if (ui->panel == UI_PANEL_SANDBOX)
-    sandbox_panel_key (ui, tk, key);
+  else if (ui->panel.ops != NULL)
+    ui->panel.ops->key (ui->panel.state, tk, key);
   else if (ui_ctrl_key (ui, key) || ui_sym_key (ui, key)
            || ui_edit_key (ui, key))
     ;
@@ -843,7 +961,7 @@ static void
 ui_on_paste (void *data, const char *text, size_t len)
 {
   struct ui *ui = data;
-  if (ui->panel != UI_PANEL_NONE)
+  if (ui->pager != NULL || ui->panel.ops != NULL)
     return;
   /* Terminals paste a line break as CR (the Enter key); in the box it is
    * a newline, so the paste runs as the lines it was.  */
@@ -882,6 +1000,8 @@ ui_resize (struct ui *ui)
     resize_term (ws.ws_row, ws.ws_col);
   for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
     sample_resize (c->sample, COLS - 4);
+  if (ui->panel.ops != NULL && ui->panel.ops->resize != NULL)
+    ui->panel.ops->resize (ui->panel.state, COLS);
   clearok (curscr, TRUE);
   ui_dirty (ui);
 }
@@ -1058,7 +1178,9 @@ ui_clear (struct ui *ui)
       free (c);
     }
   pager_free (ui->pager);
-  sandbox_panel_free (ui->sandbox);
+  if (ui->panel.ops != NULL)
+    ui->panel.ops->free (ui->panel.state);
+  ui_panel_reap (ui);
   transcript_clear (&ui->transcript);
   prompt_clear_all (&ui->prompt);
   free (ui->last_result);

@@ -1,6 +1,6 @@
 /* Tests for core/config.c: defaults, every key, every error (the exact text
  * doc/strings.md lists under "Configuration errors"), the home/project
- * rules and file loading.  */
+ * rules, file loading, and writing the home file.  */
 #include <config.h>
 
 #include "core/config.h"
@@ -1019,6 +1019,147 @@ test_load_workspace_is_home (void **state)
   config_free (cfg);
 }
 
+/* The whole of the file at path.  Owned.  */
+static char *
+read_file (const char *path)
+{
+  FILE *f = fopen (path, "r");
+  assert_non_null (f);
+  char *text = xcalloc (1, 65536);
+  size_t n = fread (text, 1, 65535, f);
+  fclose (f);
+  text[n] = '\0';
+  return text;
+}
+
+/* sandbox.enabled is set where it was, every other key and value kept as
+ * it was spelled, and the file left 0600; a missing file and its
+ * directory are made.  */
+static void
+test_home_set_enabled (void **state)
+{
+  struct dirs *d = *state;
+  struct cr_error *err = NULL;
+  write_file (d->home_file, "{\"theme\": \"dark\", \"sandbox\": {\"enabled\": "
+                            "false, \"limits\": {\"commandSeconds\": "
+                            "1200.5}}, \"agent\": {\"command\": \"a\"}}");
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), 0);
+  char *text = read_file (d->home_file);
+  assert_string_equal (text, "{\n"
+                             "  \"theme\": \"dark\",\n"
+                             "  \"sandbox\": {\n"
+                             "    \"enabled\": true,\n"
+                             "    \"limits\": {\n"
+                             "      \"commandSeconds\": 1200.5\n"
+                             "    }\n"
+                             "  },\n"
+                             "  \"agent\": {\n"
+                             "    \"command\": \"a\"\n"
+                             "  }\n"
+                             "}\n");
+  free (text);
+  struct stat st;
+  assert_int_equal (stat (d->home_file, &st), 0);
+  assert_int_equal (st.st_mode & 0777, 0600);
+  char *fresh = xasprintf ("%s/new/config.json", d->root);
+  assert_int_equal (config_home_set_enabled (fresh, false, &err), 0);
+  text = read_file (fresh);
+  assert_string_equal (text, "{\n  \"sandbox\": {\n    \"enabled\": false\n  "
+                             "}\n}\n");
+  free (text);
+  free (fresh);
+}
+
+/* A file that is not an object, or whose new text would not load, is
+ * left as it was, and the error says so.  */
+static void
+test_home_write_refused (void **state)
+{
+  struct dirs *d = *state;
+  struct cr_error *err = NULL;
+  write_file (d->home_file, "[1]");
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), -1);
+  char *want
+      = xasprintf ("%s: not a JSON object; it was left as it is", d->home_file);
+  assert_string_equal (err->msg, want);
+  cr_error_clear (&err);
+  free (want);
+  write_file (d->home_file, "{\"sandbox\": {\"bogus\": 1}}");
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), -1);
+  assert_non_null (strstr (err->msg, "sandbox.bogus: unknown key"));
+  cr_error_clear (&err);
+  char *text = read_file (d->home_file);
+  assert_string_equal (text, "{\"sandbox\": {\"bogus\": 1}}");
+  free (text);
+  /* Read as the loader reads: a fifo there is refused, not waited on.  */
+  assert_int_equal (unlink (d->home_file), 0);
+  assert_int_equal (mkfifo (d->home_file, 0600), 0);
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), -1);
+  want = xasprintf ("cannot read %s: not a regular file", d->home_file);
+  assert_string_equal (err->msg, want);
+  cr_error_clear (&err);
+  free (want);
+}
+
+/* Rules join this workspace's allow list after what it held, each once;
+ * another workspace's list is left alone; what is written loads.  */
+static void
+test_home_add_allow (void **state)
+{
+  struct dirs *d = *state;
+  struct cr_error *err = NULL;
+  char *first[] = { "Bash(make *)" };
+  char *more[] = { "Bash(make *)", "Bash(npm run *)" };
+  write_file (d->home_file, "{\"workspaces\": {\"/other\": {\"allow\": "
+                            "[\"Bash(ls *)\"]}}}");
+  assert_int_equal (config_home_add_allow (d->home_file, "/ws", first, 1, &err),
+                    0);
+  assert_int_equal (config_home_add_allow (d->home_file, "/ws", more, 2, &err),
+                    0);
+  char *text = read_file (d->home_file);
+  assert_string_equal (text, "{\n"
+                             "  \"workspaces\": {\n"
+                             "    \"/other\": {\n"
+                             "      \"allow\": [\n"
+                             "        \"Bash(ls *)\"\n"
+                             "      ]\n"
+                             "    },\n"
+                             "    \"/ws\": {\n"
+                             "      \"allow\": [\n"
+                             "        \"Bash(make *)\",\n"
+                             "        \"Bash(npm run *)\"\n"
+                             "      ]\n"
+                             "    }\n"
+                             "  }\n"
+                             "}\n");
+  free (text);
+  struct config *cfg = NULL;
+  assert_int_equal (config_load (&cfg, d->home_file, "/ws", &err), 0);
+  assert_int_equal (cfg->workspace_allow.count, 2);
+  assert_string_equal (cfg->workspace_allow.items[1], "Bash(npm run *)");
+  config_free (cfg);
+}
+
+/* A symlinked home file is written at its target, and stays a link.  */
+static void
+test_home_write_symlink (void **state)
+{
+  struct dirs *d = *state;
+  struct cr_error *err = NULL;
+  char *target = xasprintf ("%s/kept.json", d->root);
+  write_file (target, "{}");
+  assert_int_equal (symlink (target, d->home_file), 0);
+  assert_int_equal (config_home_set_enabled (d->home_file, true, &err), 0);
+  struct stat st;
+  assert_int_equal (lstat (d->home_file, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  char *text = read_file (target);
+  assert_string_equal (text, "{\n  \"sandbox\": {\n    \"enabled\": true\n  "
+                             "}\n}\n");
+  free (text);
+  free (target);
+}
+
 /* The project path is under the workspace.  */
 static void
 test_project_path (void **state)
@@ -1056,6 +1197,14 @@ main (void)
     cmocka_unit_test (test_project_unions),
     cmocka_unit_test (test_project_path),
     cmocka_unit_test_setup_teardown (test_load_missing, dirs_setup,
+                                     dirs_teardown),
+    cmocka_unit_test_setup_teardown (test_home_set_enabled, dirs_setup,
+                                     dirs_teardown),
+    cmocka_unit_test_setup_teardown (test_home_write_refused, dirs_setup,
+                                     dirs_teardown),
+    cmocka_unit_test_setup_teardown (test_home_add_allow, dirs_setup,
+                                     dirs_teardown),
+    cmocka_unit_test_setup_teardown (test_home_write_symlink, dirs_setup,
                                      dirs_teardown),
     cmocka_unit_test_setup_teardown (test_load_empty, dirs_setup,
                                      dirs_teardown),

@@ -1,5 +1,5 @@
 /* Unit tests for core/permit.c: rules, mode and the sleep refusal as one
- * decision.  */
+ * decision; the allow rules proposed for a line.  */
 #include <config.h>
 
 #include <setjmp.h>
@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -120,6 +121,71 @@ test_rules_from_config (void **state)
   config_free (cfg);
 }
 
+/* The rules proposed for line, joined with "|" ("" for none).  */
+static void
+expect_proposal (const char *line, const char *expected)
+{
+  struct permit_proposal p;
+  char joined[512] = "";
+  permit_propose (line, &p);
+  for (size_t i = 0; i < p.n; i++)
+    {
+      if (i > 0)
+        strcat (joined, "|");
+      strcat (joined, p.rules[i]);
+    }
+  permit_proposal_clear (&p);
+  assert_null (p.rules);
+  assert_int_equal (p.n, 0);
+  assert_string_equal (joined, expected);
+}
+
+static void
+test_propose_program_and_subcommand (void **state)
+{
+  expect_proposal ("make", "Bash(make *)");
+  expect_proposal ("npm run build", "Bash(npm run *)");
+  expect_proposal ("docker compose up -d", "Bash(docker compose *)");
+  expect_proposal ("git sub-command:x y", "Bash(git sub-command:x *)");
+  /* An option, a path, a number or a quoted phrase is an argument: a rule
+   * naming it would cover that one call only.  */
+  expect_proposal ("ls -la /tmp", "Bash(ls *)");
+  expect_proposal ("cat ./notes.txt", "Bash(cat *)");
+  expect_proposal ("sleep 300", "Bash(sleep *)");
+  expect_proposal ("echo 'two words'", "Bash(echo *)");
+  expect_proposal ("echo $HOME", "Bash(echo *)");
+}
+
+static void
+test_propose_each_command_once (void **state)
+{
+  expect_proposal ("echo started && sleep 300",
+                   "Bash(echo started *)|Bash(sleep *)");
+  expect_proposal ("make && make; make", "Bash(make *)");
+  expect_proposal ("npm run a | npm run b || ls", "Bash(npm run *)|Bash(ls *)");
+  /* `sh -c TEXT` is looked through: the commands in TEXT are proposed.  */
+  expect_proposal ("sh -c 'make test'", "Bash(make test *)");
+}
+
+static void
+test_propose_assignments_and_escapes (void **state)
+{
+  expect_proposal ("CC=clang make all", "Bash(CC=clang make all *)");
+  /* A '*' or '\' of the line is matched as itself, not as a wildcard.  */
+  expect_proposal ("GLOB='a*b' make", "Bash(GLOB=a\\*b make *)");
+  expect_proposal ("X='a\\b' make", "Bash(X=a\\\\b make *)");
+}
+
+static void
+test_propose_nothing (void **state)
+{
+  /* Unread, or nothing run: the "from now on" choice is not offered.  */
+  expect_proposal ("echo 'unterminated", "");
+  expect_proposal ("", "");
+  expect_proposal ("X=1", "");
+  expect_proposal ("> out", "");
+}
+
 int
 main (void)
 {
@@ -128,6 +194,10 @@ main (void)
     cmocka_unit_test (test_sleep_then_command),
     cmocka_unit_test (test_person_and_full_access),
     cmocka_unit_test (test_rules_from_config),
+    cmocka_unit_test (test_propose_program_and_subcommand),
+    cmocka_unit_test (test_propose_each_command_once),
+    cmocka_unit_test (test_propose_assignments_and_escapes),
+    cmocka_unit_test (test_propose_nothing),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
