@@ -23,6 +23,7 @@
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/json.h"
+#include "lib/jsonw.h"
 #include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
@@ -72,32 +73,47 @@ static const char *const agent_fields[][8] = {
 void
 agent_json_string (struct buf *out, const char *s, size_t len)
 {
-  struct buf clean = BUF_INIT;
-  utf8_sanitize (&clean, s, len);
-  buf_putc (out, '"');
-  result_json_escape (out, clean.data != NULL ? clean.data : "", clean.len);
-  buf_putc (out, '"');
-  buf_free (&clean);
+  struct jsonw *w = jsonw_new ();
+  size_t n;
+  jsonw_text (w, s, len);
+  const char *text = jsonw_get (w, &n);
+  buf_append (out, text, n);
+  jsonw_free (w);
 }
 
-/* Append "KEY": and a JSON string.  */
-static void
-agent_put_field (struct buf *b, const char *key, const char *s, size_t len)
+/* A message of this type being written: the caller adds its fields and
+ * sends it with agent_send.  */
+static struct jsonw *
+agent_msg_begin (const char *type)
 {
-  buf_printf (b, ",\"%s\":", key);
-  agent_json_string (b, s, len);
+  struct jsonw *w = jsonw_new ();
+  jsonw_object_open (w);
+  jsonw_key (w, "type");
+  jsonw_cstr (w, type);
+  return w;
 }
 
-/* Queue one message (a complete JSON object, no newline) and write what
- * the pipe takes now.  An agent that closed its input is leaving, and its
- * output closing says so next; one that does not read is ended from the
- * queue's overflow.  */
+/* Add "KEY": and a JSON string.  */
 static void
-agent_send (struct agent *a, struct buf *msg)
+agent_put_field (struct jsonw *w, const char *key, const char *s, size_t len)
 {
+  jsonw_key (w, key);
+  jsonw_text (w, s, len);
+}
+
+/* Close one message (a complete JSON object, no newline), queue it and
+ * write what the pipe takes now.  An agent that closed its input is
+ * leaving, and its output closing says so next; one that does not read is
+ * ended from the queue's overflow.  */
+static void
+agent_send (struct agent *a, struct jsonw *w)
+{
+  size_t len;
+  jsonw_object_close (w);
+  const char *msg = jsonw_get (w, &len);
   if (a->out != NULL)
-    jsonrpc_out_send (a->out, msg->data, msg->len);
-  buf_free (msg);
+    jsonrpc_out_send (a->out, msg, len);
+  jsonw_free (w);
 }
 
 /* The agent let more than JSONRPC_OUT_MAX bytes wait unread: it is told to
@@ -115,64 +131,64 @@ agent_on_overflow (void *data, size_t queued)
 static void
 agent_send_hello (struct agent *a)
 {
-  struct buf b = BUF_INIT;
-  buf_printf (&b,
-              "{\"type\":\"hello\",\"protocol\":%d,\"crucible\":\"%s\","
-              "\"tools\":[\"bash\",\"bash_output\"]}",
-              AGENT_PROTOCOL_VERSION, PACKAGE_VERSION);
-  agent_send (a, &b);
+  static const char *const tools[] = { "bash", "bash_output" };
+  struct jsonw *w = agent_msg_begin ("hello");
+  jsonw_key (w, "protocol");
+  jsonw_int (w, AGENT_PROTOCOL_VERSION);
+  jsonw_key (w, "crucible");
+  jsonw_cstr (w, PACKAGE_VERSION);
+  jsonw_key (w, "tools");
+  jsonw_array_open (w);
+  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
+    jsonw_cstr (w, tools[i]);
+  jsonw_array_close (w);
+  agent_send (a, w);
 }
 
 void
 agent_send_prompt (struct agent *a, const char *text, const char *endings)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"prompt\"");
-  agent_put_field (&b, "text", text, strlen (text));
+  struct jsonw *w = agent_msg_begin ("prompt");
+  agent_put_field (w, "text", text, strlen (text));
   if (endings != NULL)
-    agent_put_field (&b, "endings", endings, strlen (endings));
-  buf_putc (&b, '}');
-  agent_send (a, &b);
+    agent_put_field (w, "endings", endings, strlen (endings));
+  agent_send (a, w);
 }
 
 void
 agent_send_endings (struct agent *a, const char *text, bool starts_turn)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"endings\"");
-  agent_put_field (&b, "text", text, strlen (text));
-  buf_printf (&b, ",\"starts_turn\":%s}", starts_turn ? "true" : "false");
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("endings");
+  agent_put_field (w, "text", text, strlen (text));
+  jsonw_key (w, "starts_turn");
+  jsonw_bool (w, starts_turn);
+  agent_send (a, w);
 }
 
 void
 agent_send_tool_result (struct agent *a, const char *id, const char *text,
                         size_t len, bool is_error)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"tool_result\"");
-  agent_put_field (&b, "id", id, strlen (id));
-  agent_put_field (&b, "text", text, len);
-  buf_printf (&b, ",\"is_error\":%s}", is_error ? "true" : "false");
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("tool_result");
+  agent_put_field (w, "id", id, strlen (id));
+  agent_put_field (w, "text", text, len);
+  jsonw_key (w, "is_error");
+  jsonw_bool (w, is_error);
+  agent_send (a, w);
 }
 
 void
 agent_send_cancel (struct agent *a)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"cancel\"}");
-  agent_send (a, &b);
+  agent_send (a, agent_msg_begin ("cancel"));
 }
 
 void
 agent_send_error (struct agent *a, const char *what)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"error\"");
-  agent_put_field (&b, "text", what, strlen (what));
-  buf_putc (&b, '}');
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("error");
+  agent_put_field (w, "text", what, strlen (what));
+  agent_send (a, w);
 }
 
 /* Free what a message owns and reset it.  */
