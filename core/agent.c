@@ -45,8 +45,7 @@ struct agent
   int in_fd;          /* the agent's standard input (we write), or -1 */
   int out_fd;         /* the agent's standard output (we read), or -1 */
   struct jsonrpc_out *out; /* what waits to be written to in_fd */
-  struct buf line; /* the message being read */
-  bool discarding; /* skipping the rest of an over-long line */
+  struct jsonrpc_lines in; /* the message being read */
   bool hello_seen;
   bool reaped;
   bool killed;
@@ -396,16 +395,11 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   cleanup_free char *text = xstrndup (line, len);
   bool too_deep = false;
   struct json_scan scan;
-  yajl_val v = jsonrpc_parse (text, len, errbuf, sizeof errbuf, &too_deep);
+  yajl_val v = jsonrpc_parse_line (text, len, &scan, errbuf, sizeof errbuf,
+                                   &too_deep);
   if (v == NULL && too_deep)
     return cr_error_set (err, 0, "a message is nested deeper than %d levels",
                          JSONRPC_MAX_DEPTH);
-  /* The tree ends a string at "\u0000"; the scan sees each one whole.  */
-  if (v != NULL && json_scan (text, len, &scan) < 0)
-    {
-      yajl_tree_free (v);
-      v = NULL;
-    }
   if (v == NULL)
     return agent_not_json (errbuf, err);
   int ret = -1;
@@ -475,30 +469,32 @@ agent_on_line (struct agent *a, const char *line, size_t len)
   agent_msg_clear (&msg);
 }
 
+/* One complete line, framed by jsonrpc_lines_take; reading stops once the
+ * agent is killed.  */
+static bool
+agent_take_line (void *data, const char *line, size_t len)
+{
+  struct agent *a = data;
+  agent_on_line (a, line, len);
+  return !a->killed;
+}
+
+/* A line passed AGENT_MAX_LINE.  */
+static bool
+agent_take_overlong (void *data)
+{
+  struct agent *a = data;
+  agent_report (a, "a message is longer than 1048576 bytes", NULL);
+  return !a->killed;
+}
+
 /* Split what arrived into lines, bounding each.  */
 static void
 agent_take_bytes (struct agent *a, const char *data, size_t n)
 {
-  while (n > 0 && !a->killed)
-    {
-      const char *nl = memchr (data, '\n', n);
-      size_t part = nl != NULL ? (size_t) (nl - data) : n;
-      if (!a->discarding)
-        buf_append (&a->line, data, part);
-      if (!a->discarding && a->line.len > AGENT_MAX_LINE)
-        {
-          a->discarding = true;
-          agent_report (a, "a message is longer than 1048576 bytes", NULL);
-        }
-      data += part + (nl != NULL);
-      n -= part + (nl != NULL);
-      if (nl == NULL)
-        break;
-      if (!a->discarding)
-        agent_on_line (a, a->line.data, a->line.len);
-      a->discarding = false;
-      buf_free (&a->line);
-    }
+  if (!a->killed)
+    jsonrpc_lines_take (&a->in, data, n, agent_take_line, agent_take_overlong,
+                        a);
 }
 
 static void agent_close_input (struct agent *a);
@@ -790,6 +786,7 @@ agent_start (struct loop *loop, const char *command, const char *workspace,
              struct cr_error **err)
 {
   struct agent *a = xcalloc (1, sizeof *a);
+  a->in.max = AGENT_MAX_LINE;
   a->loop = loop;
   a->listener = *listener;
   a->in_fd = a->out_fd = -1;
@@ -856,7 +853,7 @@ agent_free (struct agent *a)
   loop_cancel_timer (a->loop, a->kill_timer);
   agent_close_input (a);
   agent_close_output (a);
-  buf_free (&a->line);
+  jsonrpc_lines_free (&a->in);
   free (a);
 }
 
