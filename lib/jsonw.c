@@ -54,6 +54,15 @@ jsonw_new (void)
   return w;
 }
 
+struct jsonw *
+jsonw_new_pretty (void)
+{
+  struct jsonw *w = jsonw_new ();
+  yajl_gen_config (w->gen, yajl_gen_beautify, 1);
+  yajl_gen_config (w->gen, yajl_gen_indent_string, "  ");
+  return w;
+}
+
 void
 jsonw_free (struct jsonw *w)
 {

@@ -18,6 +18,10 @@ struct jsonw;
 /* A writer for one JSON text.  */
 struct jsonw *jsonw_new (void);
 
+/* A writer laid out for people (a file they edit): two-space indents, one
+ * member a line, a newline at the end.  */
+struct jsonw *jsonw_new_pretty (void);
+
 /* Free a writer; NULL is allowed.  */
 void jsonw_free (struct jsonw *w);
 

@@ -129,20 +129,20 @@ approval_rules_clear (struct approval_rules *r)
 
 /* Generate a string.  */
 static void
-approval_gen_string (yajl_gen g, const char *s)
+approval_gen_string (struct jsonw *g, const char *s)
 {
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+  jsonw_cstr (g, s);
 }
 
 /* Generate the allow list: what it held, then the new rules not in it
  * (data: the approval_rules).  */
 static void
-approval_gen_allow (yajl_gen g, yajl_val allow, const void *data)
+approval_gen_allow (struct jsonw *g, yajl_val allow, const void *data)
 {
   const struct approval_rules *r = data;
   if (allow != NULL && !YAJL_IS_ARRAY (allow))
     allow = NULL;
-  yajl_gen_array_open (g);
+  jsonw_array_open (g);
   for (size_t i = 0; allow != NULL && i < allow->u.array.len; i++)
     cmd_home_gen_value (g, allow->u.array.values[i]);
   for (size_t k = 0; k < r->n; k++)
@@ -155,19 +155,19 @@ approval_gen_allow (yajl_gen g, yajl_val allow, const void *data)
       if (!there)
         approval_gen_string (g, r->rules[k]);
     }
-  yajl_gen_array_close (g);
+  jsonw_array_close (g);
 }
 
 /* Generate this workspace's object, its allow list grown.  */
 static void
-approval_gen_workspace (yajl_gen g, yajl_val ws, const void *data)
+approval_gen_workspace (struct jsonw *g, yajl_val ws, const void *data)
 {
   cmd_home_gen_object_with (g, ws, "allow", approval_gen_allow, data);
 }
 
 /* Generate the workspaces object with this workspace's rules added.  */
 static void
-approval_gen_workspaces (yajl_gen g, yajl_val all, const void *data)
+approval_gen_workspaces (struct jsonw *g, yajl_val all, const void *data)
 {
   const struct approval_rules *r = data;
   cmd_home_gen_object_with (g, all, r->workspace, approval_gen_workspace, r);

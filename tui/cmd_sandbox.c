@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "lib/buf.h"
@@ -159,53 +158,52 @@ cmd_sandbox_report (int argc, char **argv)
 
 /* Generate v (a value of a file that loaded) into g, as it was.  */
 static void
-sandbox_gen_value (yajl_gen g, yajl_val v)
+sandbox_gen_value (struct jsonw *g, yajl_val v)
 {
   if (YAJL_IS_OBJECT (v))
     {
-      yajl_gen_map_open (g);
+      jsonw_object_open (g);
       for (size_t i = 0; i < v->u.object.len; i++)
         {
           const char *k = v->u.object.keys[i];
-          yajl_gen_string (g, (const unsigned char *) k, strlen (k));
+          jsonw_key (g, k);
           sandbox_gen_value (g, v->u.object.values[i]);
         }
-      yajl_gen_map_close (g);
+      jsonw_object_close (g);
     }
   else if (YAJL_IS_ARRAY (v))
     {
-      yajl_gen_array_open (g);
+      jsonw_array_open (g);
       for (size_t i = 0; i < v->u.array.len; i++)
         sandbox_gen_value (g, v->u.array.values[i]);
-      yajl_gen_array_close (g);
+      jsonw_array_close (g);
     }
   else if (YAJL_IS_STRING (v))
-    yajl_gen_string (g, (const unsigned char *) v->u.string,
-                     strlen (v->u.string));
+    jsonw_cstr (g, v->u.string);
   else if (YAJL_IS_NUMBER (v))
     /* The number as it was spelled: 1200.5 stays 1200.5.  */
-    yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
+    jsonw_raw (g, v->u.number.r, strlen (v->u.number.r));
   else if (YAJL_IS_TRUE (v))
-    yajl_gen_bool (g, 1);
+    jsonw_bool (g, true);
   else if (YAJL_IS_FALSE (v))
-    yajl_gen_bool (g, 0);
+    jsonw_bool (g, false);
   else
-    yajl_gen_null (g);
+    jsonw_null (g);
 }
 
 void
-cmd_home_gen_object_with (yajl_gen g, yajl_val obj, const char *key,
+cmd_home_gen_object_with (struct jsonw *g, yajl_val obj, const char *key,
                           cmd_home_gen_fn gen, const void *data)
 {
   bool done = false;
 
   if (obj != NULL && !YAJL_IS_OBJECT (obj))
     obj = NULL;
-  yajl_gen_map_open (g);
+  jsonw_object_open (g);
   for (size_t i = 0; obj != NULL && i < obj->u.object.len; i++)
     {
       const char *k = obj->u.object.keys[i];
-      yajl_gen_string (g, (const unsigned char *) k, strlen (k));
+      jsonw_key (g, k);
       if (strcmp (k, key) == 0 && !done)
         {
           gen (g, obj->u.object.values[i], data);
@@ -216,10 +214,10 @@ cmd_home_gen_object_with (yajl_gen g, yajl_val obj, const char *key,
     }
   if (!done)
     {
-      yajl_gen_string (g, (const unsigned char *) key, strlen (key));
+      jsonw_key (g, key);
       gen (g, NULL, data);
     }
-  yajl_gen_map_close (g);
+  jsonw_object_close (g);
 }
 
 /* The new text of the home file: root (an object, or NULL for a file that
@@ -228,18 +226,11 @@ static char *
 sandbox_rewrite (yajl_val root, const char *key, cmd_home_gen_fn gen,
                  const void *data)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *out;
-  size_t len;
+  struct jsonw *g = jsonw_new_pretty ();
 
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
   cmd_home_gen_object_with (g, root, key, gen, data);
-  yajl_gen_get_buf (g, &out, &len);
-  char *text = xstrndup ((const char *) out, len);
-  yajl_gen_free (g);
-  /* yajl's beautified output already ends in a newline.  */
-  return text;
+  /* The writer's pretty output already ends in a newline.  */
+  return jsonw_steal (g, NULL);
 }
 
 /* Read the file at path (which may be missing: *text is then NULL).  */
@@ -389,22 +380,22 @@ cmd_home_update (const char *home_file, const char *key, cmd_home_gen_fn gen,
 }
 
 void
-cmd_home_gen_value (yajl_gen g, yajl_val v)
+cmd_home_gen_value (struct jsonw *g, yajl_val v)
 {
   sandbox_gen_value (g, v);
 }
 
 /* sandbox.enabled's new value (data: a bool).  */
 static void
-sandbox_gen_enabled (yajl_gen g, yajl_val old, const void *data)
+sandbox_gen_enabled (struct jsonw *g, yajl_val old, const void *data)
 {
   (void) old;
-  yajl_gen_bool (g, *(const bool *) data);
+  jsonw_bool (g, *(const bool *) data);
 }
 
 /* The sandbox object with enabled set (data: a bool).  */
 static void
-sandbox_gen_sandbox (yajl_gen g, yajl_val old, const void *data)
+sandbox_gen_sandbox (struct jsonw *g, yajl_val old, const void *data)
 {
   cmd_home_gen_object_with (g, old, "enabled", sandbox_gen_enabled, data);
 }
