@@ -72,12 +72,7 @@ static const char *const agent_fields[][8] = {
 void
 agent_json_string (struct buf *out, const char *s, size_t len)
 {
-  struct jsonw *w = jsonw_new ();
-  size_t n;
-  jsonw_text (w, s, len);
-  const char *text = jsonw_get (w, &n);
-  buf_append (out, text, n);
-  jsonw_free (w);
+  json_text_append (out, s, len);
 }
 
 /* A message of this type being written: the caller adds its fields and

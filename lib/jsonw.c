@@ -173,6 +173,27 @@ jsonw_null (struct jsonw *w)
 }
 
 void
+jsonw_member_cstr (struct jsonw *w, const char *key, const char *s)
+{
+  jsonw_key (w, key);
+  jsonw_cstr (w, s);
+}
+
+void
+jsonw_member_uint (struct jsonw *w, const char *key, uint64_t v)
+{
+  jsonw_key (w, key);
+  jsonw_uint (w, v);
+}
+
+void
+jsonw_member_bool (struct jsonw *w, const char *key, bool v)
+{
+  jsonw_key (w, key);
+  jsonw_bool (w, v);
+}
+
+void
 jsonw_raw (struct jsonw *w, const char *json, size_t len)
 {
   /* yajl_gen_number writes its text as it is, with the separators and
@@ -180,15 +201,36 @@ jsonw_raw (struct jsonw *w, const char *json, size_t len)
   yajl_gen_number (w->gen, json, len);
 }
 
-void
-json_string_escape (struct buf *out, const char *s, size_t len)
+/* Append what the writer writes for the lone string s: made valid UTF-8
+ * or as it is (text), with or without its quotes.  */
+static void
+json_lone_string (struct buf *out, const char *s, size_t len, bool text,
+                  bool quotes)
 {
   struct jsonw *w = jsonw_new ();
   size_t n;
-  jsonw_string (w, s, len);
-  const char *text = jsonw_get (w, &n);
-  buf_append (out, text + 1, n - 2); /* without the quotes */
+  if (text)
+    jsonw_text (w, s, len);
+  else
+    jsonw_string (w, s, len);
+  const char *written = jsonw_get (w, &n);
+  if (quotes)
+    buf_append (out, written, n);
+  else
+    buf_append (out, written + 1, n - 2);
   jsonw_free (w);
+}
+
+void
+json_string_escape (struct buf *out, const char *s, size_t len)
+{
+  json_lone_string (out, s, len, false, false);
+}
+
+void
+json_text_append (struct buf *out, const char *s, size_t len)
+{
+  json_lone_string (out, s, len, true, true);
 }
 
 /* What the writer writes for each byte below 0x80 inside a string.  */

@@ -54,6 +54,12 @@ void jsonw_uint (struct jsonw *w, uint64_t v);
 void jsonw_bool (struct jsonw *w, bool v);
 void jsonw_null (struct jsonw *w);
 
+/* A member of the object being written: "key": and a string (null when s
+ * is NULL), a count or true/false.  */
+void jsonw_member_cstr (struct jsonw *w, const char *key, const char *s);
+void jsonw_member_uint (struct jsonw *w, const char *key, uint64_t v);
+void jsonw_member_bool (struct jsonw *w, const char *key, bool v);
+
 /* A value that is already JSON text (a number as formatted, a request id
  * as the peer spelled it, a fixed object), written as it is.  */
 void jsonw_raw (struct jsonw *w, const char *json, size_t len);
@@ -61,6 +67,10 @@ void jsonw_raw (struct jsonw *w, const char *json, size_t len);
 /* Append what the writer writes for s (len bytes) inside a string, quotes
  * excluded.  */
 void json_string_escape (struct buf *out, const char *s, size_t len);
+
+/* Append what the writer writes for s (len bytes, made valid UTF-8) as a
+ * string, quotes included.  */
+void json_text_append (struct buf *out, const char *s, size_t len);
 
 /* Bytes the writer writes for s inside a string, quotes excluded: '"' '\\'
  * and \b \f \n \r \t cost 2, other bytes below 0x20 cost 6 (\u00xx),

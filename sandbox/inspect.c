@@ -391,53 +391,29 @@ inspect_format_text (const struct inspect_report *r)
   return buf_steal (&b, NULL);
 }
 
-/* Add "name": and a string, or null when value is NULL.  */
-static void
-inspect_json_field (struct jsonw *w, const char *name, const char *value)
-{
-  jsonw_key (w, name);
-  jsonw_cstr (w, value);
-}
-
-/* Add "name": and true or false.  */
-static void
-inspect_json_bool (struct jsonw *w, const char *name, bool value)
-{
-  jsonw_key (w, name);
-  jsonw_bool (w, value);
-}
-
-/* Add "name": and a count.  */
-static void
-inspect_json_count (struct jsonw *w, const char *name, size_t value)
-{
-  jsonw_key (w, name);
-  jsonw_uint (w, value);
-}
-
 /* The backend object and the capability matrix.  */
 static void
 inspect_json_backend (struct jsonw *w, const struct inspect_report *r)
 {
   jsonw_key (w, "backend");
   jsonw_object_open (w);
-  inspect_json_field (w, "id", r->backend_id);
-  inspect_json_field (w, "provenance", r->provenance);
-  inspect_json_field (w, "version", r->version);
+  jsonw_member_cstr (w, "id", r->backend_id);
+  jsonw_member_cstr (w, "provenance", r->provenance);
+  jsonw_member_cstr (w, "version", r->version);
   if (r->version == NULL)
     {
       cleanup_free char *why
           = xasprintf ("reading it would start %s, and inspecting starts "
                        "nothing",
                        inspect_program_name (r->backend_id));
-      inspect_json_field (w, "version_unverified", why);
+      jsonw_member_cstr (w, "version_unverified", why);
     }
-  inspect_json_field (w, "build", r->build_digest);
+  jsonw_member_cstr (w, "build", r->build_digest);
   jsonw_object_close (w);
   jsonw_key (w, "capabilities");
   jsonw_object_open (w);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    inspect_json_field (w, sandbox_feature_name ((enum sandbox_feature) f),
+    jsonw_member_cstr (w, sandbox_feature_name ((enum sandbox_feature) f),
                         sandbox_support_name (r->claims.support[f]));
   jsonw_object_close (w);
 }
@@ -473,24 +449,14 @@ inspect_json_reach (struct jsonw *w, const struct policy *p)
       jsonw_null (w);
       return;
     }
-  jsonw_array_open (w);
-  for (size_t i = 0; i < p->n_roots; i++)
-    {
-      jsonw_object_open (w);
-      inspect_json_field (w, "access", policy_access_name (p->roots[i].access));
-      inspect_json_field (w, "provenance",
-                          policy_provenance_name (p->roots[i].provenance));
-      inspect_json_field (w, "digest", p->roots[i].digest);
-      jsonw_object_close (w);
-    }
-  jsonw_array_close (w);
-  inspect_json_count (w, "hidden_patterns", p->unreadable_patterns);
+  policy_write_roots (w, p);
+  jsonw_member_uint (w, "hidden_patterns", p->unreadable_patterns);
   jsonw_key (w, "network");
   jsonw_object_open (w);
-  inspect_json_bool (w, "closed", p->domains == 0);
-  inspect_json_count (w, "domains", p->domains);
-  inspect_json_bool (w, "allow_local_binding", p->allow_local_binding);
-  inspect_json_count (w, "unix_sockets", p->unix_sockets);
+  jsonw_member_bool (w, "closed", p->domains == 0);
+  jsonw_member_uint (w, "domains", p->domains);
+  jsonw_member_bool (w, "allow_local_binding", p->allow_local_binding);
+  jsonw_member_uint (w, "unix_sockets", p->unix_sockets);
   jsonw_object_close (w);
 }
 
@@ -508,12 +474,12 @@ inspect_json_ceilings (struct jsonw *w, const struct inspect_report *r)
       cleanup_free char *label = policy_ceiling_label (c);
       policy_format_number (c->value, num, sizeof num);
       jsonw_object_open (w);
-      inspect_json_field (w, "feature", sandbox_feature_name (c->feature));
+      jsonw_member_cstr (w, "feature", sandbox_feature_name (c->feature));
       jsonw_key (w, "value");
       jsonw_raw (w, num, strlen (num));
-      inspect_json_field (w, "unit", inspect_ceiling_unit (c->feature));
-      inspect_json_field (w, "label", label);
-      inspect_json_field (w, "claim",
+      jsonw_member_cstr (w, "unit", inspect_ceiling_unit (c->feature));
+      jsonw_member_cstr (w, "label", label);
+      jsonw_member_cstr (w, "claim",
                           sandbox_support_name (r->claims.support[c->feature]));
       jsonw_object_close (w);
     }
@@ -528,21 +494,21 @@ inspect_json_policy (struct jsonw *w, const struct inspect_report *r)
 
   jsonw_key (w, "policy");
   jsonw_object_open (w);
-  inspect_json_field (w, "cwd", p->cwd_digest);
+  jsonw_member_cstr (w, "cwd", p->cwd_digest);
   inspect_json_reach (w, p);
   inspect_json_ceilings (w, r);
-  inspect_json_count (w, "staged", p->staged);
-  inspect_json_bool (w, "outlives", p->outlives);
-  inspect_json_bool (w, "snapshots", p->snapshots);
+  jsonw_member_uint (w, "staged", p->staged);
+  jsonw_member_bool (w, "outlives", p->outlives);
+  jsonw_member_bool (w, "snapshots", p->snapshots);
   jsonw_key (w, "requires");
   jsonw_array_open (w);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     if (p->sandbox.requires[f])
       jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
   jsonw_array_close (w);
-  inspect_json_field (w, "requested", p->requested_digest);
-  inspect_json_field (w, "effective", p->effective_digest);
-  inspect_json_field (w, "manifest", p->manifest_digest);
+  jsonw_member_cstr (w, "requested", p->requested_digest);
+  jsonw_member_cstr (w, "effective", p->effective_digest);
+  jsonw_member_cstr (w, "manifest", p->manifest_digest);
   jsonw_object_close (w);
 }
 
@@ -554,8 +520,8 @@ inspect_json_begin (const char *status)
   jsonw_object_open (w);
   jsonw_key (w, "format_version");
   jsonw_int (w, 1);
-  inspect_json_field (w, "kind", "sandbox-inspection");
-  inspect_json_field (w, "status", status);
+  jsonw_member_cstr (w, "kind", "sandbox-inspection");
+  jsonw_member_cstr (w, "status", status);
   return w;
 }
 
@@ -594,32 +560,32 @@ inspect_format_json (const struct inspect_report *r)
 {
   struct jsonw *w = inspect_json_begin (inspect_status_name (r->status));
 
-  inspect_json_bool (w, "enabled", r->policy->enabled);
-  inspect_json_field (w, "mode",
+  jsonw_member_bool (w, "enabled", r->policy->enabled);
+  jsonw_member_cstr (w, "mode",
                       inspect_source_name (r->policy->enabled_source));
   if (r->status == INSPECT_UNAVAILABLE)
     {
-      inspect_json_field (w, "backend", NULL);
-      inspect_json_field (w, "capabilities", NULL);
-      inspect_json_field (w, "reason", r->reason);
+      jsonw_member_cstr (w, "backend", NULL);
+      jsonw_member_cstr (w, "capabilities", NULL);
+      jsonw_member_cstr (w, "reason", r->reason);
       return inspect_json_end (w);
     }
   inspect_json_backend (w, r);
   inspect_json_policy (w, r);
   if (r->status == INSPECT_REFUSED)
     {
-      inspect_json_field (w, "reason", r->reason);
-      inspect_json_bool (w, "confined", false);
+      jsonw_member_cstr (w, "reason", r->reason);
+      jsonw_member_bool (w, "confined", false);
     }
   else if (r->policy->enabled)
     {
-      inspect_json_bool (w, "confined", true);
+      jsonw_member_bool (w, "confined", true);
       inspect_json_not_checked (w, r);
     }
   else
     {
-      inspect_json_bool (w, "confined", false);
-      inspect_json_field (w, "disabled_reason", COMPAT_DISABLED_REASON);
+      jsonw_member_bool (w, "confined", false);
+      jsonw_member_cstr (w, "disabled_reason", COMPAT_DISABLED_REASON);
     }
   return inspect_json_end (w);
 }
@@ -628,7 +594,7 @@ char *
 inspect_failed_json (const char *stage)
 {
   struct jsonw *w = inspect_json_begin ("failed");
-  inspect_json_field (w, "stage", stage);
+  jsonw_member_cstr (w, "stage", stage);
   return inspect_json_end (w);
 }
 

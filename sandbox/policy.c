@@ -294,30 +294,6 @@ policy_put_root_digests (struct jsonw *w, const struct policy *p,
   jsonw_array_close (w);
 }
 
-/* Write "key": and a count.  */
-static void
-policy_put_count (struct jsonw *w, const char *key, uint64_t v)
-{
-  jsonw_key (w, key);
-  jsonw_uint (w, v);
-}
-
-/* Write "key": and true or false.  */
-static void
-policy_put_bool (struct jsonw *w, const char *key, bool v)
-{
-  jsonw_key (w, key);
-  jsonw_bool (w, v);
-}
-
-/* Write "key": and a string.  */
-static void
-policy_put_str (struct jsonw *w, const char *key, const char *v)
-{
-  jsonw_key (w, key);
-  jsonw_cstr (w, v);
-}
-
 /* Write "key": and a number as policy_format_number spells it.  */
 static void
 policy_put_number (struct jsonw *w, const char *key, double v)
@@ -334,8 +310,8 @@ policy_doc_begin (bool enabled)
 {
   struct jsonw *w = jsonw_new ();
   jsonw_object_open (w);
-  policy_put_count (w, "format_version", 1);
-  policy_put_bool (w, "enabled", enabled);
+  jsonw_member_uint (w, "format_version", 1);
+  jsonw_member_bool (w, "enabled", enabled);
   return w;
 }
 
@@ -348,7 +324,7 @@ policy_put_network (struct jsonw *w, const struct policy_input *in,
   jsonw_object_open (w);
   jsonw_key (w, "domains");
   policy_put_digests (w, "crucible-domain-v1", &in->domains);
-  policy_put_bool (w, "allow_local_binding", allow_local_binding);
+  jsonw_member_bool (w, "allow_local_binding", allow_local_binding);
   jsonw_key (w, "unix_sockets");
   policy_put_digests (w, "crucible-unix_socket-v1", &in->unix_sockets);
   jsonw_object_close (w);
@@ -375,14 +351,30 @@ policy_requested_text (const struct policy *p, const struct policy_input *in,
   policy_put_network (w, in, in->allow_local_binding);
   jsonw_key (w, "limits");
   jsonw_object_open (w);
-  policy_put_count (w, "cpu_seconds", in->cpu_seconds);
-  policy_put_count (w, "open_files", in->open_files);
-  policy_put_count (w, "output_bytes", in->output_bytes);
+  jsonw_member_uint (w, "cpu_seconds", in->cpu_seconds);
+  jsonw_member_uint (w, "open_files", in->open_files);
+  jsonw_member_uint (w, "output_bytes", in->output_bytes);
   policy_put_number (w, "command_seconds", in->command_seconds);
-  policy_put_count (w, "concurrency", in->concurrency);
+  jsonw_member_uint (w, "concurrency", in->concurrency);
   jsonw_object_close (w);
   jsonw_object_close (w);
   return jsonw_steal (w, NULL);
+}
+
+void
+policy_write_roots (struct jsonw *w, const struct policy *p)
+{
+  jsonw_array_open (w);
+  for (size_t i = 0; i < p->n_roots; i++)
+    {
+      jsonw_object_open (w);
+      jsonw_member_cstr (w, "access", policy_access_name (p->roots[i].access));
+      jsonw_member_cstr (w, "provenance",
+                         policy_provenance_name (p->roots[i].provenance));
+      jsonw_member_cstr (w, "digest", p->roots[i].digest);
+      jsonw_object_close (w);
+    }
+  jsonw_array_close (w);
 }
 
 /* The roots of an enabled policy, its hidden patterns, network and
@@ -392,21 +384,11 @@ policy_put_reach (struct jsonw *w, const struct policy *p,
                   const struct policy_input *in)
 {
   jsonw_key (w, "roots");
-  jsonw_array_open (w);
-  for (size_t i = 0; i < p->n_roots; i++)
-    {
-      jsonw_object_open (w);
-      policy_put_str (w, "access", policy_access_name (p->roots[i].access));
-      policy_put_str (w, "provenance",
-                      policy_provenance_name (p->roots[i].provenance));
-      policy_put_str (w, "digest", p->roots[i].digest);
-      jsonw_object_close (w);
-    }
-  jsonw_array_close (w);
+  policy_write_roots (w, p);
   jsonw_key (w, "unreadable");
   policy_put_digests (w, "crucible-unreadable-v1", &in->unreadable);
   policy_put_network (w, in, p->allow_local_binding);
-  policy_put_count (w, "process_cap", POLICY_PROCESS_CAP);
+  jsonw_member_uint (w, "process_cap", POLICY_PROCESS_CAP);
 }
 
 /* The effective policy: what a backend is offered.  */
@@ -415,11 +397,11 @@ policy_effective_text (const struct policy *p, const struct policy_input *in)
 {
   struct jsonw *w = policy_doc_begin (p->enabled);
 
-  policy_put_str (w, "cwd", p->cwd_digest);
+  jsonw_member_cstr (w, "cwd", p->cwd_digest);
   if (!p->enabled)
     {
-      policy_put_str (w, "filesystem", "unrestricted");
-      policy_put_str (w, "network", "unrestricted");
+      jsonw_member_cstr (w, "filesystem", "unrestricted");
+      jsonw_member_cstr (w, "network", "unrestricted");
     }
   else
     policy_put_reach (w, p, in);
@@ -435,9 +417,9 @@ policy_effective_text (const struct policy *p, const struct policy_input *in)
     if (p->sandbox.requires[f])
       jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
   jsonw_array_close (w);
-  policy_put_str (w, "manifest", p->manifest_digest);
-  policy_put_bool (w, "outlives", false);
-  policy_put_bool (w, "snapshots", false);
+  jsonw_member_cstr (w, "manifest", p->manifest_digest);
+  jsonw_member_bool (w, "outlives", false);
+  jsonw_member_bool (w, "snapshots", false);
   jsonw_object_close (w);
   return jsonw_steal (w, NULL);
 }
