@@ -501,11 +501,7 @@ inspect_json_policy (struct jsonw *w, const struct inspect_report *r)
   jsonw_member_bool (w, "outlives", p->outlives);
   jsonw_member_bool (w, "snapshots", p->snapshots);
   jsonw_key (w, "requires");
-  jsonw_array_open (w);
-  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (p->sandbox.requires[f])
-      jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
-  jsonw_array_close (w);
+  policy_write_requires (w, p);
   jsonw_member_cstr (w, "requested", p->requested_digest);
   jsonw_member_cstr (w, "effective", p->effective_digest);
   jsonw_member_cstr (w, "manifest", p->manifest_digest);

@@ -377,6 +377,16 @@ policy_write_roots (struct jsonw *w, const struct policy *p)
   jsonw_array_close (w);
 }
 
+void
+policy_write_requires (struct jsonw *w, const struct policy *p)
+{
+  jsonw_array_open (w);
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (p->sandbox.requires[f])
+      jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
+  jsonw_array_close (w);
+}
+
 /* The roots of an enabled policy, its hidden patterns, network and
  * process cap.  */
 static void
@@ -412,11 +422,7 @@ policy_effective_text (const struct policy *p, const struct policy_input *in)
                        p->ceilings[i].value);
   jsonw_object_close (w);
   jsonw_key (w, "requires");
-  jsonw_array_open (w);
-  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (p->sandbox.requires[f])
-      jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
-  jsonw_array_close (w);
+  policy_write_requires (w, p);
   jsonw_member_cstr (w, "manifest", p->manifest_digest);
   jsonw_member_bool (w, "outlives", false);
   jsonw_member_bool (w, "snapshots", false);

@@ -165,6 +165,10 @@ void policy_format_number (double v, char *out, size_t size);
 struct jsonw;
 void policy_write_roots (struct jsonw *w, const struct policy *p);
 
+/* Write the features the policy requires as a JSON array of their names,
+ * in the features' order.  */
+void policy_write_requires (struct jsonw *w, const struct policy *p);
+
 /* A time ceiling, exactly: whole minutes as "20m", anything else in seconds
  * with every digit it needs ("1.5s", "90s", "0.001s"); never rounded, so a
  * limit below one second is never "0s".  Owned by the caller.  */
