@@ -433,9 +433,8 @@ jsonrpc_ask_ours (const struct jsonrpc_asks *a, const char *id)
   uint64_t n = 0;
   int end = 0;
   return id[0] == '"' && strncmp (id + 1, a->prefix, pl) == 0
-         && sscanf (id + 1 + pl, "-%" SCNu64 "\"%n", &n, &end) == 1
-         && end > 0 && id[1 + pl + (size_t) end] == '\0' && n >= 1
-         && n <= a->last;
+         && sscanf (id + 1 + pl, "-%" SCNu64 "\"%n", &n, &end) == 1 && end > 0
+         && id[1 + pl + (size_t) end] == '\0' && n >= 1 && n <= a->last;
 }
 
 void *

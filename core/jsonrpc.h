@@ -5,9 +5,9 @@
  * JSON-RPC 2.0 peers (MCP now; the ACP front end and the MCP client next)
  * it also has the standard error codes, ids echoed exactly as the peer
  * spelled them, the envelopes of what crucible sends, and the requests
- * crucible sends with the answers it waits for, each taken once.  A peer that lets the queue pass its bound
- * is ended by its owner, and the journal says why ("peer" facts,
- * doc/journal.md).  */
+ * crucible sends with the answers it waits for, each taken once.  A peer that
+ * lets the queue pass its bound is ended by its owner, and the journal says why
+ * ("peer" facts, doc/journal.md).  */
 #ifndef CRUCIBLE_CORE_JSONRPC_H
 #define CRUCIBLE_CORE_JSONRPC_H
 
@@ -68,8 +68,9 @@ struct jsonrpc_lines
   bool discarding; /* skipping the rest of an over-long line */
 };
 
-/* A complete line (without its newline; may be empty).  Returns false to
- * stop reading what is left of the input given.  */
+/* A complete line (without its newline, NUL-terminated at len; may be
+ * empty).  Returns false to stop reading what is left of the input
+ * given.  */
 typedef bool (*jsonrpc_line_fn) (void *data, const char *line, size_t len);
 
 /* A line passed r->max bytes: it is refused once, and skipped to its end.

@@ -414,7 +414,7 @@ inspect_json_backend (struct jsonw *w, const struct inspect_report *r)
   jsonw_object_open (w);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     jsonw_member_cstr (w, sandbox_feature_name ((enum sandbox_feature) f),
-                        sandbox_support_name (r->claims.support[f]));
+                       sandbox_support_name (r->claims.support[f]));
   jsonw_object_close (w);
 }
 
@@ -480,7 +480,7 @@ inspect_json_ceilings (struct jsonw *w, const struct inspect_report *r)
       jsonw_member_cstr (w, "unit", inspect_ceiling_unit (c->feature));
       jsonw_member_cstr (w, "label", label);
       jsonw_member_cstr (w, "claim",
-                          sandbox_support_name (r->claims.support[c->feature]));
+                         sandbox_support_name (r->claims.support[c->feature]));
       jsonw_object_close (w);
     }
   jsonw_array_close (w);
@@ -558,7 +558,7 @@ inspect_format_json (const struct inspect_report *r)
 
   jsonw_member_bool (w, "enabled", r->policy->enabled);
   jsonw_member_cstr (w, "mode",
-                      inspect_source_name (r->policy->enabled_source));
+                     inspect_source_name (r->policy->enabled_source));
   if (r->status == INSPECT_UNAVAILABLE)
     {
       jsonw_member_cstr (w, "backend", NULL);

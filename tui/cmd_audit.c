@@ -176,7 +176,8 @@ audit_json_feature (struct jsonw *g, const struct conformance_result *r)
 static int
 audit_print_json (const struct conformance_audit *a, int status)
 {
-  struct jsonw *g = audit_json_begin (conformance_faults (a) > 0 ? "fault" : "pass");
+  struct jsonw *g
+      = audit_json_begin (conformance_faults (a) > 0 ? "fault" : "pass");
 
   audit_gen_str (g, "backend");
   jsonw_object_open (g);

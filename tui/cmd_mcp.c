@@ -520,7 +520,8 @@ mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
   yajl_val name = mcp_get (params, "name");
   yajl_val args = mcp_get (params, "arguments");
   if (!YAJL_IS_STRING (name))
-    mcp_send_error (m, id, JSONRPC_INVALID_PARAMS, "tools/call needs a tool name");
+    mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
+                    "tools/call needs a tool name");
   else if (strcmp ((name)->u.string, "bash") == 0)
     mcp_call_bash (m, id, args);
   else if (strcmp ((name)->u.string, "bash_output") == 0)

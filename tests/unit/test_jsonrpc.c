@@ -150,8 +150,7 @@ test_ids (void **state)
   const char *line = "{\"jsonrpc\":\"2.0\",\"id\": \"a\\u0000b\",\"x\":1}";
   struct json_scan scan;
   bool deep, not_utf8;
-  yajl_val v
-      = jsonrpc_parse_line (line, strlen (line), &scan, NULL, 0, &deep);
+  yajl_val v = jsonrpc_parse_line (line, strlen (line), &scan, NULL, 0, &deep);
   assert_non_null (v);
   const char *path[] = { "id", NULL };
   char *id = jsonrpc_request_id (&scan, yajl_tree_get (v, path, yajl_t_any),
@@ -232,12 +231,9 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (test_depth),
-    cmocka_unit_test (test_parse),
-    cmocka_unit_test (test_queue_bound),
-    cmocka_unit_test (test_lines),
-    cmocka_unit_test (test_ids),
-    cmocka_unit_test (test_envelopes),
+    cmocka_unit_test (test_depth),       cmocka_unit_test (test_parse),
+    cmocka_unit_test (test_queue_bound), cmocka_unit_test (test_lines),
+    cmocka_unit_test (test_ids),         cmocka_unit_test (test_envelopes),
     cmocka_unit_test (test_asks),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
