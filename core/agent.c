@@ -23,6 +23,7 @@
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/json.h"
+#include "lib/jsonw.h"
 #include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
@@ -44,8 +45,7 @@ struct agent
   int in_fd;               /* the agent's standard input (we write), or -1 */
   int out_fd;              /* the agent's standard output (we read), or -1 */
   struct jsonrpc_out *out; /* what waits to be written to in_fd */
-  struct buf line;         /* the message being read */
-  bool discarding;         /* skipping the rest of an over-long line */
+  struct jsonrpc_lines in; /* the message being read */
   bool hello_seen;
   bool reaped;
   bool killed;
@@ -72,32 +72,42 @@ static const char *const agent_fields[][8] = {
 void
 agent_json_string (struct buf *out, const char *s, size_t len)
 {
-  struct buf clean = BUF_INIT;
-  utf8_sanitize (&clean, s, len);
-  buf_putc (out, '"');
-  result_json_escape (out, clean.data != NULL ? clean.data : "", clean.len);
-  buf_putc (out, '"');
-  buf_free (&clean);
+  json_text_append (out, s, len);
 }
 
-/* Append "KEY": and a JSON string.  */
-static void
-agent_put_field (struct buf *b, const char *key, const char *s, size_t len)
+/* A message of this type being written: the caller adds its fields and
+ * sends it with agent_send.  */
+static struct jsonw *
+agent_msg_begin (const char *type)
 {
-  buf_printf (b, ",\"%s\":", key);
-  agent_json_string (b, s, len);
+  struct jsonw *w = jsonw_new ();
+  jsonw_object_open (w);
+  jsonw_key (w, "type");
+  jsonw_cstr (w, type);
+  return w;
 }
 
-/* Queue one message (a complete JSON object, no newline) and write what
- * the pipe takes now.  An agent that closed its input is leaving, and its
- * output closing says so next; one that does not read is ended from the
- * queue's overflow.  */
+/* Add "KEY": and a JSON string.  */
 static void
-agent_send (struct agent *a, struct buf *msg)
+agent_put_field (struct jsonw *w, const char *key, const char *s, size_t len)
 {
+  jsonw_key (w, key);
+  jsonw_text (w, s, len);
+}
+
+/* Close one message (a complete JSON object, no newline), queue it and
+ * write what the pipe takes now.  An agent that closed its input is
+ * leaving, and its output closing says so next; one that does not read is
+ * ended from the queue's overflow.  */
+static void
+agent_send (struct agent *a, struct jsonw *w)
+{
+  size_t len;
+  jsonw_object_close (w);
+  const char *msg = jsonw_get (w, &len);
   if (a->out != NULL)
-    jsonrpc_out_send (a->out, msg->data, msg->len);
-  buf_free (msg);
+    jsonrpc_out_send (a->out, msg, len);
+  jsonw_free (w);
 }
 
 /* The agent let more than JSONRPC_OUT_MAX bytes wait unread: it is told to
@@ -115,64 +125,64 @@ agent_on_overflow (void *data, size_t queued)
 static void
 agent_send_hello (struct agent *a)
 {
-  struct buf b = BUF_INIT;
-  buf_printf (&b,
-              "{\"type\":\"hello\",\"protocol\":%d,\"crucible\":\"%s\","
-              "\"tools\":[\"bash\",\"bash_output\"]}",
-              AGENT_PROTOCOL_VERSION, PACKAGE_VERSION);
-  agent_send (a, &b);
+  static const char *const tools[] = { "bash", "bash_output" };
+  struct jsonw *w = agent_msg_begin ("hello");
+  jsonw_key (w, "protocol");
+  jsonw_int (w, AGENT_PROTOCOL_VERSION);
+  jsonw_key (w, "crucible");
+  jsonw_cstr (w, PACKAGE_VERSION);
+  jsonw_key (w, "tools");
+  jsonw_array_open (w);
+  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
+    jsonw_cstr (w, tools[i]);
+  jsonw_array_close (w);
+  agent_send (a, w);
 }
 
 void
 agent_send_prompt (struct agent *a, const char *text, const char *endings)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"prompt\"");
-  agent_put_field (&b, "text", text, strlen (text));
+  struct jsonw *w = agent_msg_begin ("prompt");
+  agent_put_field (w, "text", text, strlen (text));
   if (endings != NULL)
-    agent_put_field (&b, "endings", endings, strlen (endings));
-  buf_putc (&b, '}');
-  agent_send (a, &b);
+    agent_put_field (w, "endings", endings, strlen (endings));
+  agent_send (a, w);
 }
 
 void
 agent_send_endings (struct agent *a, const char *text, bool starts_turn)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"endings\"");
-  agent_put_field (&b, "text", text, strlen (text));
-  buf_printf (&b, ",\"starts_turn\":%s}", starts_turn ? "true" : "false");
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("endings");
+  agent_put_field (w, "text", text, strlen (text));
+  jsonw_key (w, "starts_turn");
+  jsonw_bool (w, starts_turn);
+  agent_send (a, w);
 }
 
 void
 agent_send_tool_result (struct agent *a, const char *id, const char *text,
                         size_t len, bool is_error)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"tool_result\"");
-  agent_put_field (&b, "id", id, strlen (id));
-  agent_put_field (&b, "text", text, len);
-  buf_printf (&b, ",\"is_error\":%s}", is_error ? "true" : "false");
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("tool_result");
+  agent_put_field (w, "id", id, strlen (id));
+  agent_put_field (w, "text", text, len);
+  jsonw_key (w, "is_error");
+  jsonw_bool (w, is_error);
+  agent_send (a, w);
 }
 
 void
 agent_send_cancel (struct agent *a)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"cancel\"}");
-  agent_send (a, &b);
+  agent_send (a, agent_msg_begin ("cancel"));
 }
 
 void
 agent_send_error (struct agent *a, const char *what)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"type\":\"error\"");
-  agent_put_field (&b, "text", what, strlen (what));
-  buf_putc (&b, '}');
-  agent_send (a, &b);
+  struct jsonw *w = agent_msg_begin ("error");
+  agent_put_field (w, "text", what, strlen (what));
+  agent_send (a, w);
 }
 
 /* Free what a message owns and reset it.  */
@@ -400,16 +410,11 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   cleanup_free char *text = xstrndup (line, len);
   bool too_deep = false;
   struct json_scan scan;
-  yajl_val v = jsonrpc_parse (text, len, errbuf, sizeof errbuf, &too_deep);
+  yajl_val v = jsonrpc_parse_line (text, len, &scan, errbuf, sizeof errbuf,
+                                   &too_deep);
   if (v == NULL && too_deep)
     return cr_error_set (err, 0, "a message is nested deeper than %d levels",
                          JSONRPC_MAX_DEPTH);
-  /* The tree ends a string at "\u0000"; the scan sees each one whole.  */
-  if (v != NULL && json_scan (text, len, &scan) < 0)
-    {
-      yajl_tree_free (v);
-      v = NULL;
-    }
   if (v == NULL)
     return agent_not_json (errbuf, err);
   int ret = -1;
@@ -474,30 +479,32 @@ agent_on_line (struct agent *a, const char *line, size_t len)
   agent_msg_clear (&msg);
 }
 
+/* One complete line, framed by jsonrpc_lines_take; reading stops once the
+ * agent is killed.  */
+static bool
+agent_take_line (void *data, const char *line, size_t len)
+{
+  struct agent *a = data;
+  agent_on_line (a, line, len);
+  return !a->killed;
+}
+
+/* A line passed AGENT_MAX_LINE.  */
+static bool
+agent_take_overlong (void *data)
+{
+  struct agent *a = data;
+  agent_report (a, "a message is longer than 1048576 bytes", NULL);
+  return !a->killed;
+}
+
 /* Split what arrived into lines, bounding each.  */
 static void
 agent_take_bytes (struct agent *a, const char *data, size_t n)
 {
-  while (n > 0 && !a->killed)
-    {
-      const char *nl = memchr (data, '\n', n);
-      size_t part = nl != NULL ? (size_t) (nl - data) : n;
-      if (!a->discarding)
-        buf_append (&a->line, data, part);
-      if (!a->discarding && a->line.len > AGENT_MAX_LINE)
-        {
-          a->discarding = true;
-          agent_report (a, "a message is longer than 1048576 bytes", NULL);
-        }
-      data += part + (nl != NULL);
-      n -= part + (nl != NULL);
-      if (nl == NULL)
-        break;
-      if (!a->discarding)
-        agent_on_line (a, a->line.data, a->line.len);
-      a->discarding = false;
-      buf_free (&a->line);
-    }
+  if (!a->killed)
+    jsonrpc_lines_take (&a->in, data, n, agent_take_line, agent_take_overlong,
+                        a);
 }
 
 static void agent_close_input (struct agent *a);
@@ -788,6 +795,7 @@ agent_start (struct loop *loop, const char *command, const char *workspace,
              struct cr_error **err)
 {
   struct agent *a = xcalloc (1, sizeof *a);
+  a->in.max = AGENT_MAX_LINE;
   a->loop = loop;
   a->listener = *listener;
   a->in_fd = a->out_fd = -1;
@@ -854,7 +862,7 @@ agent_free (struct agent *a)
   loop_cancel_timer (a->loop, a->kill_timer);
   agent_close_input (a);
   agent_close_output (a);
-  buf_free (&a->line);
+  jsonrpc_lines_free (&a->in);
   free (a);
 }
 

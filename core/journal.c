@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/result.h"
 #include "lib/buf.h"
+#include "lib/jsonw.h"
 #include "lib/utf8.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
@@ -467,17 +467,15 @@ journal_clean (struct buf *out, const char *s)
     buf_append (out, "", 0);
 }
 
-/* Append s (valid UTF-8) as a JSON string of at most cap encoded bytes
+/* Write s (valid UTF-8) as a JSON string of at most cap encoded bytes
  * between the quotes; a longer one is cut at a character boundary and ends
  * with "…".  cap is at least JOURNAL_ELLIPSIS_LEN.  */
 static void
-journal_put_string (struct buf *line, const char *s, size_t len, size_t cap)
+journal_put_string (struct jsonw *w, const char *s, size_t len, size_t cap)
 {
-  buf_putc (line, '"');
-  if (result_json_size (s, len) <= cap)
+  if (json_string_size (s, len) <= cap)
     {
-      result_json_escape (line, s, len);
-      buf_putc (line, '"');
+      jsonw_string (w, s, len);
       return;
     }
   size_t used = 0, end = 0;
@@ -485,15 +483,17 @@ journal_put_string (struct buf *line, const char *s, size_t len, size_t cap)
     {
       unsigned char c = (unsigned char) s[end];
       size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-      size_t cost = k == 1 ? result_json_size (s + end, 1) : k;
+      size_t cost = k == 1 ? json_byte_size (c) : k;
       if (used + cost + JOURNAL_ELLIPSIS_LEN > cap)
         break;
       used += cost;
       end += k;
     }
-  result_json_escape (line, s, end);
-  buf_puts (line, JOURNAL_ELLIPSIS);
-  buf_putc (line, '"');
+  struct buf cut = BUF_INIT;
+  buf_append (&cut, s, end);
+  buf_puts (&cut, JOURNAL_ELLIPSIS);
+  jsonw_string (w, cut.data, cut.len);
+  buf_free (&cut);
 }
 
 /* The current time, RFC 3339 in UTC with milliseconds.  */
@@ -527,30 +527,44 @@ static void
 journal_layout (const struct journal *j, const struct journal_line *l,
                 size_t cap, struct buf *out)
 {
-  out->len = 0;
-  buf_printf (out,
-              "{\"ts\":\"%s\",\"session\":\"%s\",\"seq\":%" PRIu64
-              ",\"fact\":\"%s\"",
-              l->ts, j->session, l->seq, l->fact);
+  struct jsonw *w = jsonw_new ();
+  size_t len;
+  jsonw_object_open (w);
+  jsonw_key (w, "ts");
+  jsonw_cstr (w, l->ts);
+  jsonw_key (w, "session");
+  jsonw_cstr (w, j->session);
+  jsonw_key (w, "seq");
+  jsonw_uint (w, l->seq);
+  jsonw_key (w, "fact");
+  jsonw_cstr (w, l->fact);
   if (l->command != 0)
-    buf_printf (out, ",\"command\":%" PRIu64, l->command);
+    {
+      jsonw_key (w, "command");
+      jsonw_uint (w, l->command);
+    }
   if (l->call != NULL)
     {
-      buf_puts (out, ",\"call\":");
-      journal_put_string (out, l->call->data, l->call->len, cap);
+      jsonw_key (w, "call");
+      journal_put_string (w, l->call->data, l->call->len, cap);
     }
   for (size_t i = 0; i < l->n; i++)
     {
       const struct journal_field *f = &l->fields[i];
-      buf_printf (out, ",\"%s\":", f->name);
+      jsonw_key (w, f->name);
       if (f->kind == JOURNAL_STRING)
-        journal_put_string (out, l->strings[i].data, l->strings[i].len, cap);
+        journal_put_string (w, l->strings[i].data, l->strings[i].len, cap);
       else if (f->kind == JOURNAL_INT)
-        buf_printf (out, "%" PRId64, f->i);
+        jsonw_int (w, f->i);
       else
-        buf_puts (out, f->b ? "true" : "false");
+        jsonw_bool (w, f->b);
     }
-  buf_puts (out, "}\n");
+  jsonw_object_close (w);
+  const char *text = jsonw_get (w, &len);
+  out->len = 0;
+  buf_append (out, text, len);
+  buf_putc (out, '\n');
+  jsonw_free (w);
 }
 
 /* Lay out the line within JOURNAL_MAX_LINE: strings at JOURNAL_MAX_STRING

@@ -11,6 +11,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/jsonw.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 
@@ -40,53 +41,19 @@
   "[output is incomplete: it had not been read to the end when the command "   \
   "was reported]"
 
-/* JSON's two-byte escapes for control bytes; 0 means \u00XX.  */
-static const char result_json_short[0x20] = {
-  ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
-};
-
-/* Encoded bytes of one byte of valid UTF-8 inside a JSON string.  */
-static size_t
-result_byte_cost (unsigned char c)
-{
-  if (c >= 0x20)
-    return c == '"' || c == '\\' ? 2 : 1;
-  return result_json_short[c] ? 2 : 6;
-}
-
-/* Bytes a JSON encoder writes for s inside a string, quotes excluded.  */
+/* Bytes the JSON writer writes for s inside a string, quotes excluded.  */
 size_t
 result_json_size (const char *s, size_t len)
 {
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += result_byte_cost ((unsigned char) s[i]);
-  return n;
+  return json_string_size (s, len);
 }
 
-/* Append s to a JSON string being built, escaped as result_json_size counts. */
+/* Append s to a JSON string being built, escaped as result_json_size counts;
+ * the writer's own encoding.  */
 void
 result_json_escape (struct buf *out, const char *s, size_t len)
 {
-  static const char hex[] = "0123456789abcdef";
-  size_t run = 0;
-  for (size_t i = 0; i < len; i++)
-    {
-      unsigned char c = (unsigned char) s[i];
-      if (result_byte_cost (c) == 1)
-        continue;
-      buf_append (out, s + run, i - run);
-      run = i + 1;
-      if (c >= 0x20 || result_json_short[c])
-        {
-          char esc[2] = { '\\', c >= 0x20 ? (char) c : result_json_short[c] };
-          buf_append (out, esc, 2);
-          continue;
-        }
-      char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
-      buf_append (out, esc, 6);
-    }
-  buf_append (out, s + run, len - run);
+  json_string_escape (out, s, len);
 }
 
 /* Length of the (valid) UTF-8 character whose lead byte is c.  */
@@ -101,7 +68,7 @@ static size_t
 result_char_cost (const char *s)
 {
   unsigned char c = (unsigned char) s[0];
-  return c < 0x80 ? result_byte_cost (c) : result_char_len (c);
+  return c < 0x80 ? json_byte_size (c) : result_char_len (c);
 }
 
 /* The character boundary nearest past half of s's encoded size.  */

@@ -64,13 +64,14 @@ char *result_compose (const struct result_input *in, size_t *len);
 char *result_join (const char *endings, size_t endings_len, const char *text,
                    size_t text_len, size_t *len);
 
-/* Bytes a JSON encoder writes for s inside a string, quotes excluded:
+/* Bytes the JSON writer (lib/jsonw.h) writes for s inside a string, quotes
+ * excluded:
  * '"' '\\' and \b \f \n \r \t cost 2, other bytes below 0x20 cost 6 (\u00XX),
  * everything else 1.  s must be valid UTF-8 (result_compose's output is).  */
 size_t result_json_size (const char *s, size_t len);
 
-/* Append s to a JSON string being built (escaped as result_json_size
- * counts); used by the MCP front end so both agree byte for byte.  */
+/* Append s to a JSON string being built, as the JSON writer escapes it
+ * (and so as result_json_size counts).  */
 struct buf;
 void result_json_escape (struct buf *out, const char *s, size_t len);
 

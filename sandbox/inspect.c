@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/compat.h"
 
@@ -389,57 +391,31 @@ inspect_format_text (const struct inspect_report *r)
   return buf_steal (&b, NULL);
 }
 
-/* Append s as a JSON string.  */
-static void
-inspect_json_string (struct buf *b, const char *s)
-{
-  buf_putc (b, '"');
-  for (; *s != '\0'; s++)
-    {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
-        buf_printf (b, "\\%c", c);
-      else if (c == '\n')
-        buf_puts (b, "\\n");
-      else if (c < 0x20)
-        buf_printf (b, "\\u%04x", c);
-      else
-        buf_putc (b, (char) c);
-    }
-  buf_putc (b, '"');
-}
-
-/* Append "name":"value", preceded by a comma.  */
-static void
-inspect_json_field (struct buf *b, const char *name, const char *value)
-{
-  buf_printf (b, ",\"%s\":", name);
-  if (value == NULL)
-    buf_puts (b, "null");
-  else
-    inspect_json_string (b, value);
-}
-
 /* The backend object and the capability matrix.  */
 static void
-inspect_json_backend (struct buf *b, const struct inspect_report *r)
+inspect_json_backend (struct jsonw *w, const struct inspect_report *r)
 {
-  buf_puts (b, ",\"backend\":{\"id\":");
-  inspect_json_string (b, r->backend_id);
-  inspect_json_field (b, "provenance", r->provenance);
-  inspect_json_field (b, "version", r->version);
+  jsonw_key (w, "backend");
+  jsonw_object_open (w);
+  jsonw_member_cstr (w, "id", r->backend_id);
+  jsonw_member_cstr (w, "provenance", r->provenance);
+  jsonw_member_cstr (w, "version", r->version);
   if (r->version == NULL)
-    buf_printf (b,
-                ",\"version_unverified\":\"reading it would start %s, and "
-                "inspecting starts nothing\"",
-                inspect_program_name (r->backend_id));
-  inspect_json_field (b, "build", r->build_digest);
-  buf_puts (b, "},\"capabilities\":{");
+    {
+      cleanup_free char *why
+          = xasprintf ("reading it would start %s, and inspecting starts "
+                       "nothing",
+                       inspect_program_name (r->backend_id));
+      jsonw_member_cstr (w, "version_unverified", why);
+    }
+  jsonw_member_cstr (w, "build", r->build_digest);
+  jsonw_object_close (w);
+  jsonw_key (w, "capabilities");
+  jsonw_object_open (w);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    buf_printf (b, "%s\"%s\":\"%s\"", f > 0 ? "," : "",
-                sandbox_feature_name ((enum sandbox_feature) f),
-                sandbox_support_name (r->claims.support[f]));
-  buf_putc (b, '}');
+    jsonw_member_cstr (w, sandbox_feature_name ((enum sandbox_feature) f),
+                       sandbox_support_name (r->claims.support[f]));
+  jsonw_object_close (w);
 }
 
 /* The unit of a ceiling's value.  */
@@ -459,111 +435,163 @@ inspect_ceiling_unit (enum sandbox_feature f)
   return "count";
 }
 
-/* The policy object: digests, reach, network, ceilings with their claims.  */
+/* The roots the policy reaches and its network: null when disabled.  */
 static void
-inspect_json_policy (struct buf *b, const struct inspect_report *r)
+inspect_json_reach (struct jsonw *w, const struct policy *p)
+{
+  jsonw_key (w, "reach");
+  if (!p->enabled)
+    {
+      jsonw_null (w);
+      jsonw_key (w, "hidden_patterns");
+      jsonw_null (w);
+      jsonw_key (w, "network");
+      jsonw_null (w);
+      return;
+    }
+  policy_write_roots (w, p);
+  jsonw_member_uint (w, "hidden_patterns", p->unreadable_patterns);
+  jsonw_key (w, "network");
+  jsonw_object_open (w);
+  jsonw_member_bool (w, "closed", p->domains == 0);
+  jsonw_member_uint (w, "domains", p->domains);
+  jsonw_member_bool (w, "allow_local_binding", p->allow_local_binding);
+  jsonw_member_uint (w, "unix_sockets", p->unix_sockets);
+  jsonw_object_close (w);
+}
+
+/* The ceilings with their claims.  */
+static void
+inspect_json_ceilings (struct jsonw *w, const struct inspect_report *r)
 {
   const struct policy *p = r->policy;
-  bool first = true;
-
-  buf_printf (b, ",\"policy\":{\"cwd\":\"%s\"", p->cwd_digest);
-  if (p->enabled)
-    {
-      buf_puts (b, ",\"reach\":[");
-      for (size_t i = 0; i < p->n_roots; i++)
-        buf_printf (b,
-                    "%s{\"access\":\"%s\",\"provenance\":\"%s\","
-                    "\"digest\":\"%s\"}",
-                    i > 0 ? "," : "", policy_access_name (p->roots[i].access),
-                    policy_provenance_name (p->roots[i].provenance),
-                    p->roots[i].digest);
-      buf_printf (b,
-                  "],\"hidden_patterns\":%zu,\"network\":{\"closed\":%s,"
-                  "\"domains\":%zu,\"allow_local_binding\":%s,"
-                  "\"unix_sockets\":%zu}",
-                  p->unreadable_patterns, p->domains == 0 ? "true" : "false",
-                  p->domains, p->allow_local_binding ? "true" : "false",
-                  p->unix_sockets);
-    }
-  else
-    buf_puts (b, ",\"reach\":null,\"hidden_patterns\":null,\"network\":null");
-  buf_puts (b, ",\"ceilings\":[");
+  jsonw_key (w, "ceilings");
+  jsonw_array_open (w);
   for (size_t i = 0; i < p->n_ceilings; i++)
     {
       const struct policy_ceiling *c = &p->ceilings[i];
-      char num[64], *label = policy_ceiling_label (c);
+      char num[64];
+      cleanup_free char *label = policy_ceiling_label (c);
       policy_format_number (c->value, num, sizeof num);
-      buf_printf (b, "%s{\"feature\":\"%s\",\"value\":%s,\"unit\":\"%s\",",
-                  i > 0 ? "," : "", sandbox_feature_name (c->feature), num,
-                  inspect_ceiling_unit (c->feature));
-      buf_printf (b, "\"label\":\"%s\",\"claim\":\"%s\"}", label,
-                  sandbox_support_name (r->claims.support[c->feature]));
-      free (label);
+      jsonw_object_open (w);
+      jsonw_member_cstr (w, "feature", sandbox_feature_name (c->feature));
+      jsonw_key (w, "value");
+      jsonw_raw (w, num, strlen (num));
+      jsonw_member_cstr (w, "unit", inspect_ceiling_unit (c->feature));
+      jsonw_member_cstr (w, "label", label);
+      jsonw_member_cstr (w, "claim",
+                         sandbox_support_name (r->claims.support[c->feature]));
+      jsonw_object_close (w);
     }
-  buf_printf (b, "],\"staged\":%zu,\"outlives\":%s,\"snapshots\":%s", p->staged,
-              p->outlives ? "true" : "false", p->snapshots ? "true" : "false");
-  buf_puts (b, ",\"requires\":[");
-  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (p->sandbox.requires[f])
-      {
-        buf_printf (b, "%s\"%s\"", first ? "" : ",",
-                    sandbox_feature_name ((enum sandbox_feature) f));
-        first = false;
-      }
-  buf_printf (b,
-              "],\"requested\":\"%s\",\"effective\":\"%s\","
-              "\"manifest\":\"%s\"}",
-              p->requested_digest, p->effective_digest, p->manifest_digest);
+  jsonw_array_close (w);
+}
+
+/* The policy object: digests, reach, network, ceilings with their claims.  */
+static void
+inspect_json_policy (struct jsonw *w, const struct inspect_report *r)
+{
+  const struct policy *p = r->policy;
+
+  jsonw_key (w, "policy");
+  jsonw_object_open (w);
+  jsonw_member_cstr (w, "cwd", p->cwd_digest);
+  inspect_json_reach (w, p);
+  inspect_json_ceilings (w, r);
+  jsonw_member_uint (w, "staged", p->staged);
+  jsonw_member_bool (w, "outlives", p->outlives);
+  jsonw_member_bool (w, "snapshots", p->snapshots);
+  jsonw_key (w, "requires");
+  policy_write_requires (w, p);
+  jsonw_member_cstr (w, "requested", p->requested_digest);
+  jsonw_member_cstr (w, "effective", p->effective_digest);
+  jsonw_member_cstr (w, "manifest", p->manifest_digest);
+  jsonw_object_close (w);
+}
+
+/* An inspection document being written: its format and kind.  */
+static struct jsonw *
+inspect_json_begin (const char *status)
+{
+  struct jsonw *w = jsonw_new ();
+  jsonw_object_open (w);
+  jsonw_key (w, "format_version");
+  jsonw_int (w, 1);
+  jsonw_member_cstr (w, "kind", "sandbox-inspection");
+  jsonw_member_cstr (w, "status", status);
+  return w;
+}
+
+/* Close the document and return it, with its newline.  */
+static char *
+inspect_json_end (struct jsonw *w)
+{
+  struct buf b = BUF_INIT;
+  size_t len;
+  jsonw_object_close (w);
+  const char *text = jsonw_get (w, &len);
+  buf_append (&b, text, len);
+  buf_putc (&b, '\n');
+  jsonw_free (w);
+  return buf_steal (&b, NULL);
+}
+
+/* What was not checked by a confined inspection.  */
+static void
+inspect_json_not_checked (struct jsonw *w, const struct inspect_report *r)
+{
+  cleanup_free char *starts
+      = xasprintf ("whether %s starts and can make its namespaces on this "
+                   "host",
+                   inspect_program_name (r->backend_id));
+  jsonw_key (w, "not_checked");
+  jsonw_array_open (w);
+  jsonw_cstr (w, starts);
+  jsonw_cstr (w, "whether each root passes the checks a command's "
+                 "preparation makes");
+  jsonw_array_close (w);
 }
 
 char *
 inspect_format_json (const struct inspect_report *r)
 {
-  struct buf b = BUF_INIT;
+  struct jsonw *w = inspect_json_begin (inspect_status_name (r->status));
 
-  buf_printf (&b,
-              "{\"format_version\":1,\"kind\":\"sandbox-inspection\","
-              "\"status\":\"%s\",\"enabled\":%s,\"mode\":\"%s\"",
-              inspect_status_name (r->status),
-              r->policy->enabled ? "true" : "false",
-              inspect_source_name (r->policy->enabled_source));
+  jsonw_member_bool (w, "enabled", r->policy->enabled);
+  jsonw_member_cstr (w, "mode",
+                     inspect_source_name (r->policy->enabled_source));
   if (r->status == INSPECT_UNAVAILABLE)
     {
-      buf_puts (&b, ",\"backend\":null,\"capabilities\":null");
-      inspect_json_field (&b, "reason", r->reason);
-      buf_puts (&b, "}\n");
-      return buf_steal (&b, NULL);
+      jsonw_member_cstr (w, "backend", NULL);
+      jsonw_member_cstr (w, "capabilities", NULL);
+      jsonw_member_cstr (w, "reason", r->reason);
+      return inspect_json_end (w);
     }
-  inspect_json_backend (&b, r);
-  inspect_json_policy (&b, r);
+  inspect_json_backend (w, r);
+  inspect_json_policy (w, r);
   if (r->status == INSPECT_REFUSED)
     {
-      inspect_json_field (&b, "reason", r->reason);
-      buf_puts (&b, ",\"confined\":false");
+      jsonw_member_cstr (w, "reason", r->reason);
+      jsonw_member_bool (w, "confined", false);
     }
   else if (r->policy->enabled)
-    buf_printf (&b,
-                ",\"confined\":true,\"not_checked\":[\"whether %s starts and "
-                "can make its namespaces on this host\",\"whether each root "
-                "passes the checks a command's preparation makes\"]",
-                inspect_program_name (r->backend_id));
+    {
+      jsonw_member_bool (w, "confined", true);
+      inspect_json_not_checked (w, r);
+    }
   else
-    buf_puts (
-        &b, ",\"confined\":false,\"disabled_reason\":\"" COMPAT_DISABLED_REASON
-            "\"");
-  buf_puts (&b, "}\n");
-  return buf_steal (&b, NULL);
+    {
+      jsonw_member_bool (w, "confined", false);
+      jsonw_member_cstr (w, "disabled_reason", COMPAT_DISABLED_REASON);
+    }
+  return inspect_json_end (w);
 }
 
 char *
 inspect_failed_json (const char *stage)
 {
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"format_version\":1,\"kind\":\"sandbox-inspection\","
-                "\"status\":\"failed\",\"stage\":");
-  inspect_json_string (&b, stage);
-  buf_puts (&b, "}\n");
-  return buf_steal (&b, NULL);
+  struct jsonw *w = inspect_json_begin ("failed");
+  jsonw_member_cstr (w, "stage", stage);
+  return inspect_json_end (w);
 }
 
 int

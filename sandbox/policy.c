@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/sha256.h"
 
@@ -255,10 +256,10 @@ policy_str_cmp (const void *a, const void *b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-/* Append a JSON array of the digests of list's entries (kind names the
+/* Write a JSON array of the digests of list's entries (kind names the
  * domain), sorted, so order in the configuration does not matter.  */
 static void
-policy_put_digests (struct buf *b, const char *kind,
+policy_put_digests (struct jsonw *w, const char *kind,
                     const struct policy_list *list)
 {
   char **d = xcalloc (list->count + 1, sizeof *d);
@@ -270,31 +271,63 @@ policy_put_digests (struct buf *b, const char *kind,
       policy_digest_parts (d[i], parts, 2);
     }
   qsort (d, list->count, sizeof *d, policy_str_cmp);
-  buf_putc (b, '[');
+  jsonw_array_open (w);
   for (size_t i = 0; i < list->count; i++)
     {
-      buf_printf (b, "%s\"%s\"", i > 0 ? "," : "", d[i]);
+      jsonw_cstr (w, d[i]);
       free (d[i]);
     }
-  buf_putc (b, ']');
+  jsonw_array_close (w);
   free (d);
 }
 
-/* Append the digests of the configured roots at access, sorted.  */
+/* Write the digests of the configured roots at access, sorted.  */
 static void
-policy_put_root_digests (struct buf *b, const struct policy *p,
+policy_put_root_digests (struct jsonw *w, const struct policy *p,
                          enum policy_access access)
 {
-  bool first = true;
-  buf_putc (b, '[');
+  jsonw_array_open (w);
   for (size_t i = 0; i < p->n_roots; i++)
     if (p->roots[i].provenance == POLICY_FROM_CONFIGURATION
         && p->roots[i].access == access)
-      {
-        buf_printf (b, "%s\"%s\"", first ? "" : ",", p->roots[i].digest);
-        first = false;
-      }
-  buf_putc (b, ']');
+      jsonw_cstr (w, p->roots[i].digest);
+  jsonw_array_close (w);
+}
+
+/* Write "key": and a number as policy_format_number spells it.  */
+static void
+policy_put_number (struct jsonw *w, const char *key, double v)
+{
+  char num[64];
+  policy_format_number (v, num, sizeof num);
+  jsonw_key (w, key);
+  jsonw_raw (w, num, strlen (num));
+}
+
+/* A policy document being written: its format version and mode.  */
+static struct jsonw *
+policy_doc_begin (bool enabled)
+{
+  struct jsonw *w = jsonw_new ();
+  jsonw_object_open (w);
+  jsonw_member_uint (w, "format_version", 1);
+  jsonw_member_bool (w, "enabled", enabled);
+  return w;
+}
+
+/* The network members of a policy document.  */
+static void
+policy_put_network (struct jsonw *w, const struct policy_input *in,
+                    bool allow_local_binding)
+{
+  jsonw_key (w, "network");
+  jsonw_object_open (w);
+  jsonw_key (w, "domains");
+  policy_put_digests (w, "crucible-domain-v1", &in->domains);
+  jsonw_member_bool (w, "allow_local_binding", allow_local_binding);
+  jsonw_key (w, "unix_sockets");
+  policy_put_digests (w, "crucible-unix_socket-v1", &in->unix_sockets);
+  jsonw_object_close (w);
 }
 
 /* The requested policy: what the configuration asks for, as written.  */
@@ -302,86 +335,99 @@ static char *
 policy_requested_text (const struct policy *p, const struct policy_input *in,
                        const struct policy *confined)
 {
-  struct buf b = BUF_INIT;
-  char secs[64];
+  struct jsonw *w = policy_doc_begin (in->enabled);
 
-  policy_format_number (in->command_seconds, secs, sizeof secs);
-  buf_printf (&b, "{\"format_version\":1,\"enabled\":%s,\"filesystem\":{",
-              in->enabled ? "true" : "false");
-  buf_puts (&b, "\"writable\":");
-  policy_put_root_digests (&b, confined, POLICY_READ_WRITE);
-  buf_puts (&b, ",\"read_only\":");
-  policy_put_root_digests (&b, confined, POLICY_READ_ONLY);
-  buf_puts (&b, ",\"protected\":");
-  policy_put_root_digests (&b, confined, POLICY_PROTECTED);
-  buf_puts (&b, ",\"unreadable\":");
-  policy_put_digests (&b, "crucible-unreadable-v1", &in->unreadable);
-  buf_puts (&b, "},\"network\":{\"domains\":");
-  policy_put_digests (&b, "crucible-domain-v1", &in->domains);
-  buf_printf (&b, ",\"allow_local_binding\":%s,\"unix_sockets\":",
-              in->allow_local_binding ? "true" : "false");
-  policy_put_digests (&b, "crucible-unix_socket-v1", &in->unix_sockets);
-  buf_printf (&b,
-              "},\"limits\":{\"cpu_seconds\":%" PRIu64
-              ",\"open_files\":%" PRIu64 ",\"output_bytes\":%" PRIu64
-              ",\"command_seconds\":%s,\"concurrency\":%" PRIu64 "}}",
-              in->cpu_seconds, in->open_files, in->output_bytes, secs,
-              in->concurrency);
-  return buf_steal (&b, NULL);
+  jsonw_key (w, "filesystem");
+  jsonw_object_open (w);
+  jsonw_key (w, "writable");
+  policy_put_root_digests (w, confined, POLICY_READ_WRITE);
+  jsonw_key (w, "read_only");
+  policy_put_root_digests (w, confined, POLICY_READ_ONLY);
+  jsonw_key (w, "protected");
+  policy_put_root_digests (w, confined, POLICY_PROTECTED);
+  jsonw_key (w, "unreadable");
+  policy_put_digests (w, "crucible-unreadable-v1", &in->unreadable);
+  jsonw_object_close (w);
+  policy_put_network (w, in, in->allow_local_binding);
+  jsonw_key (w, "limits");
+  jsonw_object_open (w);
+  jsonw_member_uint (w, "cpu_seconds", in->cpu_seconds);
+  jsonw_member_uint (w, "open_files", in->open_files);
+  jsonw_member_uint (w, "output_bytes", in->output_bytes);
+  policy_put_number (w, "command_seconds", in->command_seconds);
+  jsonw_member_uint (w, "concurrency", in->concurrency);
+  jsonw_object_close (w);
+  jsonw_object_close (w);
+  return jsonw_steal (w, NULL);
+}
+
+void
+policy_write_roots (struct jsonw *w, const struct policy *p)
+{
+  jsonw_array_open (w);
+  for (size_t i = 0; i < p->n_roots; i++)
+    {
+      jsonw_object_open (w);
+      jsonw_member_cstr (w, "access", policy_access_name (p->roots[i].access));
+      jsonw_member_cstr (w, "provenance",
+                         policy_provenance_name (p->roots[i].provenance));
+      jsonw_member_cstr (w, "digest", p->roots[i].digest);
+      jsonw_object_close (w);
+    }
+  jsonw_array_close (w);
+}
+
+void
+policy_write_requires (struct jsonw *w, const struct policy *p)
+{
+  jsonw_array_open (w);
+  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
+    if (p->sandbox.requires[f])
+      jsonw_cstr (w, sandbox_feature_name ((enum sandbox_feature) f));
+  jsonw_array_close (w);
+}
+
+/* The roots of an enabled policy, its hidden patterns, network and
+ * process cap.  */
+static void
+policy_put_reach (struct jsonw *w, const struct policy *p,
+                  const struct policy_input *in)
+{
+  jsonw_key (w, "roots");
+  policy_write_roots (w, p);
+  jsonw_key (w, "unreadable");
+  policy_put_digests (w, "crucible-unreadable-v1", &in->unreadable);
+  policy_put_network (w, in, p->allow_local_binding);
+  jsonw_member_uint (w, "process_cap", POLICY_PROCESS_CAP);
 }
 
 /* The effective policy: what a backend is offered.  */
 static char *
 policy_effective_text (const struct policy *p, const struct policy_input *in)
 {
-  struct buf b = BUF_INIT;
-  bool first = true;
+  struct jsonw *w = policy_doc_begin (p->enabled);
 
-  buf_printf (&b, "{\"format_version\":1,\"enabled\":%s,\"cwd\":\"%s\",",
-              p->enabled ? "true" : "false", p->cwd_digest);
+  jsonw_member_cstr (w, "cwd", p->cwd_digest);
   if (!p->enabled)
-    buf_puts (&b, "\"filesystem\":\"unrestricted\","
-                  "\"network\":\"unrestricted\",");
+    {
+      jsonw_member_cstr (w, "filesystem", "unrestricted");
+      jsonw_member_cstr (w, "network", "unrestricted");
+    }
   else
-    {
-      buf_puts (&b, "\"roots\":[");
-      for (size_t i = 0; i < p->n_roots; i++)
-        buf_printf (&b,
-                    "%s{\"access\":\"%s\",\"provenance\":\"%s\","
-                    "\"digest\":\"%s\"}",
-                    i > 0 ? "," : "", policy_access_name (p->roots[i].access),
-                    policy_provenance_name (p->roots[i].provenance),
-                    p->roots[i].digest);
-      buf_puts (&b, "],\"unreadable\":");
-      policy_put_digests (&b, "crucible-unreadable-v1", &in->unreadable);
-      buf_puts (&b, ",\"network\":{\"domains\":");
-      policy_put_digests (&b, "crucible-domain-v1", &in->domains);
-      buf_printf (&b, ",\"allow_local_binding\":%s,\"unix_sockets\":",
-                  p->allow_local_binding ? "true" : "false");
-      policy_put_digests (&b, "crucible-unix_socket-v1", &in->unix_sockets);
-      buf_printf (&b, "},\"process_cap\":%d,", POLICY_PROCESS_CAP);
-    }
-  buf_puts (&b, "\"ceilings\":{");
+    policy_put_reach (w, p, in);
+  jsonw_key (w, "ceilings");
+  jsonw_object_open (w);
   for (size_t i = 0; i < p->n_ceilings; i++)
-    {
-      char num[64];
-      policy_format_number (p->ceilings[i].value, num, sizeof num);
-      buf_printf (&b, "%s\"%s\":%s", i > 0 ? "," : "",
-                  sandbox_feature_name (p->ceilings[i].feature), num);
-    }
-  buf_puts (&b, "},\"requires\":[");
-  for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
-    if (p->sandbox.requires[f])
-      {
-        buf_printf (&b, "%s\"%s\"", first ? "" : ",",
-                    sandbox_feature_name ((enum sandbox_feature) f));
-        first = false;
-      }
-  buf_printf (&b,
-              "],\"manifest\":\"%s\",\"outlives\":false,"
-              "\"snapshots\":false}",
-              p->manifest_digest);
-  return buf_steal (&b, NULL);
+    policy_put_number (w, sandbox_feature_name (p->ceilings[i].feature),
+                       p->ceilings[i].value);
+  jsonw_object_close (w);
+  jsonw_key (w, "requires");
+  policy_write_requires (w, p);
+  jsonw_member_cstr (w, "manifest", p->manifest_digest);
+  jsonw_member_bool (w, "outlives", false);
+  jsonw_member_bool (w, "snapshots", false);
+  jsonw_object_close (w);
+  return jsonw_steal (w, NULL);
 }
 
 /* Add a ceiling the policy states, and require its feature.  */

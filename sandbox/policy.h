@@ -159,6 +159,16 @@ const char *policy_provenance_name (enum policy_provenance p);
  * "0.001"), in the C locale whatever the person's.  */
 void policy_format_number (double v, char *out, size_t size);
 
+/* Write the policy's roots as a JSON array of {"access", "provenance",
+ * "digest"}, in their order; the canonical text and the inspection's
+ * report both hold it.  */
+struct jsonw;
+void policy_write_roots (struct jsonw *w, const struct policy *p);
+
+/* Write the features the policy requires as a JSON array of their names,
+ * in the features' order.  */
+void policy_write_requires (struct jsonw *w, const struct policy *p);
+
 /* A time ceiling, exactly: whole minutes as "20m", anything else in seconds
  * with every digit it needs ("1.5s", "90s", "0.001s"); never rounded, so a
  * limit below one second is never "0s".  Owned by the caller.  */

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_gen.h>
 
 #include "core/config.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
+#include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/compat.h"
@@ -119,14 +119,14 @@ audit_backend (const struct audit_options *opts, const struct config *cfg)
 
 /* Generate a string key or value.  */
 static void
-audit_gen_str (yajl_gen g, const char *s)
+audit_gen_str (struct jsonw *g, const char *s)
 {
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+  jsonw_string (g, s, strlen (s));
 }
 
 /* Generate "key": "value", the value with any path replaced by <path>.  */
 static void
-audit_gen_text (yajl_gen g, const char *key, const char *value)
+audit_gen_text (struct jsonw *g, const char *key, const char *value)
 {
   cleanup_free char *redacted = inspect_redact_paths (value);
   audit_gen_str (g, key);
@@ -134,13 +134,13 @@ audit_gen_text (yajl_gen g, const char *key, const char *value)
 }
 
 /* Start the one JSON object: format_version, kind, status.  */
-static yajl_gen
+static struct jsonw *
 audit_json_begin (const char *status)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
+  struct jsonw *g = jsonw_new ();
+  jsonw_object_open (g);
   audit_gen_str (g, "format_version");
-  yajl_gen_integer (g, 1);
+  jsonw_int (g, 1);
   audit_gen_str (g, "kind");
   audit_gen_str (g, "sandbox-audit");
   audit_gen_str (g, "status");
@@ -150,16 +150,15 @@ audit_json_begin (const char *status)
 
 /* Close the object and print it as one line.  */
 static int
-audit_json_end (yajl_gen g, int status)
+audit_json_end (struct jsonw *g, int status)
 {
-  const unsigned char *out;
   size_t len;
 
-  yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &out, &len);
+  jsonw_object_close (g);
+  const char *out = jsonw_get (g, &len);
   fwrite (out, 1, len, stdout);
   fputc ('\n', stdout);
-  yajl_gen_free (g);
+  jsonw_free (g);
   if (fflush (stdout) == EOF)
     {
       fprintf (stderr, _ ("crucible: writing the report: %s\n"),
@@ -171,9 +170,9 @@ audit_json_end (yajl_gen g, int status)
 
 /* One feature's row.  */
 static void
-audit_json_feature (yajl_gen g, const struct conformance_result *r)
+audit_json_feature (struct jsonw *g, const struct conformance_result *r)
 {
-  yajl_gen_map_open (g);
+  jsonw_object_open (g);
   audit_gen_str (g, "feature");
   audit_gen_str (g, sandbox_feature_name (r->feature));
   audit_gen_str (g, "family");
@@ -184,45 +183,46 @@ audit_json_feature (yajl_gen g, const struct conformance_result *r)
   audit_gen_str (g, "answer");
   audit_gen_str (g, conformance_answer_name (r->answer));
   audit_gen_str (g, "exercised");
-  yajl_gen_bool (g, conformance_askable (r->feature));
+  jsonw_bool (g, conformance_askable (r->feature));
   audit_gen_str (g, "fault");
-  yajl_gen_bool (g, conformance_is_fault (r->answer));
+  jsonw_bool (g, conformance_is_fault (r->answer));
   if (r->detail != NULL)
     audit_gen_text (g, "reason", r->detail);
-  yajl_gen_map_close (g);
+  jsonw_object_close (g);
 }
 
 /* The audit as one line of JSON.  */
 static int
 audit_print_json (const struct conformance_audit *a, int status)
 {
-  yajl_gen g = audit_json_begin (conformance_faults (a) > 0 ? "fault" : "pass");
+  struct jsonw *g
+      = audit_json_begin (conformance_faults (a) > 0 ? "fault" : "pass");
 
   audit_gen_str (g, "backend");
-  yajl_gen_map_open (g);
+  jsonw_object_open (g);
   audit_gen_str (g, "id");
   audit_gen_str (g, a->backend_id);
   audit_gen_str (g, "version");
   if (a->version != NULL)
     audit_gen_str (g, a->version);
   else
-    yajl_gen_null (g);
-  yajl_gen_map_close (g);
+    jsonw_null (g);
+  jsonw_object_close (g);
   /* The plan's mode: every policy offered asked for confinement, or none
    * did (spec, "Unconfined execution").  */
   audit_gen_str (g, "enabled");
-  yajl_gen_bool (g, a->confined);
+  jsonw_bool (g, a->confined);
   audit_gen_str (g, "confined");
-  yajl_gen_bool (g, a->confined);
+  jsonw_bool (g, a->confined);
   if (!a->confined && a->unconfined_reason != NULL)
     audit_gen_text (g, "disabled_reason", a->unconfined_reason);
   audit_gen_str (g, "features");
-  yajl_gen_array_open (g);
+  jsonw_array_open (g);
   for (int f = 0; f < SANDBOX_FEATURE_COUNT; f++)
     audit_json_feature (g, &a->results[f]);
-  yajl_gen_array_close (g);
+  jsonw_array_close (g);
   audit_gen_str (g, "families");
-  yajl_gen_map_open (g);
+  jsonw_object_open (g);
   for (int i = 0; i < CONFORMANCE_FAMILY_COUNT; i++)
     {
       enum conformance_family fam = (enum conformance_family) i;
@@ -230,11 +230,11 @@ audit_print_json (const struct conformance_audit *a, int status)
       audit_gen_str (
           g, conformance_verdict_name (conformance_family_verdict (a, fam)));
     }
-  yajl_gen_map_close (g);
+  jsonw_object_close (g);
   audit_gen_str (g, "faults");
-  yajl_gen_integer (g, (long long) conformance_faults (a));
+  jsonw_int (g, (int64_t) conformance_faults (a));
   audit_gen_str (g, "unreached");
-  yajl_gen_integer (g, (long long) conformance_unreached (a));
+  jsonw_int (g, (int64_t) conformance_unreached (a));
   return audit_json_end (g, status);
 }
 
@@ -245,7 +245,7 @@ audit_failed (const struct audit_options *opts, const char *stage,
 {
   if (opts->json)
     {
-      yajl_gen g = audit_json_begin ("failed");
+      struct jsonw *g = audit_json_begin ("failed");
       audit_gen_str (g, "stage");
       audit_gen_str (g, stage);
       audit_json_end (g, AUDIT_EXIT_FAILED);
@@ -262,12 +262,12 @@ audit_no_backend (const struct audit_options *opts, const char *id,
 {
   if (opts->json)
     {
-      yajl_gen g = audit_json_begin ("unavailable");
+      struct jsonw *g = audit_json_begin ("unavailable");
       audit_gen_str (g, "backend");
-      yajl_gen_map_open (g);
+      jsonw_object_open (g);
       audit_gen_str (g, "id");
       audit_gen_str (g, id);
-      yajl_gen_map_close (g);
+      jsonw_object_close (g);
       audit_gen_text (g, "reason", err->msg);
       audit_json_end (g, AUDIT_EXIT_NO_BACKEND);
     }

@@ -41,14 +41,8 @@
  * be confirmed empty.  */
 #define MCP_CLEANUP_MS 5000
 
-/* JSON-RPC's error codes.  */
-enum mcp_error_code
-{
-  MCP_PARSE_ERROR = -32700,
-  MCP_INVALID_REQUEST = -32600,
-  MCP_METHOD_NOT_FOUND = -32601,
-  MCP_INVALID_PARAMS = -32602
-};
+/* The ids of the questions this server asks the client: "crucible-ask-N".  */
+#define MCP_ASK_PREFIX "crucible-ask"
 
 struct mcp;
 
@@ -57,8 +51,7 @@ struct mcp_call
 {
   struct mcp *mcp;
   struct mcp_call *next;
-  char *id;     /* the request's id as JSON text */
-  char *ask_id; /* our elicitation request's id, while asking */
+  char *id; /* the request's id as JSON text */
   struct command_request req;
   char *line, *description;
   struct env_var *env;
@@ -69,16 +62,15 @@ struct mcp_call
 
 struct mcp
 {
-  struct host host;       /* owns the loop, the supervisor, journal and rules */
-  struct loop *loop;      /* the host's */
-  struct supervisor *sup; /* the host's */
-  struct buf in; /* bytes of the line being read */
-  bool skipping; /* discarding the rest of an overlong line */
+  struct host host;        /* owns the loop, the supervisor, journal and rules */
+  struct loop *loop;       /* the host's */
+  struct supervisor *sup;  /* the host's */
+  struct jsonrpc_lines in; /* the line being read */
   bool input_closed;
   bool initialized;
   bool can_elicit; /* the client declared elicitation */
   int host_signal;
-  uint64_t next_ask;
+  struct jsonrpc_asks asks; /* questions sent, whose answers are awaited */
   struct mcp_call *calls;
   struct journal *journal; /* the host's */
   struct rules *rules;     /* the host's */
@@ -91,60 +83,40 @@ struct mcp
 
 /* --- output -------------------------------------------------------------- */
 
-/* Append s to a JSON string being built, as valid UTF-8: what crucible
- * sends is, whatever a peer or a file put in it.  */
+/* Make a server with nothing set up yet.  */
 static void
-mcp_put_text (struct buf *b, const char *s, size_t len)
+mcp_init (struct mcp *m)
 {
-  struct buf clean = BUF_INIT;
-  utf8_sanitize (&clean, s, len);
-  result_json_escape (b, clean.data != NULL ? clean.data : "", clean.len);
-  buf_free (&clean);
-}
-
-/* Append s as a JSON string.  */
-static void
-mcp_put_string (struct buf *b, const char *s, size_t len)
-{
-  buf_putc (b, '"');
-  mcp_put_text (b, s, len);
-  buf_putc (b, '"');
+  memset (m, 0, sizeof *m);
+  m->in.max = MCP_MAX_LINE;
+  m->asks.prefix = MCP_ASK_PREFIX;
 }
 
 /* Queue one message and its newline for standard output; a client that
  * does not read is ended from the queue's overflow, and one that is gone
  * is ended by its input closing.  */
 static void
-mcp_send (struct mcp *m, struct buf *b)
+mcp_send (struct mcp *m, struct jsonw *w)
 {
-  if (m->out != NULL
-      && jsonrpc_out_send (m->out, b->data != NULL ? b->data : "", b->len) < 0)
+  if (jsonrpc_send (m->out, w) < 0)
     m->output_lost = true;
-  buf_free (b);
 }
 
 /* Send a JSON-RPC error answering id (JSON text, "null" when unknown).  */
 static void
-mcp_send_error (struct mcp *m, const char *id, enum mcp_error_code code,
+mcp_send_error (struct mcp *m, const char *id, enum jsonrpc_error_code code,
                 const char *message)
 {
-  struct buf b = BUF_INIT;
-  buf_printf (&b,
-              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
-              "\"message\":",
-              id, code);
-  mcp_put_string (&b, message, strlen (message));
-  buf_puts (&b, "}}");
-  mcp_send (m, &b);
+  mcp_send (m, jsonrpc_error_new (id, code, message));
 }
 
 /* Send a result; result is JSON text.  */
 static void
 mcp_send_result (struct mcp *m, const char *id, const char *result)
 {
-  struct buf b = BUF_INIT;
-  buf_printf (&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result);
-  mcp_send (m, &b);
+  struct jsonw *w = jsonrpc_result_begin (id);
+  jsonw_raw (w, result, strlen (result));
+  mcp_send (m, w);
 }
 
 /* Send a tool result: one text item, with any ending notes not yet told
@@ -153,20 +125,28 @@ static void
 mcp_send_tool_text (struct mcp *m, const char *id, const char *text, size_t len,
                     bool is_error)
 {
-  struct buf b = BUF_INIT;
+  struct jsonw *w = jsonrpc_result_begin (id);
   size_t endings_len = 0, whole_len;
   char *endings = supervisor_take_endings (m->sup, &endings_len);
-  /* The cap holds for the whole result, endings and all.  */
+  /* The cap holds for the whole result, endings and all; it is valid
+   * UTF-8 and counted in the writer's encoded bytes.  */
   char *whole = result_join (endings, endings_len, text, len, &whole_len);
-  buf_printf (&b,
-              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":"
-              "[{\"type\":\"text\",\"text\":\"",
-              id);
-  result_json_escape (&b, whole, whole_len);
-  buf_printf (&b, "\"}],\"isError\":%s}}", is_error ? "true" : "false");
+  jsonw_object_open (w);
+  jsonw_key (w, "content");
+  jsonw_array_open (w);
+  jsonw_object_open (w);
+  jsonw_key (w, "type");
+  jsonw_cstr (w, "text");
+  jsonw_key (w, "text");
+  jsonw_string (w, whole, whole_len);
+  jsonw_object_close (w);
+  jsonw_array_close (w);
+  jsonw_key (w, "isError");
+  jsonw_bool (w, is_error);
+  jsonw_object_close (w);
   free (whole);
   free (endings);
-  mcp_send (m, &b);
+  mcp_send (m, w);
 }
 
 /* --- calls --------------------------------------------------------------- */
@@ -187,7 +167,8 @@ mcp_call_free (struct mcp_call *call)
     }
   free (call->env);
   free (call->id);
-  free (call->ask_id);
+  /* An answer to its question, if one comes, finds no call.  */
+  jsonrpc_ask_forget (&call->mcp->asks, call);
   free (call->line);
   free (call->description);
   free (call);
@@ -215,13 +196,16 @@ static void
 mcp_on_ended_on_its_own (void *data, struct command *cmd, const char *line)
 {
   struct mcp *m = data;
-  struct buf b = BUF_INIT;
-  buf_puts (&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                "\"params\":{\"level\":\"warning\",\"logger\":\"crucible\","
-                "\"data\":");
-  mcp_put_string (&b, line, strlen (line));
-  buf_puts (&b, "}}");
-  mcp_send (m, &b);
+  struct jsonw *w = jsonrpc_notification_begin ("notifications/message");
+  jsonw_object_open (w);
+  jsonw_key (w, "level");
+  jsonw_cstr (w, "warning");
+  jsonw_key (w, "logger");
+  jsonw_cstr (w, "crucible");
+  jsonw_key (w, "data");
+  jsonw_text (w, line, strlen (line));
+  jsonw_object_close (w);
+  mcp_send (m, w);
 }
 
 static void
@@ -262,28 +246,51 @@ mcp_call_refuse (struct mcp_call *call, const char *reason)
   mcp_call_free (call);
 }
 
+/* The schema of the one answer asked for: {"allow": boolean}.  */
+static void
+mcp_put_allow_schema (struct jsonw *w)
+{
+  jsonw_object_open (w);
+  jsonw_key (w, "type");
+  jsonw_cstr (w, "object");
+  jsonw_key (w, "properties");
+  jsonw_object_open (w);
+  jsonw_key (w, "allow");
+  jsonw_object_open (w);
+  jsonw_key (w, "type");
+  jsonw_cstr (w, "boolean");
+  jsonw_key (w, "title");
+  jsonw_cstr (w, "Allow");
+  jsonw_object_close (w);
+  jsonw_object_close (w);
+  jsonw_key (w, "required");
+  jsonw_array_open (w);
+  jsonw_cstr (w, "allow");
+  jsonw_array_close (w);
+  jsonw_object_close (w);
+}
+
 /* Ask the client's person whether the call may run.  */
 static void
 mcp_call_ask (struct mcp_call *call)
 {
   struct mcp *m = call->mcp;
-  struct buf msg = BUF_INIT, b = BUF_INIT;
+  struct buf msg = BUF_INIT;
 
   buf_printf (&msg, _ ("Allow this command to run?\n\n%s"), call->line);
   if (call->req.background)
     buf_puts (&msg, _ ("\n\nThe command will still be running after the "
                        "turn ends."));
-  call->ask_id = xasprintf ("\"crucible-ask-%" PRIu64 "\"", ++m->next_ask);
-  buf_printf (&b,
-              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
-              "\"elicitation/create\",\"params\":{\"message\":",
-              call->ask_id);
-  mcp_put_string (&b, msg.data, msg.len);
-  buf_puts (&b, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":"
-                "{\"allow\":{\"type\":\"boolean\",\"title\":\"Allow\"}},"
-                "\"required\":[\"allow\"]}}}");
+  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->asks, call),
+                                           "elicitation/create");
+  jsonw_object_open (w);
+  jsonw_key (w, "message");
+  jsonw_text (w, msg.data, msg.len);
+  jsonw_key (w, "requestedSchema");
+  mcp_put_allow_schema (w);
+  jsonw_object_close (w);
   buf_free (&msg);
-  mcp_send (m, &b);
+  mcp_send (m, w);
 }
 
 /* Decide whether a call runs, is asked about, or is refused.  */
@@ -329,56 +336,11 @@ mcp_get (yajl_val obj, const char *key)
   return obj != NULL ? yajl_tree_get (obj, path, yajl_t_any) : NULL;
 }
 
-/* The id of a message as JSON text ("null" when absent); the caller owns
- * it.  Returns NULL when the id is neither a string nor a number.  */
-static char *
-mcp_id_text (yajl_val id)
-{
-  if (id == NULL || YAJL_IS_NULL (id))
-    return xstrdup ("null");
-  if (YAJL_IS_NUMBER (id))
-    return xstrdup (YAJL_GET_NUMBER (id));
-  if (YAJL_IS_STRING (id))
-    {
-      struct buf b = BUF_INIT;
-      const char *s = YAJL_GET_STRING (id);
-      mcp_put_string (&b, s, strlen (s));
-      return buf_steal (&b, NULL);
-    }
-  return NULL;
-}
-
 /* Why a request is answered with an error before anything else: its id
  * cannot be echoed as valid UTF-8, or a string in it holds a NUL.  */
 #define MCP_ID_NOT_UTF8 "invalid request: the id is not valid UTF-8"
 #define MCP_HOLDS_NUL                                                          \
   "invalid params: a string in the request holds a NUL character (\\u0000)"
-
-/* The id of a request as the client spelled it, byte for byte (so
- * "a\u0000b" and "\ud800" come back as sent), or "null" when there is
- * none.  NULL when it cannot be an id (not a string, number or null), or
- * when its text is not valid UTF-8 (*not_utf8 is set then): such a
- * request is answered with id null (doc/strings.md).  */
-static char *
-mcp_request_id (const struct json_scan *scan, yajl_val idv, bool *not_utf8)
-{
-  *not_utf8 = false;
-  if (idv == NULL || YAJL_IS_NULL (idv))
-    return xstrdup ("null");
-  if (!YAJL_IS_STRING (idv) && !YAJL_IS_NUMBER (idv))
-    return NULL;
-  if (scan->id == NULL || !scan->id_scalar)
-    return NULL;
-  for (size_t i = 0, k; i < scan->id_len; i += k)
-    if ((k = utf8_char_len ((const unsigned char *) scan->id + i,
-                            scan->id_len - i))
-        == 0)
-      {
-        *not_utf8 = true;
-        return NULL;
-      }
-  return xstrndup (scan->id, scan->id_len);
-}
 
 /* initialize: record what the client can do and say what we can.  */
 static void
@@ -387,13 +349,30 @@ mcp_initialize (struct mcp *m, const char *id, yajl_val params)
   yajl_val caps = mcp_get (params, "capabilities");
   m->can_elicit = YAJL_IS_OBJECT (mcp_get (caps, "elicitation"));
   m->initialized = true;
-  char *result = xasprintf (
-      "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":"
-      "{\"listChanged\":false},\"logging\":{}},\"serverInfo\":{\"name\":"
-      "\"crucible\",\"version\":\"%s\"}}",
-      MCP_PROTOCOL_VERSION, PACKAGE_VERSION);
-  mcp_send_result (m, id, result);
-  free (result);
+  struct jsonw *w = jsonrpc_result_begin (id);
+  jsonw_object_open (w);
+  jsonw_key (w, "protocolVersion");
+  jsonw_cstr (w, MCP_PROTOCOL_VERSION);
+  jsonw_key (w, "capabilities");
+  jsonw_object_open (w);
+  jsonw_key (w, "tools");
+  jsonw_object_open (w);
+  jsonw_key (w, "listChanged");
+  jsonw_bool (w, false);
+  jsonw_object_close (w);
+  jsonw_key (w, "logging");
+  jsonw_object_open (w);
+  jsonw_object_close (w);
+  jsonw_object_close (w);
+  jsonw_key (w, "serverInfo");
+  jsonw_object_open (w);
+  jsonw_key (w, "name");
+  jsonw_cstr (w, "crucible");
+  jsonw_key (w, "version");
+  jsonw_cstr (w, PACKAGE_VERSION);
+  jsonw_object_close (w);
+  jsonw_object_close (w);
+  mcp_send (m, w);
 }
 
 /* tools/list: bash and bash_output with their schemas.  */
@@ -506,7 +485,7 @@ mcp_call_bash (struct mcp *m, const char *id, yajl_val args)
   const char *bad = mcp_parse_bash (call, args);
   if (bad != NULL)
     {
-      mcp_send_error (m, id, MCP_INVALID_PARAMS, bad);
+      mcp_send_error (m, id, JSONRPC_INVALID_PARAMS, bad);
       mcp_call_free (call);
       return;
     }
@@ -521,7 +500,7 @@ mcp_call_bash_output (struct mcp *m, const char *id, yajl_val args)
   if (!YAJL_IS_OBJECT (args) || args->u.object.len != 1
       || !YAJL_IS_INTEGER (number))
     {
-      mcp_send_error (m, id, MCP_INVALID_PARAMS,
+      mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
                       "bash_output takes {\"number\": N}, an integer");
       return;
     }
@@ -538,13 +517,14 @@ mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
   yajl_val name = mcp_get (params, "name");
   yajl_val args = mcp_get (params, "arguments");
   if (!YAJL_IS_STRING (name))
-    mcp_send_error (m, id, MCP_INVALID_PARAMS, "tools/call needs a tool name");
+    mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
+                    "tools/call needs a tool name");
   else if (strcmp ((name)->u.string, "bash") == 0)
     mcp_call_bash (m, id, args);
   else if (strcmp ((name)->u.string, "bash_output") == 0)
     mcp_call_bash_output (m, id, args);
   else
-    mcp_send_error (m, id, MCP_INVALID_PARAMS,
+    mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
                     "unknown tool (crucible has bash and bash_output)");
 }
 
@@ -552,7 +532,7 @@ mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
 static void
 mcp_cancelled (struct mcp *m, yajl_val params)
 {
-  char *id = mcp_id_text (mcp_get (params, "requestId"));
+  char *id = jsonrpc_id_text (mcp_get (params, "requestId"));
   for (struct mcp_call *c = m->calls; id != NULL && c != NULL; c = c->next)
     if (strcmp (c->id, id) == 0)
       {
@@ -568,58 +548,33 @@ mcp_cancelled (struct mcp *m, yajl_val params)
   free (id);
 }
 
-/* Whether id (JSON text) is one of the questions this server has sent.  */
-static bool
-mcp_ask_id_ours (const struct mcp *m, const char *id)
-{
-  static const char prefix[] = "\"crucible-ask-";
-  char *end = NULL;
-
-  if (strncmp (id, prefix, sizeof prefix - 1) != 0
-      || id[sizeof prefix - 1] < '1' || id[sizeof prefix - 1] > '9')
-    return false;
-  errno = 0;
-  unsigned long long n = strtoull (id + sizeof prefix - 1, &end, 10);
-  return errno == 0 && strcmp (end, "\"") == 0 && n <= m->next_ask;
-}
-
-/* An answer that is not taken: a duplicate of one taken, one to a call
- * already gone, or one to nothing asked.  It is written down, never acted
- * on.  */
-static void
-mcp_response_ignored (struct mcp *m, const char *id)
-{
-  jsonrpc_journal (m->journal, "mcp_client", "answer_ignored",
-                   mcp_ask_id_ours (m, id) ? "duplicate" : "unknown", 0);
-}
-
 /* A response to our elicitation/create: taken once, for the call that is
- * waiting for it.  */
+ * waiting for it.  An answer that is not taken (a duplicate of one taken,
+ * one to a call already gone, or one to nothing asked) is written down,
+ * never acted on.  */
 static void
 mcp_response (struct mcp *m, const char *id, yajl_val msg)
 {
-  for (struct mcp_call *c = m->calls; c != NULL; c = c->next)
-    if (c->ask_id != NULL && strcmp (c->ask_id, id) == 0)
-      {
-        /* The question is answered: another answer to it finds no call.  */
-        free (c->ask_id);
-        c->ask_id = NULL;
-        yajl_val result = mcp_get (msg, "result");
-        yajl_val action = mcp_get (result, "action");
-        yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
-        bool allowed = YAJL_IS_STRING (action)
-                       && strcmp ((action)->u.string, "accept") == 0
-                       && YAJL_IS_TRUE (allow);
-        supervisor_note_approval (m->sup, c->id, allowed);
-        if (allowed)
-          mcp_call_run (c);
-        else if (mcp_get (msg, "error") != NULL)
-          mcp_call_refuse (c, "asking the person failed");
-        else
-          mcp_call_refuse (c, "the developer declined to run it");
-        return;
-      }
-  mcp_response_ignored (m, id);
+  const char *ignored;
+  struct mcp_call *c = jsonrpc_answer_take (&m->asks, id, &ignored);
+  if (c == NULL)
+    {
+      jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
+      return;
+    }
+  yajl_val result = mcp_get (msg, "result");
+  yajl_val action = mcp_get (result, "action");
+  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
+  bool allowed = YAJL_IS_STRING (action)
+                 && strcmp ((action)->u.string, "accept") == 0
+                 && YAJL_IS_TRUE (allow);
+  supervisor_note_approval (m->sup, c->id, allowed);
+  if (allowed)
+    mcp_call_run (c);
+  else if (mcp_get (msg, "error") != NULL)
+    mcp_call_refuse (c, "asking the person failed");
+  else
+    mcp_call_refuse (c, "the developer declined to run it");
 }
 
 /* logging/setLevel: one of the levels of RFC 5424 that MCP names.  */
@@ -636,7 +591,7 @@ mcp_set_level (struct mcp *m, const char *id, yajl_val params)
         mcp_send_result (m, id, "{}");
         return;
       }
-  mcp_send_error (m, id, MCP_INVALID_PARAMS,
+  mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
                   "logging/setLevel takes a level: debug, info, notice, "
                   "warning, error, critical, alert or emergency");
 }
@@ -654,21 +609,21 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
   else if (strcmp (method, "logging/setLevel") == 0 && request)
     mcp_set_level (m, id, params);
   else if (strncmp (method, "notifications/", 14) == 0 && request)
-    mcp_send_error (m, id, MCP_INVALID_REQUEST,
+    mcp_send_error (m, id, JSONRPC_INVALID_REQUEST,
                     "invalid request: a notification is sent without an id");
   else if (strcmp (method, "notifications/cancelled") == 0)
     mcp_cancelled (m, params);
   else if (!request)
     return; /* notifications/initialized and any other notification */
   else if (!m->initialized)
-    mcp_send_error (m, id, MCP_INVALID_REQUEST,
+    mcp_send_error (m, id, JSONRPC_INVALID_REQUEST,
                     "the session is not initialized: send initialize first");
   else if (strcmp (method, "tools/list") == 0)
     mcp_tools_list (m, id);
   else if (strcmp (method, "tools/call") == 0)
     mcp_tools_call (m, id, params);
   else
-    mcp_send_error (m, id, MCP_METHOD_NOT_FOUND, "method not found");
+    mcp_send_error (m, id, JSONRPC_METHOD_NOT_FOUND, "method not found");
 }
 
 /* Handle one line of input (len bytes; lengths come from the parser, so a
@@ -680,21 +635,13 @@ mcp_handle_line (struct mcp *m, const char *line, size_t len)
   bool too_deep = false;
   struct json_scan scan;
   bool not_utf8;
-  yajl_val msg = NULL;
   /* Depth is bounded before the tree is built; the scan then sees each
    * string whole.  */
-  if (memchr (line, '\0', len) == NULL)
-    {
-      msg = jsonrpc_parse (line, len, errbuf, sizeof errbuf, &too_deep);
-      if (msg != NULL && json_scan (line, len, &scan) < 0)
-        {
-          yajl_tree_free (msg);
-          msg = NULL;
-        }
-    }
+  yajl_val msg
+      = jsonrpc_parse_line (line, len, &scan, errbuf, sizeof errbuf, &too_deep);
   if (msg == NULL)
     {
-      mcp_send_error (m, "null", MCP_PARSE_ERROR,
+      mcp_send_error (m, "null", JSONRPC_PARSE_ERROR,
                       too_deep ? "parse error: nested deeper than 64 levels"
                                : "parse error: not JSON");
       return;
@@ -702,24 +649,24 @@ mcp_handle_line (struct mcp *m, const char *line, size_t len)
   yajl_val version = mcp_get (msg, "jsonrpc");
   yajl_val method = mcp_get (msg, "method");
   yajl_val idv = mcp_get (msg, "id");
-  cleanup_free char *id = mcp_request_id (&scan, idv, &not_utf8);
+  cleanup_free char *id = jsonrpc_request_id (&scan, idv, &not_utf8);
   if (not_utf8)
-    mcp_send_error (m, "null", MCP_INVALID_REQUEST, MCP_ID_NOT_UTF8);
+    mcp_send_error (m, "null", JSONRPC_INVALID_REQUEST, MCP_ID_NOT_UTF8);
   else if (id != NULL && scan.nul)
     {
       /* A request is refused; a notification or a response holding a NUL
        * is dropped, as one that names nothing is.  */
       if (idv != NULL && method != NULL)
-        mcp_send_error (m, id, MCP_INVALID_PARAMS, MCP_HOLDS_NUL);
+        mcp_send_error (m, id, JSONRPC_INVALID_PARAMS, MCP_HOLDS_NUL);
     }
   else if (!YAJL_IS_OBJECT (msg) || !YAJL_IS_STRING (version)
            || strcmp ((version)->u.string, "2.0") != 0 || id == NULL)
-    mcp_send_error (m, id != NULL ? id : "null", MCP_INVALID_REQUEST,
+    mcp_send_error (m, id != NULL ? id : "null", JSONRPC_INVALID_REQUEST,
                     "invalid request: a JSON-RPC 2.0 object was expected");
   else if (method == NULL && idv != NULL)
     mcp_response (m, id, msg);
   else if (!YAJL_IS_STRING (method))
-    mcp_send_error (m, id, MCP_INVALID_REQUEST,
+    mcp_send_error (m, id, JSONRPC_INVALID_REQUEST,
                     "invalid request: method must be a string");
   else
     mcp_dispatch (m, YAJL_GET_STRING (method), idv != NULL ? id : NULL,
@@ -727,32 +674,31 @@ mcp_handle_line (struct mcp *m, const char *line, size_t len)
   yajl_tree_free (msg);
 }
 
+/* One line from the client; nothing more is started for a client whose
+ * answers are lost.  */
+static bool
+mcp_on_line (void *data, const char *line, size_t len)
+{
+  struct mcp *m = data;
+  if (len > 0 && !m->output_lost)
+    mcp_handle_line (m, line, len);
+  return true;
+}
+
+/* A line passed MCP_MAX_LINE: refused whole.  */
+static bool
+mcp_on_overlong (void *data)
+{
+  mcp_send_error (data, "null", JSONRPC_PARSE_ERROR,
+                  "parse error: the message is longer than 4194304 bytes");
+  return true;
+}
+
 /* Split what arrived into lines; an overlong line is refused whole.  */
 static void
 mcp_take_input (struct mcp *m, const char *data, size_t len)
 {
-  for (size_t i = 0; i < len; i++)
-    {
-      if (data[i] != '\n')
-        {
-          if (!m->skipping && m->in.len < MCP_MAX_LINE)
-            buf_putc (&m->in, data[i]);
-          else if (!m->skipping)
-            {
-              m->skipping = true;
-              buf_free (&m->in);
-              mcp_send_error (m, "null", MCP_PARSE_ERROR,
-                              "parse error: the message is longer than "
-                              "4194304 bytes");
-            }
-          continue;
-        }
-      /* Nothing more is started for a client whose answers are lost.  */
-      if (!m->skipping && m->in.len > 0 && !m->output_lost)
-        mcp_handle_line (m, m->in.data, m->in.len);
-      m->skipping = false;
-      buf_free (&m->in);
-    }
+  jsonrpc_lines_take (&m->in, data, len, mcp_on_line, mcp_on_overlong, m);
 }
 
 /* Standard input is readable.  */
@@ -864,10 +810,11 @@ mcp_setup (struct mcp *m, struct cr_error **err)
 int
 cmd_mcp (int argc, char **argv)
 {
-  struct mcp m = { 0 };
+  struct mcp m;
   struct cr_error *err = NULL;
   int status = 0;
 
+  mcp_init (&m);
   static const struct options_spec specs[] = { { 0, "--help", NULL, false } };
   static const struct options_table table = OPTIONS_TABLE (specs, 0);
   struct options_parser p;
@@ -898,7 +845,8 @@ cmd_mcp (int argc, char **argv)
     }
   jsonrpc_out_free (m.out);
   host_close (&m.host);
-  buf_free (&m.in);
+  jsonrpc_asks_free (&m.asks);
+  jsonrpc_lines_free (&m.in);
   if (m.client_ended && status == 0)
     status = 1;
   return m.host_signal ? 128 + m.host_signal : status;

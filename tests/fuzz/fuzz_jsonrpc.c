@@ -34,11 +34,12 @@ fuzz_loud (int saved)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  struct mcp m = { 0 };
+  struct mcp m;
   struct cr_error *err = NULL;
   static char *no_env[] = { NULL };
 
   int saved = fuzz_quiet ();
+  mcp_init (&m);
   m.loop = loop_new (&err);
   if (m.loop == NULL)
     abort ();
@@ -55,7 +56,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   supervisor_free (m.sup);
   rules_free (m.rules);
   config_free (m.host.cfg);
-  buf_free (&m.in);
+  jsonrpc_asks_free (&m.asks);
+  jsonrpc_lines_free (&m.in);
   loop_free (m.loop);
   fuzz_loud (saved);
   return 0;
