@@ -410,8 +410,8 @@ agent_parse_line (const char *line, size_t len, struct agent_msg *msg,
   cleanup_free char *text = xstrndup (line, len);
   bool too_deep = false;
   struct json_scan scan;
-  yajl_val v = jsonrpc_parse_line (text, len, &scan, errbuf, sizeof errbuf,
-                                   &too_deep);
+  yajl_val v
+      = jsonrpc_parse_line (text, len, &scan, errbuf, sizeof errbuf, &too_deep);
   if (v == NULL && too_deep)
     return cr_error_set (err, 0, "a message is nested deeper than %d levels",
                          JSONRPC_MAX_DEPTH);

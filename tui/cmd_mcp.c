@@ -62,9 +62,9 @@ struct mcp_call
 
 struct mcp
 {
-  struct host host;        /* owns the loop, the supervisor, journal and rules */
-  struct loop *loop;       /* the host's */
-  struct supervisor *sup;  /* the host's */
+  struct host host;       /* owns the loop, the supervisor, journal and rules */
+  struct loop *loop;      /* the host's */
+  struct supervisor *sup; /* the host's */
   struct jsonrpc_lines in; /* the line being read */
   bool input_closed;
   bool initialized;
