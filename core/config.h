@@ -36,6 +36,8 @@ struct config
 {
   bool sandbox_enabled;
   enum config_origin sandbox_enabled_origin;
+  char *sandbox_backend; /* sandbox.backend, home-only, or NULL: the
+                            platform's own */
 
   struct config_list fs_writable;   /* sandbox.filesystem.writable */
   struct config_list fs_read_only;  /* sandbox.filesystem.readOnly */
@@ -99,5 +101,11 @@ char *config_home_path (struct cr_error **err);
 struct policy_input;
 void config_policy_input (const struct config *cfg, const char *workspace,
                           struct policy_input *in);
+
+/* What the backend registry makes a backend from (sandbox/registry.h),
+ * borrowed from cfg.  */
+struct sandbox_backend_config;
+void config_backend_input (const struct config *cfg,
+                           struct sandbox_backend_config *out);
 
 #endif

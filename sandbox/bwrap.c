@@ -357,6 +357,8 @@ broker_locate_in (const char *exe_dir, char **path_out, int *fd_out,
   cleanup_free char *beside = xasprintf ("%s/" BROKER_PROGRAM_NAME, exe_dir);
   cleanup_free char *above = xasprintf ("%s/../" BROKER_PROGRAM_NAME, exe_dir);
   const char *cands[2] = { beside, above };
+  /* Each place in words too: inspection's report redacts paths.  */
+  const char *where[2] = { "beside the program", "in the directory above it" };
 
   for (int i = 0; i < 2; i++)
     {
@@ -370,8 +372,9 @@ broker_locate_in (const char *exe_dir, char **path_out, int *fd_out,
           *fd_out = fd;
           return 0;
         }
-      bwrap_note_refusal (&why, cands[i],
-                          reason != NULL ? reason : strerror (errno));
+      const char *because = reason != NULL ? reason : strerror (errno);
+      cleanup_free char *place = xasprintf ("%s, %s", where[i], cands[i]);
+      bwrap_note_refusal (&why, place, because);
     }
   cr_error_set (err, 0, "no trusted " BROKER_PROGRAM_NAME " was found: %s",
                 why.data);
@@ -2244,4 +2247,14 @@ bwrap_backend_new (const struct bwrap_options *opt)
   b->bwrap.fd = -1;
   b->broker_fd = -1;
   return &b->base;
+}
+
+void
+bwrap_backend_settings (const struct sandbox_backend *base,
+                        struct bwrap_options *out)
+{
+  const struct bwrap_backend *b = (const struct bwrap_backend *) base;
+  *out = b->opt;
+  out->unreadable = (const char *const *) b->unreadable;
+  out->unix_sockets = (const char *const *) b->unix_sockets;
 }
