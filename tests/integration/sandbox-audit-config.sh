@@ -56,7 +56,8 @@ check() {
   local json_n=$n
   crun sandbox audit
   n=$(count "$why")
-  is "$n" "$json_n" "$name: every row of the audit says run's reason"
+  [ "$n" -ge 10 ] && [ "$n" -eq "$json_n" ]
+  ok $? "$name: every row of the audit says run's reason ($n rows, $json_n in --json)"
 }
 
 check unreadable "{\"sandbox\":{\"enabled\":true,\"filesystem\":{\"unreadable\":[\"a/../b\"]}}}" \
