@@ -1932,7 +1932,7 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
       s->owe_exit = true;
       ev->kind = SANDBOX_EVENT_FAILED;
       ev->error = 0;
-      ev->stage = BROKER_STAGE_SETUP;
+      ev->failure = SANDBOX_FAILED_SETUP;
       ev->message = s->message;
       return 0;
     }
@@ -1955,7 +1955,8 @@ bwrap_event_impossible (const struct bwrap_session *s,
   switch (ev->kind)
     {
     case SANDBOX_EVENT_FAILED:
-      return s->exited_seen || s->started != (ev->stage == BROKER_STAGE_EXEC);
+      return s->exited_seen
+             || s->started != (ev->failure == SANDBOX_FAILED_EXEC);
     case SANDBOX_EVENT_EXITED:
       return !s->started || s->exited_seen;
     case SANDBOX_EVENT_DONE:
@@ -2027,10 +2028,10 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
        * by nothing, so it stands for the ending.  */
       if (ev->kind == SANDBOX_EVENT_EXITED
           || (ev->kind == SANDBOX_EVENT_FAILED
-              && ev->stage != BROKER_STAGE_EXEC))
+              && ev->failure != SANDBOX_FAILED_EXEC))
         s->exited_seen = true;
-      s->owe_exit
-          = ev->kind == SANDBOX_EVENT_FAILED && ev->stage != BROKER_STAGE_EXEC;
+      s->owe_exit = ev->kind == SANDBOX_EVENT_FAILED
+                    && ev->failure != SANDBOX_FAILED_EXEC;
       s->done = ev->kind == SANDBOX_EVENT_DONE;
       return 0;
     }
