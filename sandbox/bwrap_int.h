@@ -1,6 +1,7 @@
 /* What the parts of the Linux backend (sandbox/bwrap*.c) share and nothing
  * else sees: bwrap.c holds the backend, its sessions and their events;
  * bwrap_locate.c finding and trusting bwrap and the broker;
+ * bwrap_launch.c starting bwrap, and one command's launch;
  * bwrap_probe.c the probe (the option surface, the version, that the
  * namespaces can be made), which starts bwrap the way a launch does;
  * bwrap_argv.c the argument vector and the workload's environment, which
@@ -14,6 +15,12 @@
 #include <sys/types.h>
 
 #include "sandbox/bwrap.h"
+#include "sandbox/publish.h"
+#include "sandbox/pubguard.h"
+#include "sandbox/statedir.h"
+
+/* How much of bwrap's own message is quoted.  */
+#define BWRAP_QUOTE_BYTES 512
 
 /* The backend: its settings, the probe's cached answer, and the bwrap and
  * broker it found and pinned.  */
@@ -44,6 +51,71 @@ struct bwrap_fds
   gid_t gid;
   bool as_owner;
 };
+
+struct bwrap_session
+{
+  struct sandbox_session base;
+  struct bwrap_backend *backend;
+  int channel;      /* host end of the status channel, or -1 */
+  pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
+  bool started;     /* STARTED came: from here on the workload may run */
+  bool exited_seen; /* EXITED or FAILED has been reported */
+  bool owe_exit;    /* a FAILED that stands for the ending: EXITED next */
+  bool done;        /* the scope is confirmed empty */
+  bool scope_gone;  /* bwrap was reaped having exited on its own, so its
+                       PID namespace is gone, and the cgroup (if any) is
+                       empty: the only confirmation publication takes */
+  bool ru_known;
+  struct rusage ru; /* bwrap's children: the broker and all it reaped */
+  struct statedir_pair pair;
+  char *statedir;
+  char *root;                       /* the writable root, resolved */
+  struct publish_baseline baseline; /* taken before the layers */
+  bool published;                   /* publication has settled */
+  int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
+  char *message; /* what they said, once the channel ended unreported */
+  char *cgroup;  /* the command's pids cgroup, or NULL */
+  unsigned long processes;         /* the cap: the lower of policy's and ours */
+  unsigned long long memory_bytes; /* RLIMIT_AS, policy's or ours; 0: none */
+  bool as_owner; /* root, over a workspace another user owns: run as them */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  /* The policy's configured readOnly roots then protected ones, relative
+   * to the workspace (copied at prepare); at start, the same with what
+   * each resolves to inside it, for the broker's --protect and for
+   * publication, which refuses any change to them.  */
+  char **cfg_roots;
+  size_t n_cfg_read_only, n_cfg;
+  char **protect;
+  size_t n_protect;
+  struct pubguard_root *guard_roots;
+  struct pubguard guard;
+};
+
+/* Effective identity saved while root acts as a workspace's owner.  */
+struct bwrap_ids
+{
+  bool switched;
+  gid_t groups[64];
+  int n_groups;
+};
+
+/* The configured roots as the broker and publication keep them
+ * (bwrap.c); resolved once, before anything of the command runs.  */
+void bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
+                          const char *gitdir);
+
+/* Act as the workspace's owner while root runs a sandbox for them
+ * (bwrap_launch.c), and back to root; becoming self again cannot fail
+ * (it aborts).  */
+int bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
+                        struct cr_error **err);
+void bwrap_become_self (struct bwrap_ids *saved);
+
+/* Start bwrap, which starts the broker, which starts the workload (struct
+ * sandbox_backend_ops).  */
+int bwrap_start (struct sandbox_session *base,
+                 const struct sandbox_command *cmd, struct cr_error **err);
 
 /* In the child: put f's descriptors at their numbers, drop what bwrap
  * must not inherit, and execute bwrap (through f->self) with argv.  */
