@@ -12,7 +12,13 @@
  * crossing the DONE cannot reset the channel and lose it.  The host sends
  * STOP (value: the signal) to end the whole scope.  When the host's end
  * closes before DONE, the keeper ends the scope as if told to stop with
- * SIGKILL.  */
+ * SIGKILL.
+ *
+ * Only the backends whose keepers speak it (sandbox/bwrap.c,
+ * sandbox/compat.c, sandbox/channel.c) and the broker include this
+ * header; the engine (core/) and the installed interface see a failure
+ * only as enum sandbox_failure (include/crucible/sandbox.h), which
+ * sandbox/channel.c translates the stage into.  */
 #ifndef CRUCIBLE_BROKER_STATUS_H
 #define CRUCIBLE_BROKER_STATUS_H
 

@@ -30,6 +30,7 @@
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
+#include "sandbox/registry.h"
 
 /* Open objects a valid file can have at once: top level, sandbox, limits.  */
 #define CONFIG_MAX_DEPTH 3
@@ -74,7 +75,8 @@ enum config_check
   CONFIG_CHECK_DOMAIN,   /* example.com or *.example.com, stored lowercase */
   CONFIG_CHECK_MODE,     /* "ask" or "fullAccess" */
   CONFIG_CHECK_THEME,    /* letters, digits, '-' and '_' */
-  CONFIG_CHECK_RULE      /* a permission rule core/rules.c compiles */
+  CONFIG_CHECK_RULE,     /* a permission rule core/rules.c compiles */
+  CONFIG_CHECK_BACKEND   /* an id in the backend registry */
 };
 
 /* One key of the configuration, by its dotted name.  */
@@ -119,6 +121,10 @@ struct config_key
 static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("sandbox"),
   CONFIG_BOOL ("sandbox.enabled", CONFIG_RULE_REQUIRE, sandbox_enabled),
+  /* Which backend enforces: it decides what confinement means, so only
+   * the person's own file may choose it.  */
+  CONFIG_STRING ("sandbox.backend", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_BACKEND,
+                 64, sandbox_backend),
   CONFIG_OBJECT ("sandbox.filesystem"),
   CONFIG_LIST ("sandbox.filesystem.writable", CONFIG_RULE_INSIDE,
                CONFIG_CHECK_PATH, 4096, 256, fs_writable),
@@ -453,6 +459,19 @@ config_refuse_theme (const char *s)
   return NULL;
 }
 
+/* Why s names no backend of sandbox/registry.c, or NULL.  The known
+ * names come from the table.  */
+static const char *
+config_refuse_backend (const char *s)
+{
+  static char why[320];
+  if (sandbox_registry_find (s) != NULL)
+    return NULL;
+  snprintf (why, sizeof why, _ ("is not a known backend (known: %s)"),
+            sandbox_registry_known ());
+  return why;
+}
+
 /* A domain as stored: lowercase, so that comparisons are exact.  */
 static char *
 config_domain_store (const char *s, const char *workspace)
@@ -493,6 +512,7 @@ static const struct
    * escaped like every other value, rather than failing later in
    * core/rules.c with the rule as written.  */
   [CONFIG_CHECK_RULE] = { rules_refuse, NULL },
+  [CONFIG_CHECK_BACKEND] = { config_refuse_backend, NULL },
 };
 
 /* --- failing ----------------------------------------------------------------
@@ -1207,6 +1227,7 @@ config_free (struct config *cfg)
   config_list_free (&cfg->deny);
   free (cfg->permissions_mode);
   free (cfg->agent_command);
+  free (cfg->sandbox_backend);
   free (cfg->theme);
   free (cfg->home_file);
   free (cfg->project_file);
@@ -1579,4 +1600,19 @@ config_home_add_allow (const char *home_file, const char *workspace,
       = { .workspace = workspace, .rules = rules, .n = n };
   return config_home_update (home_file, "workspaces", config_gen_workspaces, &r,
                              err);
+}
+
+void
+config_backend_input (const struct config *cfg,
+                      struct sandbox_backend_config *out)
+{
+  memset (out, 0, sizeof *out);
+  out->backend = cfg->sandbox_backend;
+  out->enabled = cfg->sandbox_enabled;
+  out->cpu_seconds = cfg->cpu_seconds;
+  out->open_files = cfg->open_files;
+  out->unreadable = (const char *const *) cfg->fs_unreadable.items;
+  out->n_unreadable = cfg->fs_unreadable.count;
+  out->unix_sockets = (const char *const *) cfg->net_unix_sockets.items;
+  out->n_unix_sockets = cfg->net_unix_sockets.count;
 }

@@ -36,6 +36,8 @@ struct config
 {
   bool sandbox_enabled;
   enum config_origin sandbox_enabled_origin;
+  char *sandbox_backend; /* sandbox.backend, home-only, or NULL: the
+                            platform's own */
 
   struct config_list fs_writable;   /* sandbox.filesystem.writable */
   struct config_list fs_read_only;  /* sandbox.filesystem.readOnly */
@@ -114,5 +116,11 @@ int config_home_set_enabled (const char *home_file, bool enabled,
  * and a rule already in it is not added twice.  */
 int config_home_add_allow (const char *home_file, const char *workspace,
                            char *const *rules, size_t n, struct cr_error **err);
+
+/* What the backend registry makes a backend from (sandbox/registry.h),
+ * borrowed from cfg.  */
+struct sandbox_backend_config;
+void config_backend_input (const struct config *cfg,
+                           struct sandbox_backend_config *out);
 
 #endif

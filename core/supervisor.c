@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/status.h"
 #include "core/capture.h"
 #include "core/notes.h"
 #include "lib/buf.h"
@@ -855,8 +854,9 @@ supervisor_refusal (struct cr_error **err)
 static void
 command_on_start_failure (struct command *cmd, const struct sandbox_event *ev)
 {
-  const char *what = ev->stage == BROKER_STAGE_EXEC ? "starting the shell"
-                                                    : "setting up the command";
+  const char *what = ev->failure == SANDBOX_FAILED_EXEC
+                         ? "starting the shell"
+                         : "setting up the command";
   cmd->start_failed = true;
   /* The launcher's own words, quoted, say more than an errno: they hold
    * it already.  */

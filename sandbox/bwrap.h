@@ -112,6 +112,11 @@ struct bwrap_options
  * prepare.  */
 struct sandbox_backend *bwrap_backend_new (const struct bwrap_options *opt);
 
+/* The settings b was made with, defaults filled in, its lists b's own
+ * copies (borrowed): what a configuration gave the backend.  */
+void bwrap_backend_settings (const struct sandbox_backend *b,
+                             struct bwrap_options *out);
+
 /* Descriptor numbers bwrap is started with.  */
 #define BWRAP_FD_STATUS 3  /* the broker's end of the status channel */
 #define BWRAP_FD_BROKER 4  /* the pinned broker, for --ro-bind-fd */

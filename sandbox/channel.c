@@ -39,7 +39,9 @@ channel_event (const struct broker_msg *msg, const char *who,
     case BROKER_MSG_FAILED:
       ev->kind = SANDBOX_EVENT_FAILED;
       ev->error = msg->value;
-      ev->stage = (int) msg->stage;
+      /* The keeper's stage, in the words every backend uses.  */
+      ev->failure = msg->stage == BROKER_STAGE_EXEC ? SANDBOX_FAILED_EXEC
+                                                    : SANDBOX_FAILED_SETUP;
       return 1;
     case BROKER_MSG_DONE:
       ev->kind = SANDBOX_EVENT_DONE;

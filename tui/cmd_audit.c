@@ -19,17 +19,16 @@
 #include "lib/i18n.h"
 #include "lib/jsonw.h"
 #include "lib/xalloc.h"
-#include "sandbox/bwrap.h"
-#include "sandbox/compat.h"
 #include "sandbox/conformance.h"
 #include "sandbox/inspect.h"
+#include "sandbox/registry.h"
 #include "tui/front.h"
 #include "tui/options.h"
 
 struct audit_options
 {
   bool json;
-  const char *backend; /* "compat", "linux-bubblewrap", or NULL */
+  const char *backend; /* an id of sandbox/registry.c, or NULL */
 };
 
 /* Print audit's usage.  */
@@ -90,31 +89,26 @@ audit_parse (int argc, char **argv, struct audit_options *opts)
         audit_usage (stderr);
         return -1;
       }
-  if (opts->backend != NULL && strcmp (opts->backend, "compat") != 0
-      && strcmp (opts->backend, BWRAP_BACKEND_ID) != 0)
+  if (opts->backend != NULL && sandbox_registry_find (opts->backend) == NULL)
     {
-      fprintf (stderr,
-               _ ("crucible: sandbox audit: unknown backend '%s' (known: %s, "
-                  "compat)\n"),
-               opts->backend, BWRAP_BACKEND_ID);
+      fprintf (
+          stderr,
+          _ ("crucible: sandbox audit: unknown backend '%s' (known: %s)\n"),
+          opts->backend, sandbox_registry_known ());
       return -1;
     }
   return 0;
 }
 
-/* The backend to audit: the one named, or the configuration's choice.  */
+/* The backend to audit: the one named, or the configuration's choice,
+ * made as a command's is (sandbox/registry.c), with the configuration's
+ * limits, unreadable patterns and socket grants.  */
 static struct sandbox_backend *
 audit_backend (const struct audit_options *opts, const struct config *cfg)
 {
-  bool bwrap = opts->backend != NULL
-                   ? strcmp (opts->backend, BWRAP_BACKEND_ID) == 0
-                   : cfg->sandbox_enabled;
-  if (!bwrap)
-    return compat_backend_new ();
-  struct bwrap_options bo = { .cpu_seconds = cfg->cpu_seconds,
-                              .open_files = cfg->open_files,
-                              .processes = BWRAP_DEFAULT_PROCESSES };
-  return bwrap_backend_new (&bo);
+  struct sandbox_backend_config bc;
+  config_backend_input (cfg, &bc);
+  return sandbox_registry_backend_new (&bc, opts->backend);
 }
 
 /* Generate a string key or value.  */
@@ -322,8 +316,21 @@ cmd_audit (int argc, char **argv)
     return audit_failed (&opts, "workspace", err);
   if (config_load (&cfg, NULL, workspace, &err) < 0)
     return audit_failed (&opts, "configuration", err);
-  struct sandbox_backend *backend = audit_backend (&opts, cfg);
+  /* Enabled confinement over a backend that confines nothing gets no
+   * backend at all, so there is none to audit (tui/front.c refuses every
+   * command the same way).  */
+  struct sandbox_backend_config bc;
+  config_backend_input (cfg, &bc);
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
+  bool none = opts.backend == NULL && cfg->sandbox_enabled && e != NULL
+              && !e->confines;
+  struct sandbox_backend *backend = none ? NULL : audit_backend (&opts, cfg);
   config_free (cfg);
+  if (none)
+    {
+      cr_error_set (&err, 0, "%s", SANDBOX_REGISTRY_COMPAT_CONFINES_NOTHING);
+      return audit_no_backend (&opts, e->id, err);
+    }
   ret = audit_print (&opts, backend, workspace);
   sandbox_backend_free (backend);
   return ret;

@@ -16,7 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "sandbox/bwrap.h"
+#include "sandbox/registry.h"
 #include "tui/cmd_audit.h"
 #include "tui/cmd_quarantine.h"
 #include "tui/front.h"
@@ -144,7 +144,7 @@ sandbox_inspect (const struct sandbox_report_options *opts)
   if (config_load (&cfg, NULL, workspace, &err) < 0)
     return sandbox_report_failed (opts, "configuration", err);
   config_policy_input (cfg, workspace, &in);
-  front_backend_info (&info);
+  front_backend_info (cfg, &info);
   int ret = inspect_build (&in, &info, &report, &err);
   inspect_backend_info_clear (&info);
   config_free (cfg);
@@ -179,7 +179,7 @@ sandbox_cannot_enforce (const struct config *cfg, const char *workspace)
   char *why = NULL;
 
   config_policy_input (cfg, workspace, &in);
-  front_backend_info (&info);
+  front_backend_info (cfg, &info);
   if (inspect_dependencies (&deps, &in, &info, &err) < 0)
     {
       why = xstrdup (err->msg);
@@ -190,8 +190,13 @@ sandbox_cannot_enforce (const struct config *cfg, const char *workspace)
   else if (!deps.holds_policy)
     why = xstrdup (deps.refusal);
   inspect_dependencies_clear (&deps);
+  /* The backend enabling would give, made as a command's is.  */
+  struct sandbox_backend_config bc;
+  config_backend_input (cfg, &bc);
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
   struct sandbox_backend *backend
-      = why == NULL ? bwrap_backend_new (NULL) : NULL;
+      = why == NULL && e != NULL ? sandbox_registry_backend_new (&bc, e->id)
+                                 : NULL;
   if (backend != NULL)
     {
       struct sandbox_probe probe = { 0 };

@@ -11,8 +11,7 @@
 
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "sandbox/bwrap.h"
-#include "sandbox/compat.h"
+#include "sandbox/registry.h"
 
 char *
 front_workspace (struct cr_error **err)
@@ -94,22 +93,28 @@ front_no_backend (const char *why)
 struct sandbox_backend *
 front_backend (const struct config *cfg, char **refusal)
 {
+  struct sandbox_backend_config bc;
   struct sandbox_probe probe = { 0 };
   struct cr_error *err = NULL;
 
   *refusal = NULL;
+  config_backend_input (cfg, &bc);
+  /* A backend that confines nothing never stands in for one that does:
+   * enabled confinement with it refuses every command.  */
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
+  if (cfg->sandbox_enabled && e != NULL && !e->confines)
+    {
+      *refusal = front_no_backend (SANDBOX_REGISTRY_COMPAT_CONFINES_NOTHING);
+      return NULL;
+    }
+  struct sandbox_backend *b = sandbox_registry_backend_new (&bc, NULL);
   if (!cfg->sandbox_enabled)
-    return compat_backend_new ();
-  struct bwrap_options opt = {
-    .cpu_seconds = cfg->cpu_seconds,
-    .open_files = cfg->open_files,
-    .processes = BWRAP_DEFAULT_PROCESSES,
-    .unreadable = (const char *const *) cfg->fs_unreadable.items,
-    .n_unreadable = cfg->fs_unreadable.count,
-    .unix_sockets = (const char *const *) cfg->net_unix_sockets.items,
-    .n_unix_sockets = cfg->net_unix_sockets.count,
-  };
-  struct sandbox_backend *b = bwrap_backend_new (&opt);
+    return b;
+  if (b == NULL)
+    {
+      *refusal = front_no_backend ("sandbox.backend names no known backend");
+      return NULL;
+    }
   /* The probe starts bwrap (bounded by a short timeout) to see that it can
    * make its namespaces: preparation answers that question before any
    * command does.  */
@@ -127,24 +132,18 @@ front_backend (const struct config *cfg, char **refusal)
 }
 
 void
-front_backend_info (struct inspect_backend_info *info)
+front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
 {
-  struct bwrap_location loc = { .fd = -1 };
-  struct cr_error *err = NULL;
+  struct sandbox_backend_config bc;
 
   memset (info, 0, sizeof *info);
-  info->id = BWRAP_BACKEND_ID;
-  info->provenance = "system";
-  if (bwrap_locate (&loc, &err) < 0)
+  config_backend_input (cfg, &bc);
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
+  if (e == NULL)
     {
-      info->why_not_found = xstrdup (err->msg);
-      cr_error_free (err);
+      info->id = bc.backend;
+      info->why_not_found = xstrdup ("sandbox.backend names no known backend");
       return;
     }
-  struct sandbox_backend *b = bwrap_backend_new (NULL);
-  sandbox_claims (b, &info->claims);
-  sandbox_backend_free (b);
-  info->build_digest = xasprintf ("sha256:%s", loc.sha256);
-  info->found = true;
-  bwrap_location_clear (&loc);
+  e->info (info);
 }

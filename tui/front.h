@@ -1,8 +1,8 @@
 /* What every front end (run, mcp, session, sandbox) does the same way: find
  * the workspace, open the journal, and choose the backend a command runs
- * under: compatibility while confinement is off, the Linux bubblewrap
- * backend while it is on, and none at all (a refusal) when it is on and
- * cannot be had.  */
+ * under (from sandbox/registry.c): compatibility while confinement is off,
+ * the one sandbox.backend selects while it is on, and none at all (a
+ * refusal) when it is on and cannot be had.  */
 #ifndef CRUCIBLE_TUI_FRONT_H
 #define CRUCIBLE_TUI_FRONT_H
 
@@ -37,7 +37,9 @@ struct journal *front_journal (void);
 struct sandbox_backend *front_backend (const struct config *cfg,
                                        char **refusal);
 
-/* What inspection reports about the enforcing backend, starting nothing.  */
-void front_backend_info (struct inspect_backend_info *info);
+/* What inspection reports about the backend cfg selects for confined
+ * commands (sandbox/registry.c), starting nothing.  */
+void front_backend_info (const struct config *cfg,
+                         struct inspect_backend_info *info);
 
 #endif

@@ -13,9 +13,9 @@
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "sandbox/bwrap.h"
 #include "sandbox/inspect.h"
 #include "sandbox/policy.h"
+#include "sandbox/registry.h"
 #include "tui/front.h"
 #include "tui/screen.h"
 
@@ -69,7 +69,9 @@ sandbox_panel_settings (const struct config *cfg, const char *workspace,
                     cfg->sandbox_enabled ? _ ("yes") : _ ("no"),
                     sandbox_panel_origin (cfg));
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("backend"),
-                    cfg->sandbox_enabled ? BWRAP_BACKEND_ID
+                    cfg->sandbox_enabled ? (cfg->sandbox_backend != NULL
+                                                ? cfg->sandbox_backend
+                                                : SANDBOX_REGISTRY_DEFAULT)
                                          : _ ("compat (unconfined)"));
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"), workspace);
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
@@ -85,9 +87,6 @@ sandbox_panel_settings (const struct config *cfg, const char *workspace,
                     cfg->open_files, cfg->command_seconds, cfg->concurrency);
 }
 
-/* How many trusted bwrap candidates the tab lists at most.  */
-#define SANDBOX_PANEL_MAX_CANDIDATES 8
-
 /* One requirement: ✓ or ✗, its name, and what was found or why not.  */
 static void
 sandbox_panel_dep (struct screen_lines *l, bool ok, const char *name,
@@ -97,97 +96,41 @@ sandbox_panel_dep (struct screen_lines *l, bool ok, const char *name,
                     ok ? "\xe2\x9c\x93" : "\xe2\x9c\x97", name, detail);
 }
 
-/* Whether this kernel lets a user namespace be made, and why not.  */
-static bool
-sandbox_panel_userns (char **why)
-{
-  FILE *f = fopen ("/proc/sys/user/max_user_namespaces", "re");
-  char text[32];
-  char *end = NULL;
-  long max = -1;
-  bool read = f != NULL && fgets (text, sizeof text, f) != NULL;
-  if (read)
-    max = strtol (text, &end, 10);
-  read = read && end != text;
-  if (f != NULL)
-    fclose (f);
-  if (!read)
-    *why = xstrdup (_ ("/proc/sys/user/max_user_namespaces cannot be read"));
-  else if (max <= 0)
-    *why = xstrdup (_ ("user.max_user_namespaces is 0"));
-  else
-    *why = xasprintf (_ ("up to %ld"), max);
-  return read && max > 0;
-}
-
-/* Whether the kernel knows overlayfs.  */
-static bool
-sandbox_panel_overlay (void)
-{
-  FILE *f = fopen ("/proc/filesystems", "re");
-  char line[256];
-  bool found = false;
-  while (!found && f != NULL && fgets (line, sizeof line, f) != NULL)
-    found = strstr (line, "\toverlay\n") != NULL;
-  if (f != NULL)
-    fclose (f);
-  return found;
-}
-
-/* The parts of the Linux backend.  */
+/* One line the backend's entry gives its Dependencies tab.  */
 static void
-sandbox_panel_parts (struct screen_lines *l)
+sandbox_panel_part (void *data, enum sandbox_dep_state state, const char *name,
+                    const char *detail)
 {
-  struct bwrap_location loc = { .fd = -1 };
-  struct cr_error *err = NULL;
-  /* Every trusted candidate, in the order the probe tries them; with none,
-   * each place looked and what turned it down.  */
-  int n = 0;
-  for (; n < SANDBOX_PANEL_MAX_CANDIDATES
-         && bwrap_locate_nth (getenv ("PATH"), n, &loc, &err) == 0;
-       n++)
-    {
-      cleanup_free char *found
-          = xasprintf (_ ("%s (SHA-256 %.12s…)"), loc.path, loc.sha256);
-      sandbox_panel_dep (l, true, "bubblewrap", found);
-      bwrap_location_clear (&loc);
-    }
-  if (n == 0)
-    sandbox_panel_dep (l, false, "bubblewrap", err->msg);
-  cr_error_clear (&err);
-  size_t n_opts;
-  const char *const *opts = bwrap_probed_options (&n_opts);
-  struct buf names = BUF_INIT;
-  for (size_t i = 0; i < n_opts; i++)
-    buf_printf (&names, "%s%s", i > 0 ? " " : "", opts[i]);
-  /* What the probe asks of each: read, not a finding of its own.  */
-  screen_lines_add (l, THEME_DIM, "    %-18s %s", _ ("probed options"),
-                    names.data);
-  buf_free (&names);
-  char *broker = NULL;
-  int fd = -1;
-  if (broker_locate (&broker, &fd, &err) == 0)
-    sandbox_panel_dep (l, true, _ ("broker"), broker);
+  struct screen_lines *l = data;
+  if (state == SANDBOX_DEP_NOTE)
+    screen_lines_add (l, THEME_DIM, "    %-18s %s", name, detail);
   else
-    sandbox_panel_dep (l, false, _ ("broker"), err->msg);
-  cr_error_clear (&err);
-  free (broker);
-  if (fd >= 0)
-    close (fd);
-  cleanup_free char *why = NULL;
-  bool userns = sandbox_panel_userns (&why);
-  sandbox_panel_dep (l, userns, _ ("user namespaces"), why);
-  bool overlay = sandbox_panel_overlay ();
-  sandbox_panel_dep (l, overlay, _ ("overlay"),
-                     overlay ? _ ("in /proc/filesystems")
-                             : _ ("not in /proc/filesystems"));
+    sandbox_panel_dep (l, state == SANDBOX_DEP_MET, name, detail);
 }
 
-/* The probe: bwrap started with the options crucible needs.  */
+/* The parts of the backend the configuration selects, as its entry in
+ * sandbox/registry.c lists them.  */
 static void
-sandbox_panel_probe (struct screen_lines *l)
+sandbox_panel_parts (const struct config *cfg, struct screen_lines *l)
 {
-  struct sandbox_backend *b = bwrap_backend_new (NULL);
+  struct sandbox_backend_config bc;
+  config_backend_input (cfg, &bc);
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
+  if (e != NULL)
+    e->dependencies (sandbox_panel_part, l);
+}
+
+/* The probe: the backend started with the options crucible needs.  */
+static void
+sandbox_panel_probe (const struct config *cfg, struct screen_lines *l)
+{
+  struct sandbox_backend_config bc;
+  config_backend_input (cfg, &bc);
+  const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
+  struct sandbox_backend *b
+      = e != NULL ? sandbox_registry_backend_new (&bc, e->id) : NULL;
+  if (b == NULL)
+    return;
   struct sandbox_probe probe = { 0 };
   struct cr_error *err = NULL;
   if (sandbox_probe (b, &probe, &err) < 0)
@@ -217,7 +160,7 @@ sandbox_panel_claims (const struct config *cfg, const char *workspace,
   struct policy_input in;
   struct cr_error *err = NULL;
   config_policy_input (cfg, workspace, &in);
-  front_backend_info (&info);
+  front_backend_info (cfg, &info);
   if (inspect_dependencies (&deps, &in, &info, &err) < 0)
     {
       sandbox_panel_dep (l, false, _ ("policy"), err->msg);
@@ -304,8 +247,8 @@ sandbox_panel_new (const struct panel_host *host, const struct config *cfg,
   struct sandbox_panel *p = xcalloc (1, sizeof *p);
   p->host = host;
   sandbox_panel_settings (cfg, workspace, &p->settings);
-  sandbox_panel_parts (&p->deps);
-  sandbox_panel_probe (&p->deps);
+  sandbox_panel_parts (cfg, &p->deps);
+  sandbox_panel_probe (cfg, &p->deps);
   sandbox_panel_claims (cfg, workspace, &p->deps);
   return (struct panel){ .ops = &sandbox_panel_ops, .state = p };
 }

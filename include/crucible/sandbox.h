@@ -124,12 +124,26 @@ enum sandbox_event_kind
   SANDBOX_EVENT_DONE    /* nothing of the scope is left; cleanup confirmed */
 };
 
+/* How far a launch that failed (SANDBOX_EVENT_FAILED) got, in words every
+ * backend can fill: the supervisor says "setting up the command" for the
+ * one and "starting the shell" for the other.  */
+enum sandbox_failure
+{
+  /* The workload's program never started: the scope, its mounts, limits
+   * or the process to run it could not be made.  Nothing follows; the
+   * failure stands for the command's ending.  The zero value.  */
+  SANDBOX_FAILED_SETUP = 0,
+  /* Everything was made and starting the program itself failed (its
+   * exec); the workload's ending (exit 127) follows.  */
+  SANDBOX_FAILED_EXEC = 1
+};
+
 struct sandbox_event
 {
   enum sandbox_event_kind kind;
   int wait_status;
-  int error; /* errno, for SANDBOX_EVENT_FAILED */
-  int stage; /* enum broker_stage, for SANDBOX_EVENT_FAILED */
+  int error;                    /* errno, for SANDBOX_EVENT_FAILED */
+  enum sandbox_failure failure; /* for SANDBOX_EVENT_FAILED */
   /* For SANDBOX_EVENT_FAILED: what the launcher or the keeper said in its
    * own words (bwrap's refusal, the broker's failed step), to be quoted;
    * NULL when nothing.  Owned by the session, valid until dispose.  */

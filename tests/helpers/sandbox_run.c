@@ -184,8 +184,10 @@ run_drive (struct sandbox_session *s, int out, double timeout)
       else if (ev.kind == SANDBOX_EVENT_FAILED)
         {
           const char *said = ev.message;
+          /* As the broker numbers its stages: 3 exec, 1 setup.  */
           fprintf (stderr, "sandbox_run: failed stage=%d errno=%d%s%s\n",
-                   ev.stage, ev.error, said ? ": " : "", said ? said : "");
+                   ev.failure == SANDBOX_FAILED_EXEC ? 3 : 1, ev.error,
+                   said ? ": " : "", said ? said : "");
         }
       else if (ev.kind == SANDBOX_EVENT_DONE)
         break;

@@ -78,6 +78,30 @@ expect_project_error (const char *project, const char *expected)
   expect_error ("{}", project, expected);
 }
 
+/* sandbox.backend: absent is NULL (the platform's own), a known id is
+ * kept, an unknown one is refused naming the file, line and the known
+ * ids from the registry's table, and a project file may not set it.  */
+static void
+test_sandbox_backend (void **state)
+{
+  (void) state;
+  struct config *cfg = config_new_defaults ();
+  assert_null (cfg->sandbox_backend);
+  merge_ok (cfg, "{\"sandbox\": {\"backend\": \"compat\"}}", CONFIG_HOME);
+  assert_string_equal (cfg->sandbox_backend, "compat");
+  merge_ok (cfg, "{\"sandbox\": {\"backend\": \"linux-bubblewrap\"}}",
+            CONFIG_HOME);
+  assert_string_equal (cfg->sandbox_backend, "linux-bubblewrap");
+  config_free (cfg);
+  expect_home_error ("{\"sandbox\": {\n\"backend\": \"container\"}}",
+                     "home.json:2: sandbox.backend: is not a known backend "
+                     "(known: linux-bubblewrap, compat)");
+  expect_project_error ("{\"sandbox\": {\"backend\": \"compat\"}}",
+                        "project.json:1: sandbox.backend: may only be set in "
+                        "the home configuration (~/.crucible/config.json), "
+                        "not in a project");
+}
+
 /* Assert a list holds exactly the strings of want, up to its NULL.  */
 static void
 assert_list_is (const struct config_list *list, const char *const *want)
@@ -1189,6 +1213,7 @@ main (void)
     cmocka_unit_test (test_size_bounds),
     cmocka_unit_test (test_duplicates),
     cmocka_unit_test (test_home_only),
+    cmocka_unit_test (test_sandbox_backend),
     cmocka_unit_test (test_project_enabled),
     cmocka_unit_test (test_project_limits),
     cmocka_unit_test (test_project_local_binding),

@@ -1,0 +1,158 @@
+/* What the parts of the Linux backend (sandbox/bwrap*.c) share and nothing
+ * else sees: bwrap.c holds the backend, its sessions and their events;
+ * bwrap_locate.c finding and trusting bwrap and the broker;
+ * bwrap_launch.c starting bwrap, and one command's launch;
+ * bwrap_probe.c the probe (the option surface, the version, that the
+ * namespaces can be made), which starts bwrap the way a launch does;
+ * bwrap_argv.c the argument vector and the workload's environment, which
+ * the probe's own bwrap is built from as well.  */
+#ifndef CRUCIBLE_SANDBOX_BWRAP_INT_H
+#define CRUCIBLE_SANDBOX_BWRAP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "sandbox/bwrap.h"
+#include "sandbox/publish.h"
+#include "sandbox/pubguard.h"
+#include "sandbox/statedir.h"
+
+/* How much of bwrap's own message is quoted.  */
+#define BWRAP_QUOTE_BYTES 512
+
+/* The backend: its settings, the probe's cached answer, and the bwrap and
+ * broker it found and pinned.  */
+struct bwrap_backend
+{
+  struct sandbox_backend base;
+  struct bwrap_options opt;
+  bool probed;
+  struct sandbox_probe probe; /* the cached answer */
+  struct bwrap_location bwrap;
+  char *broker_path;
+  int broker_fd;
+  char **unreadable; /* copies of opt's lists */
+  char **unix_sockets;
+};
+
+/* Descriptors a child of the host is given, by number; -1 for none.  */
+struct bwrap_fds
+{
+  int in, out, err;                         /* 0, 1, 2 */
+  int status, broker, seccomp, env, output; /* BWRAP_FD_* */
+  int self;                                 /* bwrap, executed through it */
+  int workload_seccomp; /* BWRAP_FD_WORKLOAD_SECCOMP, or -1 */
+  const int *extra;     /* at BWRAP_FD_EXTRA and on: the granted sockets */
+  size_t n_extra;
+  int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
+  uid_t uid;        /* run bwrap as this identity when as_owner */
+  gid_t gid;
+  bool as_owner;
+};
+
+struct bwrap_session
+{
+  struct sandbox_session base;
+  struct bwrap_backend *backend;
+  int channel;      /* host end of the status channel, or -1 */
+  pid_t launcher;   /* bwrap: 0 until started, -1 once reaped */
+  bool started;     /* STARTED came: from here on the workload may run */
+  bool exited_seen; /* EXITED or FAILED has been reported */
+  bool owe_exit;    /* a FAILED that stands for the ending: EXITED next */
+  bool done;        /* the scope is confirmed empty */
+  bool scope_gone;  /* bwrap was reaped having exited on its own, so its
+                       PID namespace is gone, and the cgroup (if any) is
+                       empty: the only confirmation publication takes */
+  bool ru_known;
+  struct rusage ru; /* bwrap's children: the broker and all it reaped */
+  struct statedir_pair pair;
+  char *statedir;
+  char *root;                       /* the writable root, resolved */
+  struct publish_baseline baseline; /* taken before the layers */
+  bool published;                   /* publication has settled */
+  int err_fd;    /* read end of bwrap's and the broker's stderr, or -1 */
+  char *message; /* what they said, once the channel ended unreported */
+  char *cgroup;  /* the command's pids cgroup, or NULL */
+  unsigned long processes;         /* the cap: the lower of policy's and ours */
+  unsigned long long memory_bytes; /* RLIMIT_AS, policy's or ours; 0: none */
+  bool as_owner; /* root, over a workspace another user owns: run as them */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  /* The policy's configured readOnly roots then protected ones, relative
+   * to the workspace (copied at prepare); at start, the same with what
+   * each resolves to inside it, for the broker's --protect and for
+   * publication, which refuses any change to them.  */
+  char **cfg_roots;
+  size_t n_cfg_read_only, n_cfg;
+  char **protect;
+  size_t n_protect;
+  struct pubguard_root *guard_roots;
+  struct pubguard guard;
+};
+
+/* Effective identity saved while root acts as a workspace's owner.  */
+struct bwrap_ids
+{
+  bool switched;
+  gid_t groups[64];
+  int n_groups;
+};
+
+/* The configured roots as the broker and publication keep them
+ * (bwrap.c); resolved once, before anything of the command runs.  */
+void bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
+                          const char *gitdir);
+
+/* Act as the workspace's owner while root runs a sandbox for them
+ * (bwrap_launch.c), and back to root; becoming self again cannot fail
+ * (it aborts).  */
+int bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
+                        struct cr_error **err);
+void bwrap_become_self (struct bwrap_ids *saved);
+
+/* Start bwrap, which starts the broker, which starts the workload (struct
+ * sandbox_backend_ops).  */
+int bwrap_start (struct sandbox_session *base,
+                 const struct sandbox_command *cmd, struct cr_error **err);
+
+/* In the child: put f's descriptors at their numbers, drop what bwrap
+ * must not inherit, and execute bwrap (through f->self) with argv.  */
+void bwrap_child_exec (const struct bwrap_fds *f, char **argv)
+    __attribute__ ((noreturn));
+
+/* Milliseconds on the monotonic clock.  */
+long long bwrap_now_ms (void);
+
+/* Wait for pid at most ms milliseconds (killing it then); its wait status
+ * or -1.  */
+int bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru);
+
+/* The first line or so of bwrap's message, for quoting.  Owned.  */
+char *bwrap_quote (const char *text);
+
+/* Find, pin and probe, once; the answer is kept in b->probe.  */
+void bwrap_probe_once (struct bwrap_backend *b);
+
+/* The backend's probe (struct sandbox_backend_ops).  */
+int bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
+                 struct cr_error **err);
+
+/* An argument vector being built, NULL-terminated all along.  */
+struct bwrap_argv
+{
+  char **v;
+  size_t n, cap;
+};
+
+/* Append copies of the NULL-terminated strings that follow a.  */
+void bwrap_args (struct bwrap_argv *a, ...);
+
+/* The namespaces and session options every bwrap is started with.  */
+void bwrap_args_namespaces (struct bwrap_argv *a);
+
+/* The read-only runtime every bwrap binds.  */
+void bwrap_args_runtime (struct bwrap_argv *a);
+
+#endif

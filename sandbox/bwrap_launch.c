@@ -1,0 +1,734 @@
+/* The Linux backend's launch: starting bwrap with its descriptors at
+ * their numbers, and one command's launch (its environment, its gitdir,
+ * its unreadable patterns and socket grants, its cgroup, the workspace
+ * owner's identity, then bwrap, which starts the broker, which starts the
+ * workload) (sandbox/bwrap.h).  */
+#include <config.h>
+
+#include "sandbox/bwrap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/keyctl.h>
+
+#include "broker/status.h"
+#include "broker/unreadable.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+#include "sandbox/bwrap_int.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/channel.h"
+#include "sandbox/seccomp.h"
+#include "sandbox/statedir.h"
+
+/* The most of a .git file read for its "gitdir: " line: git writes one
+ * short line; anything longer is not trusted to mean what it seems.  */
+#define BWRAP_GITDIR_BYTES 4096
+
+/* --- starting bwrap --------------------------------------------------------
+ */
+
+/* The most descriptors a launch hands bwrap.  */
+#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + BWRAP_MAX_SOCKETS)
+
+/* Put each descriptor at its number.  Everything is first moved above the
+ * targets, so that no dup2 overwrites a source still to be moved.  */
+static int
+bwrap_child_fds (const struct bwrap_fds *f)
+{
+  int src[BWRAP_MAX_FDS]
+      = { f->in,      f->out, f->err,    f->status, f->broker,
+          f->seccomp, f->env, f->output, f->self,   f->workload_seccomp };
+  int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
+
+  for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
+    src[n_fds++] = f->extra[i];
+
+  for (int i = 0; i < n_fds; i++)
+    {
+      moved[i] = -1;
+      if (src[i] >= 0 && (moved[i] = fcntl (src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+        return -1;
+    }
+  for (int i = 0; i < n_fds; i++)
+    if (moved[i] >= 0 && dup2 (moved[i], i) < 0)
+      return -1;
+  /* bwrap itself is executed by descriptor and must not reach the
+   * sandbox; the others are inherited on purpose.  */
+  if (fcntl (BWRAP_FD_SELF, F_SETFD, FD_CLOEXEC) < 0)
+    return -1;
+  for (int i = 0; i < n_fds; i++)
+    if (moved[i] < 0 && i >= 3 && i != BWRAP_FD_SELF)
+      close (i);
+  return (int) syscall (SYS_close_range, (unsigned int) n_fds, ~0U, 0);
+}
+
+/* In the forked child, after any change of identity: join a new, empty,
+ * anonymous session keyring.  Keyrings belong to no namespace, so the
+ * starting session's (where Kerberos, ecryptfs and ssh-agent-like tools
+ * keep credentials) would otherwise be readable and writable by the
+ * sandbox through "possession"; the workload's seccomp filter refuses the
+ * keyring calls as well.  A kernel without keys has nothing to share.  */
+static int
+bwrap_child_session_keyring (void)
+{
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+    return 0;
+  return errno == ENOSYS ? 0 : -1;
+}
+
+/* In the forked child: become bwrap, from an empty environment, with
+ * default signal handling, in a process group of its own (a Ctrl+C at
+ * crucible's terminal is crucible's to decide on).  */
+void __attribute__ ((noreturn))
+bwrap_child_exec (const struct bwrap_fds *f, char **argv)
+{
+  char *empty_env[] = { NULL };
+  sigset_t none;
+
+  setpgid (0, 0);
+  for (int s = 1; s < NSIG; s++)
+    signal (s, SIG_DFL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  /* Into the command's pids cgroup before anything else of the scope
+   * exists, so bwrap, the broker and every process beneath are counted;
+   * "0" names the writer.  */
+  if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
+    _exit (125);
+  /* crucible run by root over another user's workspace: the sandbox is
+   * that user's (doc/linux-confinement.md, "Root over another user's
+   * workspace"), so bwrap starts as them, with no supplementary group of
+   * root's and no way back.  */
+  if (f->as_owner
+      && (setgroups (0, NULL) < 0 || setgid (f->gid) < 0 || setuid (f->uid) < 0
+          || setuid (0) == 0))
+    _exit (125);
+  if (bwrap_child_session_keyring () < 0)
+    _exit (125);
+  if (bwrap_child_fds (f) < 0)
+    _exit (125);
+  /* The pinned file, not the path: what was digested is what runs.  */
+  syscall (SYS_execveat, BWRAP_FD_SELF, "", argv, empty_env, AT_EMPTY_PATH);
+  _exit (127);
+}
+
+/* Milliseconds on the monotonic clock.  */
+long long
+bwrap_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for pid up to ms; SIGKILL it after that.  Returns the wait status,
+ * or -1 (the child was killed at the deadline, then reaped).  */
+int
+bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
+{
+  long long end = bwrap_now_ms () + ms;
+  int status;
+
+  for (;;)
+    {
+      pid_t r = wait4 (pid, &status, WNOHANG, ru);
+      if (r == pid)
+        return status;
+      if (r < 0 && errno != EINTR)
+        return -1;
+      if (bwrap_now_ms () >= end)
+        break;
+      struct timespec tick = { 0, 1000L * 1000 };
+      nanosleep (&tick, NULL);
+    }
+  kill (pid, SIGKILL);
+  while (wait4 (pid, &status, 0, ru) < 0 && errno == EINTR)
+    ;
+  return -1;
+}
+
+/* The first line or so of bwrap's message, for quoting.  */
+char *
+bwrap_quote (const char *text)
+{
+  size_t n = strcspn (text, "\n");
+  if (n > BWRAP_QUOTE_BYTES)
+    n = BWRAP_QUOTE_BYTES;
+  return xstrndup (text, n);
+}
+
+/* --- one command -----------------------------------------------------------
+ */
+
+/* A memfd holding the workload's environment for the broker's --env-fd.  */
+static int
+bwrap_env_fd (char *const *envp, struct cr_error **err)
+{
+  size_t len;
+  cleanup_free char *block = bwrap_env_block (envp, &len);
+  cleanup_close int fd = memfd_create ("crucible-env", MFD_CLOEXEC);
+
+  if (fd < 0)
+    return cr_error_set (err, errno, "making the command's environment");
+  for (size_t done = 0; done < len;)
+    {
+      ssize_t n = write (fd, block + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return cr_error_set (err, errno, "writing the command's environment");
+      done += (size_t) n;
+    }
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    return cr_error_set (err, errno, "rewinding the command's environment");
+  return steal_fd (&fd);
+}
+
+/* The path of a "gitdir: PATH" line in buf (NUL-terminated, n bytes), cut
+ * in place; NULL when buf is not such a line.  A NUL inside means the file
+ * is not git's and is not trusted.  */
+static char *
+bwrap_gitdir_line (char *buf, size_t n)
+{
+  static const char prefix[] = "gitdir: ";
+  char *path, *end;
+
+  if (memchr (buf, '\0', n) != NULL
+      || strncmp (buf, prefix, sizeof prefix - 1) != 0)
+    return NULL;
+  path = buf + sizeof prefix - 1;
+  end = path + strcspn (path, "\n");
+  while (end > path && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  *end = '\0';
+  return *path != '\0' ? path : NULL;
+}
+
+/* A .git that is a symlink (.git -> .realgit): its target, which git
+ * uses as the git directory, in *path_out, to be kept read-only like a
+ * gitdir: target.  The link itself lives in the read-only lower.  */
+static int
+bwrap_gitdir_link (const char *name, char **path_out)
+{
+  char target[PATH_MAX];
+  ssize_t n = readlink (name, target, sizeof target - 1);
+
+  if (n <= 0)
+    return 0;
+  target[n] = '\0';
+  *path_out = xstrdup (target);
+  return 0;
+}
+
+/* Read workspace/.git when it is a regular file, bounded: *path_out gets
+ * its gitdir: path, or NULL when .git is absent, a directory or not a
+ * gitdir file; a symlink gives its target (bwrap_gitdir_link).
+ * O_NOFOLLOW: a .git symlink is never read through, only named, and the
+ * broker does not follow it either.  O_NONBLOCK and the S_ISREG check:
+ * a fifo or a device named .git cannot hang or feed the launch.  */
+static int
+bwrap_gitdir_read (const char *workspace, char **path_out,
+                   struct cr_error **err)
+{
+  cleanup_free char *name = xasprintf ("%s/.git", workspace);
+  char buf[BWRAP_GITDIR_BYTES + 1];
+  struct stat st;
+  ssize_t n;
+  cleanup_close int fd
+      = open (name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+  *path_out = NULL;
+  if (fd < 0 && errno == ELOOP)
+    return bwrap_gitdir_link (name, path_out);
+  if (fd < 0)
+    return errno == ENOENT ? 0
+                           : cr_error_set (err, errno, "opening '%s'", name);
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "examining '%s'", name);
+  if (!S_ISREG (st.st_mode))
+    return 0;
+  n = read (fd, buf, sizeof buf);
+  if (n < 0)
+    return cr_error_set (err, errno, "reading '%s'", name);
+  /* Too long to be git's own line: refused, not half-read.  */
+  if ((size_t) n > BWRAP_GITDIR_BYTES)
+    return cr_error_set (err, EFBIG, "'%s' is larger than %d bytes", name,
+                         BWRAP_GITDIR_BYTES);
+  buf[n] = '\0';
+  char *path = bwrap_gitdir_line (buf, (size_t) n);
+  if (path != NULL)
+    *path_out = xstrdup (path);
+  return 0;
+}
+
+/* Check that rel, under workspace, is plain directories all the way down,
+ * opening each component without following a symlink: between realpath
+ * and here a component swapped for a link must not go unnoticed.  */
+static int
+bwrap_gitdir_walk (const char *workspace, const char *rel,
+                   struct cr_error **err)
+{
+  cleanup_free char *copy = xstrdup (rel);
+  cleanup_close int dir = open (workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  char *save = NULL;
+
+  if (dir < 0)
+    return cr_error_set (err, errno, "opening the workspace '%s'", workspace);
+  for (char *c = strtok_r (copy, "/", &save); c != NULL;
+       c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0 || strcmp (c, "..") == 0)
+        return cr_error_set (err, EINVAL, "gitdir '%s' is not canonical", rel);
+      int next = openat (dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0)
+        return cr_error_set (err, errno, "checking gitdir '%s' at '%s'", rel,
+                             c);
+      close (dir);
+      dir = next;
+    }
+  return 0;
+}
+
+/* Where the workspace's gitdir: file points, relative to the workspace,
+ * for the broker to keep read-only like .git: *rel_out NULL when there is
+ * none, it names nothing, or it lies outside the workspace (then it is
+ * not mounted in the sandbox at all, so nothing inside can reach it).
+ * realpath resolves ".." and symlinks only to learn where the name ends;
+ * nothing outside is opened or mounted.  The workspace is canonical, so
+ * a prefix match on the canonical target is containment.  */
+static int
+bwrap_gitdir (const char *workspace, char **rel_out, struct cr_error **err)
+{
+  cleanup_free char *path = NULL, *full = NULL, *real = NULL;
+  size_t n = strlen (workspace);
+
+  *rel_out = NULL;
+  if (bwrap_gitdir_read (workspace, &path, err) < 0)
+    return -1;
+  if (path == NULL)
+    return 0;
+  full = path[0] == '/' ? xstrdup (path) : xasprintf ("%s/%s", workspace, path);
+  real = realpath (full, NULL);
+  if (real == NULL)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : cr_error_set (err, errno, "resolving gitdir '%s'", path);
+  if (strncmp (real, workspace, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+    return 0;
+  /* The workspace itself as its own git directory: read-only would mean
+   * the whole root, so the launch is refused rather than left open.  */
+  if (real[n] == '\0' || real[n + 1] == '\0')
+    return cr_error_set (err, EINVAL, "gitdir '%s' is the workspace itself",
+                         path);
+  if (bwrap_gitdir_walk (workspace, real + n + 1, err) < 0)
+    return -1;
+  *rel_out = xstrdup (real + n + 1);
+  return 0;
+}
+
+/* What one launch resolves from the policy's grants against the
+ * workspace: the unreadable patterns, relative to it, and the granted
+ * sockets, by name inside it or pinned by descriptor outside.  */
+struct bwrap_grants
+{
+  char **unreadable;
+  size_t n_unreadable;
+  char **names; /* sockets inside the workspace, relative */
+  size_t n_names;
+  char **dests; /* sockets outside it: where each is bound */
+  int *fds;     /* and the socket itself, opened O_PATH */
+  size_t n_binds;
+};
+
+static void
+bwrap_grants_clear (struct bwrap_grants *g)
+{
+  for (size_t i = 0; i < g->n_unreadable; i++)
+    free (g->unreadable[i]);
+  for (size_t i = 0; i < g->n_names; i++)
+    free (g->names[i]);
+  for (size_t i = 0; i < g->n_binds; i++)
+    {
+      free (g->dests[i]);
+      close (g->fds[i]);
+    }
+  free (g->unreadable);
+  free (g->names);
+  free (g->dests);
+  free (g->fds);
+  memset (g, 0, sizeof *g);
+}
+
+/* Append s to a growing list of strings.  */
+static void
+bwrap_list_push (char ***list, size_t *n, char *s)
+{
+  *list = xrealloc (*list, (*n + 1) * sizeof **list);
+  (*list)[(*n)++] = s;
+}
+
+/* Where pattern applies: relative to the workspace as written; an absolute
+ * one inside the workspace made relative; an absolute one outside it is
+ * nothing in this view (nothing outside the workspace is mounted), so
+ * *rel_out is NULL.  */
+static int
+bwrap_pattern_rel (const char *pattern, const char *workspace,
+                   const char **rel_out, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  const char *why;
+
+  *rel_out = NULL;
+  if (pattern[0] == '/')
+    {
+      if (strncmp (pattern, workspace, n) != 0
+          || (pattern[n] != '/' && pattern[n] != '\0'))
+        return 0;
+      if (pattern[n] == '\0' || pattern[n + 1] == '\0')
+        return cr_error_set (err, 0,
+                             "sandbox.filesystem.unreadable: '%s' is the "
+                             "workspace itself",
+                             pattern);
+      pattern += n + 1;
+    }
+  why = unreadable_check (pattern);
+  if (why != NULL)
+    return cr_error_set (err, 0, "sandbox.filesystem.unreadable: '%s' %s",
+                         pattern, why);
+  *rel_out = pattern;
+  return 0;
+}
+
+/* The patterns, relative to the workspace.  */
+static int
+bwrap_resolve_patterns (const struct bwrap_backend *b, const char *workspace,
+                        struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unreadable; i++)
+    {
+      const char *rel;
+      if (bwrap_pattern_rel (b->unreadable[i], workspace, &rel, err) < 0)
+        return -1;
+      if (rel != NULL)
+        bwrap_list_push (&g->unreadable, &g->n_unreadable, xstrdup (rel));
+    }
+  return 0;
+}
+
+/* The canonical path of what path names, its last component not
+ * resolved (it is the socket itself, opened without following).  */
+static char *
+bwrap_canonical_parent (const char *path)
+{
+  cleanup_free char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  cleanup_free char *real = NULL;
+
+  *slash = '\0';
+  real = realpath (dir[0] != '\0' ? dir : "/", NULL);
+  if (real == NULL)
+    return NULL;
+  return xasprintf ("%s/%s", strcmp (real, "/") == 0 ? "" : real, slash + 1);
+}
+
+/* One granted socket: opened without following a symlink and checked to
+ * be a socket, so what is bound is the socket that was named.  One that
+ * does not exist when the command starts is left out (a server started
+ * later is not reachable); anything else that is not a socket refuses the
+ * launch.  */
+static int
+bwrap_resolve_socket (const char *path, const char *workspace,
+                      struct bwrap_grants *g, struct cr_error **err)
+{
+  size_t n = strlen (workspace);
+  struct stat st;
+  cleanup_free char *canon = NULL;
+  cleanup_close int fd = open (path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : cr_error_set (err, errno,
+                               "sandbox.network.allowUnixSockets: '%s'", path);
+  if (fstat (fd, &st) < 0)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  if (!S_ISSOCK (st.st_mode))
+    return cr_error_set (err, 0,
+                         "sandbox.network.allowUnixSockets: '%s' is not a "
+                         "Unix socket",
+                         path);
+  canon = bwrap_canonical_parent (path);
+  if (canon == NULL)
+    return cr_error_set (err, errno, "sandbox.network.allowUnixSockets: '%s'",
+                         path);
+  /* Inside the workspace the projection shows it already; the broker is
+   * told to leave it uncovered.  */
+  if (strncmp (canon, workspace, n) == 0 && canon[n] == '/')
+    {
+      bwrap_list_push (&g->names, &g->n_names, xstrdup (canon + n + 1));
+      return 0;
+    }
+  g->fds = xrealloc (g->fds, (g->n_binds + 1) * sizeof *g->fds);
+  g->fds[g->n_binds] = steal_fd (&fd);
+  bwrap_list_push (&g->dests, &g->n_binds, steal_pointer (&canon));
+  return 0;
+}
+
+static int
+bwrap_resolve_sockets (const struct bwrap_backend *b, const char *workspace,
+                       struct bwrap_grants *g, struct cr_error **err)
+{
+  for (size_t i = 0; i < b->opt.n_unix_sockets; i++)
+    if (bwrap_resolve_socket (b->unix_sockets[i], workspace, g, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* Put the command in a pids cgroup of its own where crucible can make one:
+ * the cap then binds whoever runs crucible.  bwrap and the broker are
+ * counted too, hence the two more.  */
+static int
+bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
+{
+  cleanup_free char *parent = cgroup_pids_parent ();
+
+  *procs_fd = -1;
+  if (parent == NULL)
+    return 0;
+  return cgroup_pids_make (parent, s->processes + 2, &s->cgroup, procs_fd, err);
+}
+
+/* Whose sandbox this is.  crucible run by root over a workspace that
+ * another user owns: inside a one-uid namespace of root's, that user's
+ * files would appear as 65534 and read-only, so the sandbox is run as the
+ * owner instead (bwrap started as them, their own state directory, layers
+ * they own); their primary group from the password database, or the
+ * workspace's group when they have no entry.  */
+static int
+bwrap_owner (struct bwrap_session *s, const char *workspace,
+             struct cr_error **err)
+{
+  struct stat st;
+  char *statedir = NULL;
+  int fd = -1;
+
+  if (geteuid () != 0)
+    return 0;
+  if (stat (workspace, &st) < 0)
+    return cr_error_set (err, errno, "examining the workspace root");
+  if (st.st_uid == 0)
+    return 0;
+  struct passwd *pw = getpwuid (st.st_uid);
+  s->as_owner = true;
+  s->owner_uid = st.st_uid;
+  s->owner_gid = pw != NULL ? pw->pw_gid : st.st_gid;
+  if (statedir_open (s->backend->opt.state_parent, s->owner_uid, s->owner_gid,
+                     &statedir, &fd, err)
+      < 0)
+    return cr_error_prefix (err, "the workspace's owner's sandbox");
+  close (fd);
+  int recovered;
+  statedir_recover (statedir, &recovered);
+  free (s->statedir);
+  s->statedir = statedir;
+  return 0;
+}
+
+/* Act as the workspace's owner (effective uid, gid and groups) for what
+ * touches their state directory and workspace: publication's baseline,
+ * lock, counts and journal are then theirs, as their own crucible would
+ * make them, and what is published is written as them.  crucible is one
+ * thread, so nothing else runs under the borrowed identity.  */
+int
+bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
+                    struct cr_error **err)
+{
+  saved->switched = false;
+  if (!s->as_owner)
+    return 0;
+  saved->n_groups = getgroups (64, saved->groups);
+  if (saved->n_groups < 0 || setgroups (1, &s->owner_gid) < 0
+      || setegid (s->owner_gid) < 0 || seteuid (s->owner_uid) < 0)
+    {
+      int saved_errno = errno;
+      if (seteuid (0) == 0 && setegid (0) == 0 && saved->n_groups >= 0)
+        setgroups ((size_t) saved->n_groups, saved->groups);
+      return cr_error_set (err, saved_errno, "acting as the workspace's owner");
+    }
+  saved->switched = true;
+  return 0;
+}
+
+/* Back to root.  Failing here would leave crucible as someone else:
+ * abort rather than carry on.  */
+void
+bwrap_become_self (struct bwrap_ids *saved)
+{
+  if (!saved->switched)
+    return;
+  if (seteuid (0) < 0 || setegid (0) < 0
+      || setgroups ((size_t) saved->n_groups, saved->groups) < 0)
+    abort ();
+  saved->switched = false;
+}
+
+static int bwrap_launch (struct bwrap_session *s,
+                         const struct sandbox_command *cmd,
+                         const char *workspace, const char *gitdir,
+                         const struct bwrap_grants *g, struct cr_error **err);
+
+/* Start bwrap, which starts the broker, which starts the workload.  */
+int
+bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
+             struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct bwrap_backend *b = s->backend;
+  cleanup_free char *workspace = realpath (cmd->cwd, NULL);
+  cleanup_free char *gitdir = NULL;
+  struct bwrap_grants g = { 0 };
+  int rc;
+
+  if (workspace == NULL)
+    return cr_error_set (err, errno, "resolving the workspace root");
+  if (bwrap_gitdir (workspace, &gitdir, err) < 0)
+    return -1;
+  if (s->protect == NULL)
+    bwrap_roots_resolve (s, workspace, gitdir);
+  if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
+      || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
+    {
+      bwrap_grants_clear (&g);
+      return -1;
+    }
+  rc = bwrap_launch (s, cmd, workspace, gitdir, &g, err);
+  bwrap_grants_clear (&g);
+  return rc;
+}
+
+/* The launch itself, once the grants are resolved.  */
+static int
+bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
+              const char *workspace, const char *gitdir,
+              const struct bwrap_grants *g, struct cr_error **err)
+{
+  struct bwrap_backend *b = s->backend;
+  cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
+  cleanup_close int workload_seccomp = -1;
+  int pair[2], errp[2];
+
+  if (bwrap_owner (s, workspace, err) < 0)
+    return -1;
+  /* The baseline comes before the layers, under the publication lock, so
+   * no baseline is taken halfway through another command's publication;
+   * it also recovers what an earlier process abandoned.  */
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int taken = publish_baseline_take (
+      s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
+  bwrap_become_self (&ids);
+  if (taken < 0)
+    return -1;
+  s->root = xstrdup (workspace);
+  if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
+    return -1;
+  if (bwrap_cgroup (s, &procs, err) < 0)
+    return -1;
+  devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0)
+    return cr_error_set (err, errno,
+                         "opening /dev/null for the command's input");
+  if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
+      || (workload_seccomp = sandbox_seccomp_workload_fd (err)) < 0
+      || (env = bwrap_env_fd (cmd->envp, err)) < 0)
+    return -1;
+  if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
+    return cr_error_set (err, errno, "making bwrap's error pipe");
+  s->err_fd = errp[0];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    {
+      close (errp[1]);
+      return cr_error_set (err, errno, "making the command's status channel");
+    }
+  struct bwrap_plan plan = { .workspace = workspace,
+                             .layer_dir = s->pair.dir,
+                             .gitdir = gitdir,
+                             .protect = s->protect,
+                             .n_protect = s->n_protect,
+                             .shell = cmd->shell,
+                             .line = cmd->line,
+                             .cpu_seconds = b->opt.cpu_seconds,
+                             .open_files = b->opt.open_files,
+                             .processes = s->processes,
+                             .memory_bytes = s->memory_bytes,
+                             .unreadable = g->unreadable,
+                             .n_unreadable = g->n_unreadable,
+                             .hide_sockets = b->opt.n_unix_sockets > 0,
+                             .socket_names = g->names,
+                             .n_socket_names = g->n_names,
+                             .socket_dests = g->dests,
+                             .n_socket_binds = g->n_binds };
+  char **argv = bwrap_build_argv (&plan);
+  /* bwrap's own stdout and stderr are not the command's: bwrap and the
+   * broker hold them for the whole run, and the host must see the end of
+   * the output when the workload's last process is gone.  */
+  struct bwrap_fds f = { .in = devnull,
+                         .out = devnull,
+                         .err = errp[1],
+                         .status = pair[1],
+                         .broker = b->broker_fd,
+                         .seccomp = seccomp,
+                         .env = env,
+                         .output = cmd->output_fd,
+                         .self = b->bwrap.fd,
+                         .workload_seccomp = workload_seccomp,
+                         .extra = g->fds,
+                         .n_extra = g->n_binds,
+                         .cgroup_procs = procs,
+                         .uid = s->owner_uid,
+                         .gid = s->owner_gid,
+                         .as_owner = s->as_owner };
+  pid_t pid = fork ();
+  if (pid == 0)
+    bwrap_child_exec (&f, argv);
+  int saved = errno;
+  bwrap_argv_free (argv);
+  close (pair[1]);
+  close (errp[1]);
+  if (pid < 0)
+    {
+      close (pair[0]);
+      return cr_error_set (err, saved, "starting bwrap");
+    }
+  s->launcher = pid;
+  /* Closing the channel is how the broker learns the host is gone, so the
+   * host's end is the only copy outside the sandbox.  */
+  if (fcntl (pair[0], F_SETFL, O_NONBLOCK) < 0)
+    {
+      close (pair[0]);
+      return cr_error_set (err, errno,
+                           "setting up the command's status channel");
+    }
+  s->channel = pair[0];
+  return 0;
+}

@@ -1,0 +1,312 @@
+/* The Linux backend's probe: find and pin bwrap and the broker, then start
+ * bwrap, bounded by a short timeout and from an empty environment, to
+ * read its option surface and version and to see that it can make its
+ * namespaces (sandbox/bwrap.h).  */
+#include <config.h>
+
+#include "sandbox/bwrap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+#include "sandbox/bwrap_int.h"
+#include "sandbox/seccomp.h"
+
+/* A probe never hangs a session: each bwrap it starts gets this long.  */
+#define BWRAP_PROBE_MS 3000
+
+/* The options the launch uses, which the probe looks for in --help: the
+ * surface is checked rather than the version, since distributions
+ * backport options (Debian's 0.8.0 has --ro-bind-fd).  */
+static const char *const bwrap_required_options[] = {
+  "--unshare-all", "--unshare-user",    "--disable-userns",
+  "--new-session", "--die-with-parent", "--as-pid-1",
+  "--clearenv",    "--ro-bind",         "--ro-bind-fd",
+  "--bind",        "--symlink",         "--proc",
+  "--dev",         "--tmpfs",           "--dir",
+  "--perms",       "--remount-ro",      "--cap-drop",
+  "--cap-add",     "--seccomp",
+};
+
+const char *const *
+bwrap_probed_options (size_t *n)
+{
+  *n = sizeof bwrap_required_options / sizeof *bwrap_required_options;
+  return bwrap_required_options;
+}
+
+/* Run bwrap with argv and fds (in: /dev/null; out and err: a pipe read
+ * here), for at most BWRAP_PROBE_MS.  *text gets what it printed (owned,
+ * bounded); the return is its wait status, or -1 for a timeout or a
+ * failure to start.  */
+static int
+bwrap_run_probe (struct bwrap_backend *b, char **argv, struct bwrap_fds *f,
+                 char **text)
+{
+  int out[2];
+  cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  struct buf got = BUF_INIT;
+  long long end = bwrap_now_ms () + BWRAP_PROBE_MS;
+
+  *text = NULL;
+  if (devnull < 0 || pipe2 (out, O_CLOEXEC) < 0)
+    return -1;
+  f->in = devnull;
+  f->out = f->err = out[1];
+  f->self = b->bwrap.fd;
+  pid_t pid = fork ();
+  if (pid == 0)
+    bwrap_child_exec (f, argv);
+  close (out[1]);
+  if (pid < 0)
+    {
+      close (out[0]);
+      return -1;
+    }
+  for (;;)
+    {
+      struct pollfd p = { .fd = out[0], .events = POLLIN };
+      long long left = end - bwrap_now_ms ();
+      if (left <= 0 || poll (&p, 1, (int) left) == 0)
+        break;
+      char chunk[4096];
+      ssize_t n = read (out[0], chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      if (got.len < 65536)
+        buf_append (&got, chunk, (size_t) n);
+    }
+  close (out[0]);
+  long long left = end - bwrap_now_ms ();
+  int status = bwrap_wait_bounded (pid, left > 0 ? (int) left : 0, NULL);
+  *text = buf_steal (&got, NULL);
+  return status;
+}
+
+/* Whether help lists option as an option of its own.  */
+static bool
+bwrap_help_has (const char *help, const char *option)
+{
+  size_t n = strlen (option);
+  for (const char *p = strstr (help, option); p != NULL;
+       p = strstr (p + 1, option))
+    if ((p == help || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n'))
+      return true;
+  return false;
+}
+
+/* The descriptors of a probe run: the broker and the seccomp program when
+ * given (-1 otherwise), no channel, environment, output or cgroup.  */
+static struct bwrap_fds
+bwrap_probe_fds (int broker, int seccomp)
+{
+  return (struct bwrap_fds){ .status = -1,
+                             .broker = broker,
+                             .seccomp = seccomp,
+                             .env = -1,
+                             .output = -1,
+                             .workload_seccomp = -1,
+                             .cgroup_procs = -1 };
+}
+
+/* The option surface: every option the launch uses is in --help.  */
+static int
+bwrap_probe_surface (struct bwrap_backend *b, char **why)
+{
+  char *argv[] = { (char *) "bwrap", (char *) "--help", NULL };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
+  cleanup_free char *help = NULL;
+  int status = bwrap_run_probe (b, argv, &f, &help);
+
+  if (status < 0 || help == NULL || help[0] == '\0')
+    {
+      *why = xasprintf ("bwrap --help did not answer within %d ms",
+                        BWRAP_PROBE_MS);
+      return -1;
+    }
+  for (size_t i = 0;
+       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
+    if (!bwrap_help_has (help, bwrap_required_options[i]))
+      {
+        *why = xasprintf ("%s lacks the %s option (its --help does not "
+                          "list it)",
+                          b->bwrap.path, bwrap_required_options[i]);
+        return -1;
+      }
+  return 0;
+}
+
+/* Read "PREFIX A.B.C" into v; -1 unless all three numbers are there.  */
+static int
+bwrap_parse_version (const char *text, const char *prefix, unsigned long v[3])
+{
+  size_t n = strlen (prefix);
+  const char *p = text + n;
+  if (strncmp (text, prefix, n) != 0)
+    return -1;
+  for (int i = 0; i < 3; i++)
+    {
+      char *end;
+      if (*p < '0' || *p > '9')
+        return -1;
+      v[i] = strtoul (p, &end, 10);
+      if (i < 2 && *end != '.')
+        return -1;
+      p = end + 1;
+    }
+  return 0;
+}
+
+/* The numeric version from --version ("bubblewrap 0.8.0").  */
+static int
+bwrap_probe_version (struct bwrap_backend *b, char **version, char **why)
+{
+  char *argv[] = { (char *) "bwrap", (char *) "--version", NULL };
+  struct bwrap_fds f = bwrap_probe_fds (-1, -1);
+  cleanup_free char *text = NULL;
+  int status = bwrap_run_probe (b, argv, &f, &text);
+  unsigned long v[3] = { 0 };
+
+  if (status < 0 || text == NULL
+      || bwrap_parse_version (text, "bubblewrap ", v) < 0)
+    {
+      cleanup_free char *q = bwrap_quote (text != NULL ? text : "");
+      *why = xasprintf ("bwrap --version gave no numeric version: \"%s\"", q);
+      return -1;
+    }
+  *version = xasprintf ("bubblewrap %lu.%lu.%lu", v[0], v[1], v[2]);
+  return 0;
+}
+
+/* That the namespaces can be made: the launch's own options, with the
+ * broker run inside and asked nothing (it answers with its usage and
+ * 125), which also shows the pinned broker and the seccomp filter
+ * reach it.  */
+static int
+bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
+{
+  struct bwrap_argv a = { 0 };
+  struct cr_error *err = NULL;
+  char fd_text[2][16];
+  cleanup_close int seccomp = sandbox_seccomp_fd (false, &err);
+  cleanup_free char *text = NULL;
+
+  if (seccomp < 0)
+    {
+      *why = xstrdup (err->msg);
+      cr_error_free (err);
+      return -1;
+    }
+  snprintf (fd_text[0], sizeof fd_text[0], "%d", BWRAP_FD_BROKER);
+  snprintf (fd_text[1], sizeof fd_text[1], "%d", BWRAP_FD_SECCOMP);
+  bwrap_args (&a, "bwrap", (char *) NULL);
+  bwrap_args_namespaces (&a);
+  bwrap_args_runtime (&a);
+  bwrap_args (&a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+              "--ro-bind-fd", fd_text[0], BWRAP_HIDDEN_BROKER, "--remount-ro",
+              "/", "--seccomp", fd_text[1], "--", BWRAP_HIDDEN_BROKER,
+              (char *) NULL);
+  struct bwrap_fds f = bwrap_probe_fds (b->broker_fd, seccomp);
+  int status = bwrap_run_probe (b, a.v, &f, &text);
+  bwrap_argv_free (a.v);
+  if (status < 0)
+    {
+      *why = xasprintf ("bwrap did not make its namespaces within %d ms",
+                        BWRAP_PROBE_MS);
+      return -1;
+    }
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 125
+      || strstr (text, BROKER_PROGRAM_NAME ": ") == NULL)
+    {
+      cleanup_free char *q = bwrap_quote (text);
+      *why = xasprintf ("bwrap could not start the broker in new "
+                        "namespaces: \"%s\"",
+                        q);
+      return -1;
+    }
+  return 0;
+}
+
+/* Find, pin and probe, once; the answer is kept.  */
+void
+bwrap_probe_once (struct bwrap_backend *b)
+{
+  struct cr_error *err = NULL;
+  char *why = NULL, *version = NULL;
+
+  if (b->probed)
+    return;
+  b->probed = true;
+  b->probe.confined = true;
+  if (broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
+    {
+      b->probe.reason = xstrdup (err->msg);
+      cr_error_free (err);
+      return;
+    }
+  /* Every trusted candidate, in order, until one passes its probes; each
+   * one that fails says why, and the next is tried.  */
+  struct buf failed = BUF_INIT;
+  char *last = NULL;
+  int tried = 0;
+  for (;; tried++)
+    {
+      if (bwrap_locate_nth (getenv ("PATH"), tried, &b->bwrap, &err) < 0)
+        break;
+      if (bwrap_probe_surface (b, &why) == 0
+          && bwrap_probe_version (b, &version, &why) == 0
+          && bwrap_probe_namespaces (b, &why) == 0)
+        {
+          b->probe.usable = true;
+          b->probe.version = version;
+          buf_free (&failed);
+          free (last);
+          return;
+        }
+      buf_printf (&failed, "%s%s: %s", failed.len > 0 ? "; " : "",
+                  b->bwrap.path, why);
+      free (last);
+      last = why;
+      free (version);
+      why = version = NULL;
+      bwrap_location_clear (&b->bwrap);
+    }
+  /* None trusted: where each was looked for and why not.  One trusted
+   * that failed: its own reason.  Several: each one's.  */
+  if (tried == 0)
+    b->probe.reason = xstrdup (err->msg);
+  else if (tried == 1)
+    b->probe.reason = steal_pointer (&last);
+  else
+    b->probe.reason
+        = xasprintf ("no trusted bwrap passed its probes: %s", failed.data);
+  cr_error_free (err);
+  buf_free (&failed);
+  free (last);
+}
+
+int
+bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
+             struct cr_error **err)
+{
+  struct bwrap_backend *b = (struct bwrap_backend *) base;
+
+  bwrap_probe_once (b);
+  out->usable = b->probe.usable;
+  out->confined = b->probe.usable;
+  out->reason = b->probe.reason != NULL ? xstrdup (b->probe.reason) : NULL;
+  out->version = b->probe.version != NULL ? xstrdup (b->probe.version) : NULL;
+  return 0;
+}
