@@ -430,11 +430,15 @@ static bool
 jsonrpc_ask_ours (const struct jsonrpc_asks *a, const char *id)
 {
   size_t pl = strlen (a->prefix);
-  uint64_t n = 0;
-  int end = 0;
-  return id[0] == '"' && strncmp (id + 1, a->prefix, pl) == 0
-         && sscanf (id + 1 + pl, "-%" SCNu64 "\"%n", &n, &end) == 1 && end > 0
-         && id[1 + pl + (size_t) end] == '\0' && n >= 1 && n <= a->last;
+  const char *digits = id + 1 + pl + 1;
+  char *end = NULL;
+
+  if (id[0] != '"' || strncmp (id + 1, a->prefix, pl) != 0 || id[1 + pl] != '-'
+      || *digits < '1' || *digits > '9')
+    return false;
+  errno = 0;
+  unsigned long long n = strtoull (digits, &end, 10);
+  return errno == 0 && strcmp (end, "\"") == 0 && n <= a->last;
 }
 
 void *

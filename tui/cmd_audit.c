@@ -56,9 +56,9 @@ enum audit_option
 };
 
 static const struct options_spec audit_specs[] = {
-  { AUDIT_OPT_JSON, "--json", NULL, false },
-  { AUDIT_OPT_BACKEND, "--backend", NULL, true },
-  { AUDIT_OPT_HELP, "--help", "-h", false },
+  { "--json", NULL, AUDIT_OPT_JSON, false },
+  { "--backend", NULL, AUDIT_OPT_BACKEND, true },
+  { "--help", "-h", AUDIT_OPT_HELP, false },
 };
 
 static const struct options_table audit_table = OPTIONS_TABLE (audit_specs, 0);

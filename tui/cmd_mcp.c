@@ -815,7 +815,7 @@ cmd_mcp (int argc, char **argv)
   int status = 0;
 
   mcp_init (&m);
-  static const struct options_spec specs[] = { { 0, "--help", NULL, false } };
+  static const struct options_spec specs[] = { { "--help", NULL, 0, false } };
   static const struct options_table table = OPTIONS_TABLE (specs, 0);
   struct options_parser p;
   options_begin (&p, &table, argc, argv);

@@ -96,7 +96,7 @@ cmd_quarantine (int argc, char **argv)
   struct cr_error *err = NULL;
 
   /* The verbs are operands; --help is the one option.  */
-  static const struct options_spec specs[] = { { 0, "--help", "-h", false } };
+  static const struct options_spec specs[] = { { "--help", "-h", 0, false } };
   static const struct options_table table = OPTIONS_TABLE (specs, 0);
   if (argc >= 2 && options_find (&table, argv[1]) == 0)
     {

@@ -67,8 +67,8 @@ enum sandbox_report_option
 };
 
 static const struct options_spec sandbox_report_specs[] = {
-  { SANDBOX_OPT_JSON, "--json", NULL, false },
-  { SANDBOX_OPT_HELP, "--help", "-h", false },
+  { "--json", NULL, SANDBOX_OPT_JSON, false },
+  { "--help", "-h", SANDBOX_OPT_HELP, false },
 };
 
 static const struct options_table sandbox_report_table

@@ -398,9 +398,9 @@ enum session_cli_option
 };
 
 static const struct options_spec session_cli_specs[] = {
-  { SESSION_OPT_AGENT, "--agent", NULL, true },
-  { SESSION_OPT_YES, "--yes", "-y", false },
-  { SESSION_OPT_HELP, "--help", "-h", false },
+  { "--agent", NULL, SESSION_OPT_AGENT, true },
+  { "--yes", "-y", SESSION_OPT_YES, false },
+  { "--help", "-h", SESSION_OPT_HELP, false },
 };
 
 static const struct options_table session_cli_table

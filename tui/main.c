@@ -51,9 +51,9 @@ enum main_option
 };
 
 static const struct options_spec main_option_specs[] = {
-  { MAIN_OPT_HELP, "--help", "-h", false },
-  { MAIN_OPT_SANDBOX, "--sandbox", NULL, false },
-  { MAIN_OPT_VERSION, "--version", NULL, false },
+  { "--help", "-h", MAIN_OPT_HELP, false },
+  { "--sandbox", NULL, MAIN_OPT_SANDBOX, false },
+  { "--version", NULL, MAIN_OPT_VERSION, false },
 };
 
 static const struct options_table main_option_table

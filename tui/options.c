@@ -127,6 +127,8 @@ int
 options_parse_seconds (const char *text, double *out, struct cr_error **err)
 {
   char *end;
+  if (text == NULL)
+    text = "";
   errno = 0;
   double v = strtod (text, &end);
   if (errno != 0 || end == text || *end != '\0' || !isfinite (v) || v <= 0
@@ -177,10 +179,10 @@ enum run_option
 };
 
 static const struct options_spec run_option_specs[] = {
-  { RUN_OPT_TIMEOUT, "--timeout", NULL, true },
-  { RUN_OPT_ENV, "--env", NULL, true },
-  { RUN_OPT_DESCRIPTION, "--description", NULL, true },
-  { RUN_OPT_HELP, "--help", NULL, false },
+  { "--timeout", NULL, RUN_OPT_TIMEOUT, true },
+  { "--env", NULL, RUN_OPT_ENV, true },
+  { "--description", NULL, RUN_OPT_DESCRIPTION, true },
+  { "--help", NULL, RUN_OPT_HELP, false },
 };
 
 /* The first word that is not an option ends them, so the command's own

@@ -26,9 +26,9 @@ enum options_flags
  * (--NAME=VALUE or --NAME VALUE).  */
 struct options_spec
 {
-  int id;            /* what options_next returns for it, >= 0 */
   const char *name;  /* "--timeout" */
   const char *alias; /* "-h", or NULL */
+  int id;            /* what options_next returns for it, >= 0 */
   bool value;
 };
 

@@ -1084,10 +1084,10 @@ enum ui_option
 };
 
 static const struct options_spec ui_option_specs[] = {
-  { UI_OPT_AGENT, "--agent", NULL, true },
-  { UI_OPT_THEME, "--theme", NULL, true },
-  { UI_OPT_HELP, "--help", "-h", false },
-  { UI_OPT_VERSION, "--version", NULL, false },
+  { "--agent", NULL, UI_OPT_AGENT, true },
+  { "--theme", NULL, UI_OPT_THEME, true },
+  { "--help", "-h", UI_OPT_HELP, false },
+  { "--version", NULL, UI_OPT_VERSION, false },
 };
 
 static const struct options_table ui_option_table

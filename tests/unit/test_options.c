@@ -23,10 +23,10 @@ enum
 };
 
 static const struct options_spec t_specs[] = {
-  { T_AGENT, "--agent", NULL, true },
-  { T_YES, "--yes", "-y", false },
-  { T_HELP, "--help", "-h", false },
-  { T_TIMEOUT, "--timeout", NULL, true },
+  { "--agent", NULL, T_AGENT, true },
+  { "--yes", "-y", T_YES, false },
+  { "--help", "-h", T_HELP, false },
+  { "--timeout", NULL, T_TIMEOUT, true },
 };
 
 static const struct options_table t_operands
@@ -164,7 +164,7 @@ test_prefixes (void **state)
   assert_int_equal (ids[2], OPTIONS_END);
 
   static const struct options_spec two[]
-      = { { 0, "--env", NULL, true }, { 1, "--exit", NULL, false } };
+      = { { "--env", NULL, 0, true }, { "--exit", NULL, 1, false } };
   static const struct options_table t_two
       = OPTIONS_TABLE (two, OPTIONS_OPERANDS | OPTIONS_PREFIXES);
   char *argv2[] = { "cmd", "--e", NULL };

@@ -127,12 +127,14 @@ expect_proposal (const char *line, const char *expected)
 {
   struct permit_proposal p;
   char joined[512] = "";
+  size_t used = 0;
   permit_propose (line, &p);
   for (size_t i = 0; i < p.n; i++)
     {
-      if (i > 0)
-        strcat (joined, "|");
-      strcat (joined, p.rules[i]);
+      int w = snprintf (joined + used, sizeof joined - used, "%s%s",
+                        i > 0 ? "|" : "", p.rules[i]);
+      assert_true (w >= 0 && (size_t) w < sizeof joined - used);
+      used += (size_t) w;
     }
   permit_proposal_clear (&p);
   assert_null (p.rules);
