@@ -92,7 +92,7 @@ def section_0():
           "SIGTERM is handled while the client does not read",
           "status %r after %.1f s" % (rc, took))
     peak = rss.stop()
-    check(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
+    check_bound(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
     if rc is None:
         m.p.kill()
         m.p.wait()
@@ -121,7 +121,7 @@ def section_1():
     facts = [(f["peer"], f["event"], f["reason"]) for f in journal_facts("peer")]
     check(("mcp_client", "ended", "unread_output") in facts,
           "and the journal says why", facts)
-    check(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
+    check_bound(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
     if rc is None:
         m.p.kill()
         m.p.wait()
@@ -160,7 +160,7 @@ def section_2():
         p.kill()
         p.wait()
     peak = rss.stop()
-    check(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
+    check_bound(peak < RSS_BOUND, "crucible stays under 64 MB", "%d KiB" % peak)
 
 start = time.monotonic()
 for s in (section_0, section_1, section_2):

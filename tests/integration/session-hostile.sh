@@ -82,7 +82,7 @@ def section_1():
           "bytes waited); it was stopped" in out,
           "the person is told the agent was stopped for not reading",
           out[-2000:])
-    check(peak < 80 * 1024, "crucible stays under 80 MB",
+    check_bound(peak < 80 * 1024, "crucible stays under 80 MB",
           "peak VmRSS %d KiB" % peak)
     facts = [(f["peer"], f["event"], f["reason"]) for f in journal_facts("peer")]
     check(("agent", "ended", "unread_output") in facts,
