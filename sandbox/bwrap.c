@@ -600,6 +600,20 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
   return 0;
 }
 
+/* What dispose and abandon both release, last.  */
+static void
+bwrap_session_free (struct bwrap_session *s)
+{
+  free (s->cgroup);
+  if (s->err_fd >= 0)
+    close (s->err_fd);
+  free (s->message);
+  free (s->statedir);
+  free (s->root);
+  bwrap_roots_clear (s);
+  free (s);
+}
+
 /* Release the session once the scope is confirmed empty: close the
  * channel (the broker exits, then bwrap), reap bwrap within a short
  * budget, discard the layers: whatever was not published is dropped.  */
@@ -635,14 +649,7 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
   cr_error_free (rm_err); /* a leftover pair is only disc space */
   if (s->cgroup != NULL)
     cgroup_pids_remove (s->cgroup); /* one left is recovered later */
-  free (s->cgroup);
-  if (s->err_fd >= 0)
-    close (s->err_fd);
-  free (s->message);
-  free (s->statedir);
-  free (s->root);
-  bwrap_roots_clear (s);
-  free (s);
+  bwrap_session_free (s);
   return 0;
 }
 
@@ -664,14 +671,7 @@ bwrap_abandon (struct sandbox_session *base)
   free (s->pair.work);
   if (s->cgroup != NULL)
     rmdir (s->cgroup); /* fails while bwrap's scope is still in it */
-  free (s->cgroup);
-  if (s->err_fd >= 0)
-    close (s->err_fd);
-  free (s->message);
-  free (s->statedir);
-  free (s->root);
-  bwrap_roots_clear (s);
-  free (s);
+  bwrap_session_free (s);
 }
 
 static void

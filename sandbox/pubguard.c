@@ -367,18 +367,24 @@ pubguard_cfg_free (struct pubguard_cfg *c)
   buf_free (&c->value);
 }
 
-char *
-pubguard_git_config_runs (const char *text, size_t len)
+/* Called for each variable of a configuration text, in order; true ends
+ * the walk.  */
+typedef bool (*pubguard_cfg_fn) (struct pubguard_cfg *c, void *data);
+
+/* Walk the variables of git configuration text (a UTF-8 byte order mark
+ * skipped); -1 when it is not configuration git would read the same way,
+ * and the walk stops there.  */
+static int
+pubguard_cfg_walk (const char *text, size_t len, pubguard_cfg_fn fn, void *data)
 {
   struct pubguard_cfg c = { .p = text, .end = text + len };
-  char *found = NULL;
-  int ch;
+  bool stop = false;
+  int ch, rc = 0;
 
   if (len >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0)
     c.p += 3;
-  while (found == NULL && (ch = pubguard_cfg_next (&c)) != -1)
+  while (rc == 0 && !stop && (ch = pubguard_cfg_next (&c)) != -1)
     {
-      int rc = 0;
       if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r')
         continue;
       if (ch == '#' || ch == ';')
@@ -388,50 +394,67 @@ pubguard_git_config_runs (const char *text, size_t len)
       else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
         {
           rc = pubguard_cfg_variable (&c, ch);
-          if (rc == 0 && pubguard_cfg_match (&c) != NULL)
-            found = pubguard_cfg_name (&c);
+          if (rc == 0)
+            stop = fn (&c, data);
         }
       else
         rc = -1;
-      if (rc < 0)
-        found = xstrdup ("");
     }
   pubguard_cfg_free (&c);
+  return rc < 0 ? -1 : 0;
+}
+
+/* The first variable naming a program (data: where its name goes).  */
+static bool
+pubguard_cfg_runs_one (struct pubguard_cfg *c, void *data)
+{
+  char **found = data;
+
+  if (pubguard_cfg_match (c) == NULL)
+    return false;
+  *found = pubguard_cfg_name (c);
+  return true;
+}
+
+char *
+pubguard_git_config_runs (const char *text, size_t len)
+{
+  char *found = NULL;
+
+  if (pubguard_cfg_walk (text, len, pubguard_cfg_runs_one, &found) < 0
+      && found == NULL)
+    found = xstrdup ("");
   return found;
+}
+
+/* What pubguard_git_config_value looks for, and the last value found.  */
+struct pubguard_cfg_want
+{
+  const char *section, *key;
+  char *found;
+};
+
+/* Keep the value of section.key (no subsection), the last one winning.  */
+static bool
+pubguard_cfg_value_one (struct pubguard_cfg *c, void *data)
+{
+  struct pubguard_cfg_want *w = data;
+
+  if (!c->has_sub && strcmp (pubguard_str (&c->section), w->section) == 0
+      && strcmp (pubguard_str (&c->key), w->key) == 0)
+    {
+      free (w->found);
+      w->found = xstrndup (pubguard_str (&c->value), c->value.len);
+    }
+  return false;
 }
 
 char *
 pubguard_git_config_value (const char *text, size_t len, const char *section,
                            const char *key)
 {
-  struct pubguard_cfg c = { .p = text, .end = text + len };
-  char *found = NULL;
-  int ch, rc = 0;
+  struct pubguard_cfg_want w = { .section = section, .key = key };
 
-  if (len >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0)
-    c.p += 3;
-  while (rc == 0 && (ch = pubguard_cfg_next (&c)) != -1)
-    {
-      if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r')
-        continue;
-      if (ch == '#' || ch == ';')
-        pubguard_cfg_skip_line (&c);
-      else if (ch == '[')
-        rc = pubguard_cfg_section (&c);
-      else if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && c.section.len > 0)
-        {
-          rc = pubguard_cfg_variable (&c, ch);
-          if (rc == 0 && !c.has_sub
-              && strcmp (pubguard_str (&c.section), section) == 0
-              && strcmp (pubguard_str (&c.key), key) == 0)
-            {
-              free (found);
-              found = xstrndup (pubguard_str (&c.value), c.value.len);
-            }
-        }
-      else
-        rc = -1;
-    }
-  pubguard_cfg_free (&c);
-  return found;
+  pubguard_cfg_walk (text, len, pubguard_cfg_value_one, &w);
+  return w.found;
 }
