@@ -145,15 +145,7 @@ section(section_4)
 
 # --- a closed standard input ends the server ------------------------------
 def section_5():
-    p = subprocess.Popen([CRUCIBLE, "mcp"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
-    try:
-        rc = p.wait(10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        rc = None
-    check(rc == 0, "crucible mcp <&- leaves", "status %r" % rc)
+    closed_stdin_leaves("mcp")
 
 section(section_5)
 EOF

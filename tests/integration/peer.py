@@ -33,6 +33,20 @@ def check_bound(passed, what, *diag):
         check(passed, what, *diag)
 
 
+def closed_stdin_leaves(subcommand):
+    """Check that `crucible SUBCOMMAND <&-` ends on its own, with 0."""
+    p = subprocess.Popen([CRUCIBLE, subcommand], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: os.close(0))
+    try:
+        rc = p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = None
+    check(rc == 0, "crucible %s <&- leaves" % subcommand, "status %r" % rc)
+
+
 def check(passed, what, *diag):
     print(("0 " if passed else "1 ") + what, flush=True)
     if not passed:

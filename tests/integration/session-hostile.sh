@@ -105,16 +105,7 @@ def section_2():
 
 # --- crucible session <&- leaves ---------------------------------------------
 def section_3():
-    p = subprocess.Popen([CRUCIBLE, "session"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL,
-                         preexec_fn=lambda: os.close(0))
-    try:
-        rc = p.wait(10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        rc = None
-    check(rc == 0, "crucible session <&- leaves", "status %r" % rc)
+    closed_stdin_leaves("session")
 
 # --- the agent does not outlive a SIGKILLed crucible -------------------------
 def section_4():
