@@ -110,3 +110,13 @@ pub_begin() {
   done
   exit 0
 }
+
+# pub_payload WHO: a program at $TEST_TMP/payload that, if anything ever
+# runs it, makes $RAN ($TEST_TMP/ran.WHO, removed first) exist: what a
+# planted hook or a program-naming git key would run on the host.
+pub_payload() {
+  RAN="$TEST_TMP/ran.$1"
+  rm -f "$RAN"
+  printf '#!/bin/sh\ntouch %s\n' "$RAN" >"$TEST_TMP/payload"
+  chmod 755 "$TEST_TMP/payload"
+}

@@ -49,10 +49,7 @@ pub_begin "$PER_IDENTITY" "attack2"
 
 for who in $ids; do
   pub_become "$who"
-  RAN="$TEST_TMP/ran.$who"
-  rm -f "$RAN"
-  printf '#!/bin/sh\ntouch %s\n' "$RAN" >"$TEST_TMP/payload"
-  chmod 755 "$TEST_TMP/payload"
+  pub_payload "$who"
 
   # The workspace root made a git directory with a worktree and an
   # fsmonitor, in a workspace that is no repository.

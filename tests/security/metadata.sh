@@ -62,10 +62,7 @@ fi
 
 for who in $ids; do
   pub_become "$who"
-  RAN="$TEST_TMP/ran.$who"
-  rm -f "$RAN"
-  printf '#!/bin/sh\ntouch %s\n' "$RAN" >"$TEST_TMP/payload"
-  chmod 755 "$TEST_TMP/payload"
+  pub_payload "$who"
 
   # (4a) .git -> .realgit: a hook written into the symlink's target.
   meta_repo "$WS/.realgit"
