@@ -139,13 +139,14 @@ theme_parse_line (struct theme_state *st, char *line, const char *path,
   return 0;
 }
 
-/* Read a whole theme file.  */
+/* The default theme, compiled in from themes/dark.theme.  */
+#include "tui/theme_builtin.h"
+
+/* Read a theme from f, which path names in messages.  */
 static int
-theme_read (struct theme_state *st, const char *path, struct cr_error **err)
+theme_parse (struct theme_state *st, FILE *f, const char *path,
+             struct cr_error **err)
 {
-  cleanup_fclose FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return cr_error_set (err, errno, _ ("reading theme %s"), path);
   char line[512];
   int lineno = 0;
   while (fgets (line, sizeof line, f) != NULL)
@@ -156,6 +157,28 @@ theme_read (struct theme_state *st, const char *path, struct cr_error **err)
       return cr_error_set (err, 0, _ ("theme %s: the role '%s' is missing"),
                            path, theme_role_names[r]);
   return 0;
+}
+
+/* Read a whole theme file.  */
+static int
+theme_read (struct theme_state *st, const char *path, struct cr_error **err)
+{
+  cleanup_fclose FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return cr_error_set (err, errno, _ ("reading theme %s"), path);
+  return theme_parse (st, f, path, err);
+}
+
+/* The compiled-in default theme; it cannot fail to parse (the build
+ * made it from a theme file the tests read).  */
+static void
+theme_read_builtin (struct theme_state *st)
+{
+  struct cr_error *err = NULL;
+  cleanup_fclose FILE *f = fmemopen ((void *) theme_builtin_text,
+                                     sizeof theme_builtin_text - 1, "r");
+  if (f == NULL || theme_parse (st, f, "(built in)", &err) < 0)
+    abort ();
 }
 
 /* Whether a theme name is a plain name (no path, no dots).  */
@@ -197,9 +220,19 @@ theme_make_pairs (struct theme_state *st)
     init_pair ((short) (r + 1), (short) st->roles[r].fg[st->depth], -1);
 }
 
-/* Where the themes are: $CRUCIBLE_THEME_DIR, then share/crucible/themes
- * beside the installed program (an installation moved as a whole keeps
- * its themes), then the directory configure chose.  Owned.  */
+/* Whether dir holds name's theme file.  */
+static bool
+theme_dir_has (const char *dir, const char *name)
+{
+  cleanup_free char *probe = xasprintf ("%s/%s.theme", dir, name);
+  return access (probe, R_OK) == 0;
+}
+
+/* Where name's theme file is: $CRUCIBLE_THEME_DIR alone when set; else
+ * share/crucible/themes beside the program (an installation moved as a
+ * whole keeps its themes), the directory configure chose, and, for the
+ * binary the build directory holds, the source tree it was configured
+ * from.  NULL when none of them has it.  Owned.  */
 static char *
 theme_dir (const char *name)
 {
@@ -208,21 +241,35 @@ theme_dir (const char *name)
     return xstrdup (env);
   char exe[4096];
   ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = NULL;
   if (n > 0)
     {
       exe[n] = '\0';
-      char *slash = strrchr (exe, '/');
-      if (slash != NULL)
-        {
-          *slash = '\0';
-          char *dir = xasprintf ("%s/../share/crucible/themes", exe);
-          cleanup_free char *probe = xasprintf ("%s/%s.theme", dir, name);
-          if (access (probe, R_OK) == 0)
-            return dir;
-          free (dir);
-        }
+      slash = strrchr (exe, '/');
     }
-  return xstrdup (CRUCIBLE_THEMEDIR);
+  if (slash != NULL)
+    {
+      *slash = '\0';
+      char *dir = xasprintf ("%s/../share/crucible/themes", exe);
+      if (theme_dir_has (dir, name))
+        return dir;
+      free (dir);
+    }
+  if (theme_dir_has (CRUCIBLE_THEMEDIR, name))
+    return xstrdup (CRUCIBLE_THEMEDIR);
+  if (slash != NULL && strcmp (exe, CRUCIBLE_BUILDDIR) == 0
+      && theme_dir_has (CRUCIBLE_SRC_THEMEDIR, name))
+    return xstrdup (CRUCIBLE_SRC_THEMEDIR);
+  return NULL;
+}
+
+/* Start the theme st on this terminal.  */
+static void
+theme_apply (struct theme_state *st)
+{
+  theme_pick_depth (st);
+  theme_make_pairs (st);
+  theme = *st;
 }
 
 int
@@ -239,13 +286,27 @@ theme_load (const char *name, const char *dir, struct cr_error **err)
       found = theme_dir (name);
       dir = found;
     }
+  if (dir == NULL && strcmp (name, THEME_DEFAULT) == 0)
+    {
+      theme_load_default ();
+      return 0;
+    }
+  if (dir == NULL)
+    return cr_error_set (err, ENOENT, _ ("reading theme %s/%s.theme"),
+                         CRUCIBLE_THEMEDIR, name);
   cleanup_free char *path = xasprintf ("%s/%s.theme", dir, name);
   if (theme_read (&st, path, err) < 0)
     return -1;
-  theme_pick_depth (&st);
-  theme_make_pairs (&st);
-  theme = st;
+  theme_apply (&st);
   return 0;
+}
+
+void
+theme_load_default (void)
+{
+  struct theme_state st = { 0 };
+  theme_read_builtin (&st);
+  theme_apply (&st);
 }
 
 int

@@ -27,12 +27,16 @@ enum theme_role
 /* The theme every session starts with when none is configured.  */
 #define THEME_DEFAULT "dark"
 
-/* Load theme name (NULL: THEME_DEFAULT) from dir (NULL: the installed
- * themes directory, or $CRUCIBLE_THEME_DIR) and set up the colour pairs
- * for this terminal.  A theme that cannot be read or parsed is an error
- * naming the file and line; the caller may then fall back with
- * theme_load (NULL, NULL, ...).  */
+/* Load theme name (NULL: THEME_DEFAULT) from dir (NULL: $CRUCIBLE_THEME_DIR,
+ * the installed themes, or the source tree of the build directory's own
+ * binary) and set up the colour pairs for this terminal.  The default
+ * theme found nowhere is the compiled-in one.  A theme that cannot be
+ * found, read or parsed is an error naming the file and line; the caller
+ * may then fall back with theme_load_default ().  */
 int theme_load (const char *name, const char *dir, struct cr_error **err);
+
+/* Set up the compiled-in default theme; it cannot fail.  */
+void theme_load_default (void);
 
 /* The curses attributes (pair included) of a role.  */
 int theme_attr (enum theme_role role);

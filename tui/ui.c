@@ -1190,7 +1190,7 @@ ui_clear (struct ui *ui)
 }
 
 /* Load the theme; a configured theme that cannot be read falls back to
- * the default, saying why.  */
+ * the compiled-in default, saying why in one line.  */
 static void
 ui_theme (struct ui *ui, const char *name)
 {
@@ -1198,12 +1198,8 @@ ui_theme (struct ui *ui, const char *name)
   if (theme_load (name, NULL, &err) == 0)
     return;
   ui_notice (ui, THEME_WARNING, err->msg);
-  cr_error_clear (&err);
-  if (theme_load (NULL, NULL, &err) < 0)
-    {
-      ui_notice (ui, THEME_WARNING, err->msg);
-      cr_error_free (err);
-    }
+  cr_error_free (err);
+  theme_load_default ();
 }
 
 /* The session, with the terminal taken.  */
