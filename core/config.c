@@ -164,6 +164,12 @@ static const struct config_key config_keys[] = {
   CONFIG_STRING ("agent.command", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
                  4096, agent_command),
   CONFIG_STRING ("theme", CONFIG_RULE_FREE, CONFIG_CHECK_THEME, 64, theme),
+  /* How long ended sessions' journals are kept: the person's own audit
+   * record, which a project may neither shorten nor lengthen.  */
+  CONFIG_OBJECT ("journal"),
+  { "journal.keepDays", CONFIG_KIND_UINT, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_TEXT, 0, 36500, 0, 0,
+    offsetof (struct config, journal_keep_days) },
   /* Rules added from the approval panel, keyed by workspace: "*" stands
    * for any absolute path, and only this workspace's list is kept.  */
   { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
@@ -1207,6 +1213,7 @@ config_new_defaults (void)
   cfg->open_files = 4096;
   cfg->command_seconds = 1200;
   cfg->concurrency = 4;
+  cfg->journal_keep_days = CONFIG_JOURNAL_KEEP_DAYS;
   cfg->permissions_mode = xstrdup ("ask");
   return cfg;
 }

@@ -32,6 +32,9 @@ struct config_list
   size_t count;
 };
 
+/* journal.keepDays unless configured.  */
+#define CONFIG_JOURNAL_KEEP_DAYS 30
+
 struct config
 {
   bool sandbox_enabled;
@@ -58,6 +61,7 @@ struct config
   struct config_list allow; /* permissions.allow, home-only */
   struct config_list deny;  /* permissions.deny */
   char *agent_command;      /* agent.command, home-only, or NULL */
+  uint64_t journal_keep_days; /* journal.keepDays, home-only (30; 0: all) */
   /* workspaces.<this workspace>.allow, home-only: the allow rules the
    * person added for this workspace from the approval panel.  */
   struct config_list workspace_allow;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -311,11 +313,109 @@ journal_dir_open (const char *dir, struct cr_error **err)
   return journal_dir_last (fd, last, copy, err);
 }
 
+/* Whether name is a session's file: 32 lowercase hex digits and
+ * ".jsonl".  */
+static bool
+journal_file_name (const char *name)
+{
+  size_t n = strlen (name);
+  if (n != JOURNAL_SESSION_LEN + 6
+      || strcmp (name + JOURNAL_SESSION_LEN, ".jsonl") != 0)
+    return false;
+  char id[JOURNAL_SESSION_LEN + 1];
+  memcpy (id, name, JOURNAL_SESSION_LEN);
+  id[JOURNAL_SESSION_LEN] = '\0';
+  return journal_session_valid (id);
+}
+
+/* Remove dirfd's file name when it is an ended session's file last
+ * written before cutoff: a regular file of this user, not a link, and
+ * not locked by the session writing it.  1 when removed, 0 when kept,
+ * -1 with errno when it could not be looked at.  */
+static int
+journal_retain_one (int dirfd, const char *name, time_t cutoff)
+{
+  cleanup_close int fd = openat (
+      dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return errno == ELOOP ? 0 : -1;
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return -1;
+  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
+      || st.st_mtime >= cutoff)
+    return 0;
+  /* The lock is held while the name is removed, so a session cannot be
+   * writing the file it names; a session never reopens a file (O_EXCL),
+   * so none can take it afterwards.  */
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    return errno == EWOULDBLOCK ? 0 : -1;
+  struct stat now;
+  if (fstatat (dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0
+      || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+    return 0;
+  if (unlinkat (dirfd, name, 0) < 0)
+    return -1;
+  return 1;
+}
+
+int
+journal_retain (const struct journal *j, uint64_t keep_days,
+                uint64_t *removed, struct cr_error **err)
+{
+  *removed = 0;
+  if (j == NULL || j->path == NULL || keep_days == 0)
+    return 0;
+  cleanup_free char *dir = xstrdup (j->path);
+  *strrchr (dir, '/') = '\0';
+  cleanup_close int pathfd = journal_dir_open (*dir != '\0' ? dir : "/", err);
+  if (pathfd < 0)
+    return -1;
+  int dirfd = openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return cr_error_set (err, errno, _ ("reading journal directory %s"), dir);
+  DIR *d = fdopendir (dirfd);
+  if (d == NULL)
+    {
+      close (dirfd);
+      return cr_error_set (err, errno, _ ("reading journal directory %s"),
+                           dir);
+    }
+  time_t cutoff = time (NULL) - (time_t) (keep_days * 86400);
+  int saved = 0;
+  cleanup_free char *failed = NULL;
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      if (!journal_file_name (e->d_name)
+          || strncmp (e->d_name, j->session, JOURNAL_SESSION_LEN) == 0)
+        continue;
+      int r = journal_retain_one (dirfd, e->d_name, cutoff);
+      if (r > 0)
+        (*removed)++;
+      else if (r < 0 && failed == NULL)
+        {
+          saved = errno;
+          failed = xstrdup (e->d_name);
+        }
+    }
+  closedir (d);
+  if (failed != NULL)
+    return cr_error_set (err, saved, _ ("removing old journal %s/%s"), dir,
+                         failed);
+  return 0;
+}
+
 /* Make a journal around an open descriptor, which it now owns.  */
 static struct journal *
 journal_new (int fd, const char *session, char *path)
 {
   struct journal *j = xcalloc (1, sizeof *j);
+  /* A live session holds its file locked, so that retention
+   * (journal_retain) can tell it from one that ended; flock on an
+   * O_APPEND descriptor, released when it closes.  A lock refused says
+   * only that retention may not see this file as live.  */
+  (void) flock (fd, LOCK_EX | LOCK_NB);
   j->fd = fd;
   memcpy (j->session, session, JOURNAL_SESSION_LEN + 1);
   j->path = path;

@@ -115,6 +115,17 @@ int journal_open_session (struct journal **out, const char *dir,
 int journal_open_fd (struct journal **out, int fd, const char *session,
                      struct cr_error **err);
 
+/* The journal's retention (journal.keepDays): remove, from j's directory,
+ * the files of ended sessions last written more than keep_days days ago
+ * (0: keep every file).  A live session's file is never touched: each
+ * session holds its own file locked (flock) while it is open, and a file
+ * is removed only under that lock.  Only this user's regular files named
+ * like a session's are looked at; j's own never.  *removed gets how many
+ * went.  The first file that could not be looked at or removed is named
+ * in *err, after every other was tried.  */
+int journal_retain (const struct journal *j, uint64_t keep_days,
+                    uint64_t *removed, struct cr_error **err);
+
 /* The session id (JOURNAL_SESSION_LEN hex digits), owned by j.  */
 const char *journal_session (const struct journal *j);
 

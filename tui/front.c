@@ -66,18 +66,26 @@ front_session_operands (int argc, char **argv, int i, const char **dir,
 }
 
 struct journal *
-front_journal (void)
+front_journal (const struct config *cfg)
 {
   struct journal *j = NULL;
   struct cr_error *err = NULL;
-  if (journal_open (&j, NULL, &err) == 0)
-    return j;
-  fprintf (stderr,
-           _ ("crucible: this session's lifecycle facts are not recorded: "
-              "%s\n"),
-           err->msg);
-  cr_error_free (err);
-  return NULL;
+  uint64_t removed;
+  if (journal_open (&j, NULL, &err) < 0)
+    {
+      fprintf (stderr,
+               _ ("crucible: this session's lifecycle facts are not "
+                  "recorded: %s\n"),
+               err->msg);
+      cr_error_free (err);
+      return NULL;
+    }
+  if (journal_retain (j, cfg->journal_keep_days, &removed, &err) < 0)
+    {
+      fprintf (stderr, _ ("crucible: journal.keepDays: %s\n"), err->msg);
+      cr_error_free (err);
+    }
+  return j;
 }
 
 /* The refusal while confinement is on and cannot be had.  */

@@ -39,7 +39,7 @@ host_start (struct host *h, struct cr_error **err)
   /* Without a backend (HOST_KEEP_REFUSED), the front end refuses every
    * call itself, quoting h->refusal.  */
   h->sup = supervisor_new (h->loop, h->backend, h->cfg, h->workspace, environ);
-  h->journal = front_journal ();
+  h->journal = front_journal (h->cfg);
   supervisor_set_journal (h->sup, h->journal);
   return 0;
 }
