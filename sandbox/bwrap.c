@@ -82,6 +82,10 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   cleanup_free char *cgroup = cgroup_pids_parent ();
   if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
+  /* Every lifecycle fact is journaled, keyed by the sandbox ID, as in
+   * compatibility (compat_claims: observed, since a lost fact does not
+   * stop the command).  */
+  out->support[SANDBOX_AUDIT] = SANDBOX_OBSERVED;
   out->support[SANDBOX_USAGE] = SANDBOX_OBSERVED;
 }
 

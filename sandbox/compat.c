@@ -45,9 +45,13 @@ struct compat_session
   bool done;    /* the keeper confirmed the scope empty */
 };
 
-/* What compatibility execution can hold: only the ceilings the host itself
- * enforces.  Audit and usage come with the journal; until then they are
- * unsupported, not claimed.  */
+/* What compatibility execution can hold: the ceilings the host itself
+ * enforces, and two records it keeps as measurements: audit (every
+ * lifecycle fact of the command journaled, which the spec keeps active
+ * whether or not confinement is on) and usage (the scope's resource use,
+ * from its keeper's rusage).  Observed, not enforced: a fact that cannot
+ * be written leaves a gap in the journal's numbering and the command
+ * goes on (doc/journal.md), so neither is a boundary.  */
 static void
 compat_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 {
@@ -55,6 +59,8 @@ compat_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   out->support[SANDBOX_COMMAND_TIME_LIMIT] = SANDBOX_ENFORCED;
   out->support[SANDBOX_OUTPUT_LIMIT] = SANDBOX_ENFORCED;
   out->support[SANDBOX_CONCURRENCY_LIMIT] = SANDBOX_ENFORCED;
+  out->support[SANDBOX_AUDIT] = SANDBOX_OBSERVED;
+  out->support[SANDBOX_USAGE] = SANDBOX_OBSERVED;
 }
 
 /* Compatibility is always usable and never confined.  */

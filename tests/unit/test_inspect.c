@@ -368,7 +368,8 @@ test_disabled (void **state)
                 f == SANDBOX_COMMAND_TIME_LIMIT || f == SANDBOX_OUTPUT_LIMIT
                         || f == SANDBOX_CONCURRENCY_LIMIT
                     ? "enforced"
-                    : "unsupported");
+                : f == SANDBOX_AUDIT || f == SANDBOX_USAGE ? "observed"
+                                                           : "unsupported");
   buf_printf (&want,
               "\n"
               "what a command would run under:\n"
