@@ -59,26 +59,69 @@ sandbox_panel_list (struct screen_lines *l, const char *what,
                       list->items[i]);
 }
 
-/* The Settings tab.  */
+/* A row whose setting takes effect only while confinement is on.  */
+static void
+sandbox_panel_off (struct screen_lines *l, const char *what)
+{
+  screen_lines_add (l, THEME_TEXT, "  %-12s %s", what,
+                    _ ("not restricted: confinement is off"));
+}
+
+/* The network row: closed, or the domains the host proxy lets through.  */
+static void
+sandbox_panel_network (const struct config *cfg, struct screen_lines *l)
+{
+  const struct config_list *d = &cfg->net_domains;
+  if (d->count == 0)
+    {
+      screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("network"),
+                        _ ("closed"));
+      return;
+    }
+  screen_lines_add (l, THEME_TEXT,
+                    P_ ("  %-12s %zu domain, through the host proxy",
+                              "  %-12s %zu domains, through the host proxy",
+                              d->count),
+                    _ ("network"), d->count);
+  sandbox_panel_list (l, "", d);
+}
+
+/* The Settings tab: what holds for a command in the mode configured.
+ * Unconfined, a command reaches every path and address the user can, and
+ * only the host's own ceilings apply: each row says so rather than show a
+ * restriction that is not there.  */
 static void
 sandbox_panel_settings (const struct config *cfg, const char *workspace,
                         struct screen_lines *l)
 {
-  screen_lines_add (l, cfg->sandbox_enabled ? THEME_SUCCESS : THEME_WARNING,
-                    "  %-12s %s (%s)", _ ("enabled"),
-                    cfg->sandbox_enabled ? _ ("yes") : _ ("no"),
+  bool on = cfg->sandbox_enabled;
+  screen_lines_add (l, on ? THEME_SUCCESS : THEME_WARNING, "  %-12s %s (%s)",
+                    _ ("enabled"), on ? _ ("yes") : _ ("no"),
                     sandbox_panel_origin (cfg));
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("backend"),
-                    cfg->sandbox_enabled ? (cfg->sandbox_backend != NULL
-                                                ? cfg->sandbox_backend
-                                                : SANDBOX_REGISTRY_DEFAULT)
-                                         : _ ("compat (unconfined)"));
+                    on ? (cfg->sandbox_backend != NULL
+                              ? cfg->sandbox_backend
+                              : SANDBOX_REGISTRY_DEFAULT)
+                       : _ ("compat (unconfined)"));
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("workspace"), workspace);
+  if (!on)
+    {
+      sandbox_panel_off (l, _ ("writable"));
+      sandbox_panel_off (l, _ ("read-only"));
+      sandbox_panel_off (l, _ ("network"));
+      screen_lines_add (l, THEME_TEXT,
+                        _ ("  %-12s output %" PRIu64 " bytes · %.0f s a "
+                           "command · %" PRIu64 " at once · cpu, open files: "
+                           "not restricted"),
+                        _ ("limits"), cfg->output_bytes, cfg->command_seconds,
+                        cfg->concurrency);
+      return;
+    }
   screen_lines_add (l, THEME_TEXT, "  %-12s %s", _ ("writable"),
                     _ ("the workspace"));
   sandbox_panel_list (l, "", &cfg->fs_writable);
   sandbox_panel_list (l, _ ("read-only"), &cfg->fs_read_only);
-  sandbox_panel_list (l, _ ("network"), &cfg->net_domains);
+  sandbox_panel_network (cfg, l);
   screen_lines_add (l, THEME_TEXT,
                     _ ("  %-12s output %" PRIu64 " bytes · cpu %" PRIu64
                        " s · %" PRIu64

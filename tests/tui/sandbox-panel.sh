@@ -4,7 +4,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=13
+N=15
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -18,11 +18,12 @@ ok $? "/sandbox opens on the Settings tab"
 expected="  enabled      no (the default)
   backend      compat (unconfined)
   workspace    $WS
-  writable     the workspace
-  read-only    none
-  network      none
-  limits       output 10485760 bytes · cpu 3600 s · 4096 open files · 1200 s a command · 4 at once"
-is "$(tui_block "  enabled" 7)" "$expected" "the Settings tab"
+  writable     not restricted: confinement is off
+  read-only    not restricted: confinement is off
+  network      not restricted: confinement is off
+  limits       output 10485760 bytes · 1200 s a command · 4 at once · cpu, open files: not restricted"
+is "$(tui_block "  enabled" 7)" "$expected" \
+  "the Settings tab, unconfined: each row says what holds with confinement off"
 is "$(tui_row $((TUI_ROWS - 1)))" \
   "tab switches · esc to close · /sandbox enable|disable changes it" \
   "the panel's keys"
@@ -79,3 +80,40 @@ else
   ok "$([ ! -e "$HOME/.crucible/config.json" ]; echo $?)" \
     "where enabling cannot be enforced nothing is written"
 fi
+tui_keys C-d
+tui_exited 10
+
+# Confined, each row says what a command gets: the workspace and the
+# configured roots, the network closed or the domains through the proxy,
+# every ceiling.
+settings_confined() {
+  printf '%s\n' "$1" >"$HOME/.crucible/config.json"
+  tui_start
+  tui_wait "mode on (shift+tab to cycle)" >/dev/null
+  tui_keys /sandbox Enter
+  tui_wait "Sandbox  [Settings]    Dependencies" >/dev/null
+  BLOCK=$(tui_block "  enabled" "$2")
+  tui_keys Escape C-d
+  tui_exited 10
+}
+mkdir -p "$HOME/.crucible" "$WS/docs"
+settings_confined '{"sandbox": {"enabled": true}}' 7
+is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
+  backend      linux-bubblewrap
+  workspace    $WS
+  writable     the workspace
+  read-only    none
+  network      closed
+  limits       output 10485760 bytes · cpu 3600 s · 4096 open files · 1200 s a command · 4 at once" \
+  "the Settings tab, confined: the workspace, a closed network, every ceiling"
+settings_confined '{"sandbox": {"enabled": true, "filesystem": {"readOnly": ["docs"]}, "network": {"domains": ["registry.npmjs.org", "*.pypi.org"]}, "limits": {"cpuSeconds": 60}}}' 9
+is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
+  backend      linux-bubblewrap
+  workspace    $WS
+  writable     the workspace
+  read-only    docs
+  network      2 domains, through the host proxy
+               registry.npmjs.org
+               *.pypi.org
+  limits       output 10485760 bytes · cpu 60 s · 4096 open files · 1200 s a command · 4 at once" \
+  "the Settings tab, confined with roots and domains: each listed, the domains through the proxy"
