@@ -18,6 +18,21 @@ static const char keys_paste_start[] = "\x1b[200~";
 static const char keys_paste_end[] = "\x1b[201~";
 #define KEYS_MARK_LEN 6
 
+/* Where the bytes given to termkey stand in a control sequence
+ * (keys_filter).  */
+enum keys_csi
+{
+  KEYS_CSI_NONE,  /* not in one */
+  KEYS_CSI_ESC,   /* after ESC */
+  KEYS_CSI_PARAM, /* after ESC [, in its parameter bytes */
+  KEYS_CSI_INTER  /* its intermediate bytes, which are dropped */
+};
+
+/* The final byte a sequence whose intermediates were dropped ends with:
+ * one libtermkey knows no key for, so the sequence comes out as an
+ * unknown one, which keys_drain drops.  */
+#define KEYS_CSI_NEUTRAL 'z'
+
 struct keys
 {
   struct loop *loop;
@@ -27,6 +42,7 @@ struct keys
   struct buf held;  /* bytes that may be the start of a marker */
   struct buf paste; /* the paste so far */
   bool in_paste;
+  enum keys_csi csi;
   uint64_t force_timer;
 };
 
@@ -53,16 +69,67 @@ keys_drain (struct keys *k)
   loop_cancel_timer (k->loop, k->force_timer);
   k->force_timer = 0;
   while ((r = termkey_getkey (k->tk, &key)) == TERMKEY_RES_KEY)
-    k->handler.key (k->handler.data, k->tk, &key);
+    if (key.type != TERMKEY_TYPE_UNKNOWN_CSI)
+      k->handler.key (k->handler.data, k->tk, &key);
   if (r == TERMKEY_RES_AGAIN)
     k->force_timer = loop_add_timer (
         k->loop, (uint64_t) termkey_get_waittime (k->tk), keys_on_force, k);
 }
 
+/* Copy p[0..n) to out (n bytes of room), leaving out what libtermkey
+ * cannot take: libtermkey 0.22 reads past its key table (and crashes)
+ * on a control sequence with an intermediate byte (0x20-0x2f) before the
+ * final byte of a cursor or function key, such as ESC [ , D, which any
+ * terminal or paste can send.  The intermediates are dropped and such a
+ * sequence ends with KEYS_CSI_NEUTRAL instead of its own final, so that
+ * no key is made up from it; the state is kept across reads, so a
+ * sequence cut between two reads is read the same.  Returns the bytes
+ * copied.  */
+static size_t
+keys_filter (struct keys *k, const char *p, size_t n, char *out)
+{
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char) p[i];
+      switch (k->csi)
+        {
+        case KEYS_CSI_ESC:
+          k->csi = c == '[' ? KEYS_CSI_PARAM : KEYS_CSI_NONE;
+          break;
+        case KEYS_CSI_PARAM:
+          if (c >= 0x20 && c <= 0x2f)
+            {
+              k->csi = KEYS_CSI_INTER;
+              continue;
+            }
+          if (c < 0x30 || c > 0x3f)
+            k->csi = KEYS_CSI_NONE;
+          break;
+        case KEYS_CSI_INTER:
+          if (c >= 0x20 && c <= 0x2f)
+            continue;
+          k->csi = KEYS_CSI_NONE;
+          if (c >= 0x40 && c <= 0x7e)
+            c = KEYS_CSI_NEUTRAL;
+          break;
+        case KEYS_CSI_NONE:
+          break;
+        }
+      if (k->csi == KEYS_CSI_NONE && c == 0x1b)
+        k->csi = KEYS_CSI_ESC;
+      out[o++] = (char) c;
+    }
+  return o;
+}
+
 /* Give termkey bytes that are keys.  */
 static void
-keys_push (struct keys *k, const char *p, size_t n)
+keys_push (struct keys *k, const char *raw, size_t len)
 {
+  char filtered[KEYS_READ_MAX + KEYS_MARK_LEN];
+  const char *p = filtered;
+  size_t n = keys_filter (k, raw, len, filtered);
   while (n > 0)
     {
       size_t took = termkey_push_bytes (k->tk, p, n);

@@ -6,7 +6,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=23
+N=25
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -98,6 +98,18 @@ tui_keys '/clear' Enter
 tui_gone "[left running"
 is "$(tui_row "$TUI_ROWS")" "  ask mode on (shift+tab to cycle) · 1 command" \
   "/clear leaves the command running"
+
+# A control sequence with an intermediate byte before a cursor key's final
+# (ESC [ , D) crashed libtermkey 0.22; a terminal or a paste can send
+# one.  The session goes on, no key is made up from it, and what follows
+# is typed as it was.
+tmux -L "$TUI_SOCK" send-keys -H 1b 5b 2c 44 1b 5b 31 3b 20 41
+tui_keys 'after'
+tui_wait "› after"
+ok $? "a control sequence with an intermediate byte is dropped, and typing goes on"
+is "$(tui_row "$TUI_ROWS")" "  ask mode on (shift+tab to cycle) · 1 command" \
+  "no key was made up from it"
+tui_keys C-u
 
 # shift+tab cycles the mode.
 tui_keys BTab
