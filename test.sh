@@ -4,12 +4,12 @@
 # Stages: a -Wall -Wextra -Werror build running every test; publication's
 # fault tests over a build with fault points; an ASan+UBSan
 # build running the unit and integration tests; make lint; make
-# bench-smoke.  Every skip is printed with its reason.  As root it installs
+# bench-smoke; the Debian packages built, installed and run.  Every skip is printed with its reason.  As root it installs
 # the Debian packages it needs.
 set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 . "$top/tools/deps.sh"
-deps_ensure "$DEPS_BUILD" "$DEPS_TEST" || exit 1
+deps_ensure "$DEPS_BUILD" "$DEPS_TEST" "$DEPS_PACKAGE" || exit 1
 cd "$top" || exit 1
 autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; exit 1; }
 
@@ -166,6 +166,11 @@ echo "== make bench-smoke"
 (cd "$work/plain" && make bench-smoke) >"$work/bench.log" 2>&1
 stage_result "make bench-smoke" $? "$work/bench.log"
 sed 's/^/   /' "$work/bench.log" | grep -E 'ratio|start:|capture:' || true
+
+# Last, since it installs the packages on this machine (and removes them).
+echo "== Debian packages: built, checked by lintian, installed, run"
+CRUCIBLE_SRCDIR="$top" bash "$top/tests/package/debian.sh" >"$work/package.log" 2>&1 </dev/null
+count_tap package "$work/package.log"
 
 for s in "${skips[@]+"${skips[@]}"}"; do echo "SKIP: $s"; done
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAIL: $f"; done

@@ -7,6 +7,8 @@ libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
 libseccomp-dev nettle-dev"
 DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
 locales keyutils"
+# What building the Debian packages needs beyond DEPS_BUILD (debian/).
+DEPS_PACKAGE="debhelper lintian dpkg-dev"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
