@@ -57,10 +57,10 @@ struct config
   double command_seconds; /* sandbox.limits.commandSeconds, seconds (1200) */
   uint64_t concurrency;   /* sandbox.limits.concurrency (4) */
 
-  char *permissions_mode;   /* permissions.mode, home-only ("ask") */
-  struct config_list allow; /* permissions.allow, home-only */
-  struct config_list deny;  /* permissions.deny */
-  char *agent_command;      /* agent.command, home-only, or NULL */
+  char *permissions_mode;     /* permissions.mode, home-only ("ask") */
+  struct config_list allow;   /* permissions.allow, home-only */
+  struct config_list deny;    /* permissions.deny */
+  char *agent_command;        /* agent.command, home-only, or NULL */
   uint64_t journal_keep_days; /* journal.keepDays, home-only (30; 0: all) */
   /* workspaces.<this workspace>.allow, home-only: the allow rules the
    * person added for this workspace from the approval panel.  */

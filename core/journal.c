@@ -342,8 +342,7 @@ journal_retain_one (int dirfd, const char *name, time_t cutoff)
   struct stat st;
   if (fstat (fd, &st) < 0)
     return -1;
-  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
-      || st.st_mtime >= cutoff)
+  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid () || st.st_mtime >= cutoff)
     return 0;
   /* The lock is held while the name is removed, so a session cannot be
    * writing the file it names; a session never reopens a file (O_EXCL),
@@ -360,8 +359,8 @@ journal_retain_one (int dirfd, const char *name, time_t cutoff)
 }
 
 int
-journal_retain (const struct journal *j, uint64_t keep_days,
-                uint64_t *removed, struct cr_error **err)
+journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
+                struct cr_error **err)
 {
   *removed = 0;
   if (j == NULL || j->path == NULL || keep_days == 0)
@@ -378,8 +377,7 @@ journal_retain (const struct journal *j, uint64_t keep_days,
   if (d == NULL)
     {
       close (dirfd);
-      return cr_error_set (err, errno, _ ("reading journal directory %s"),
-                           dir);
+      return cr_error_set (err, errno, _ ("reading journal directory %s"), dir);
     }
   time_t cutoff = time (NULL) - (time_t) (keep_days * 86400);
   int saved = 0;

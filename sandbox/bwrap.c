@@ -34,6 +34,7 @@
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/groupscan.h"
 #include "sandbox/channel.h"
 #include "sandbox/publish.h"
 #include "sandbox/pubguard.h"
@@ -600,6 +601,14 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
   out->bytes = rep.bytes;
   out->note = rep.note;
   rep.note = NULL;
+  if (s->groups_note != NULL)
+    {
+      char *both = out->note != NULL
+                       ? xasprintf ("%s\n%s", s->groups_note, out->note)
+                       : xstrdup (s->groups_note);
+      free (out->note);
+      out->note = both;
+    }
   publish_report_clear (&rep);
   return 0;
 }
@@ -609,6 +618,7 @@ static void
 bwrap_session_free (struct bwrap_session *s)
 {
   free (s->cgroup);
+  free (s->groups_note);
   if (s->err_fd >= 0)
     close (s->err_fd);
   free (s->message);
@@ -678,11 +688,64 @@ bwrap_abandon (struct sandbox_session *base)
   bwrap_session_free (s);
 }
 
+void
+bwrap_groups_check (struct bwrap_session *s, const char *workspace)
+{
+  struct bwrap_backend *b = s->backend;
+  if (b->groups_checked != NULL && strcmp (b->groups_checked, workspace) == 0)
+    return;
+  free (b->groups_checked);
+  b->groups_checked = xstrdup (workspace);
+
+  /* The one group the sandbox maps is the group of whoever bwrap runs
+   * as; a user's own groups decide what they could change unconfined.  */
+  struct groupscan_who who = { .uid = geteuid (), .mapped_gid = getegid () };
+  cleanup_free gid_t *groups = NULL;
+  int n = 0;
+  if (s->as_owner)
+    {
+      struct passwd *pw = getpwuid (s->owner_uid);
+      who.uid = s->owner_uid;
+      who.mapped_gid = s->owner_gid;
+      n = 64;
+      groups = xcalloc ((size_t) n, sizeof *groups);
+      if (pw == NULL
+          || getgrouplist (pw->pw_name, s->owner_gid, groups, &n) < 0)
+        n = 0;
+    }
+  else if (who.uid != 0 && (n = getgroups (0, NULL)) > 0)
+    {
+      groups = xcalloc ((size_t) n, sizeof *groups);
+      n = getgroups (n, groups);
+    }
+  who.groups = groups;
+  who.n_groups = n > 0 ? (size_t) n : 0;
+
+  struct bwrap_ids ids;
+  struct cr_error *err = NULL;
+  struct groupscan_result r;
+  if (bwrap_become_owner (s, &ids, &err) < 0)
+    {
+      cr_error_free (err);
+      return;
+    }
+  cleanup_close int fd
+      = open (workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  int scanned = fd >= 0 ? groupscan_run (fd, &who, &r) : -1;
+  bwrap_become_self (&ids);
+  if (scanned < 0)
+    return;
+  free (s->groups_note);
+  s->groups_note = groupscan_note (&r, who.mapped_gid);
+  groupscan_result_clear (&r);
+}
+
 static void
 bwrap_free (struct sandbox_backend *base)
 {
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
+  free (b->groups_checked);
   bwrap_location_clear (&b->bwrap);
   bwrap_argv_free (b->unreadable);
   bwrap_argv_free (b->unix_sockets);

@@ -35,6 +35,9 @@ struct bwrap_backend
   int broker_fd;
   char **unreadable; /* copies of opt's lists */
   char **unix_sockets;
+  /* The workspace whose groups were scanned (bwrap_groups_check): its
+   * note goes in the first command's result only.  */
+  char *groups_checked;
 };
 
 /* Descriptors a child of the host is given, by number; -1 for none.  */
@@ -90,6 +93,7 @@ struct bwrap_session
   size_t n_protect;
   struct pubguard_root *guard_roots;
   struct pubguard guard;
+  char *groups_note; /* paths its group keeps from changing, or NULL */
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */
@@ -111,6 +115,11 @@ void bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
 int bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
                         struct cr_error **err);
 void bwrap_become_self (struct bwrap_ids *saved);
+
+/* Once per backend and workspace, after bwrap_owner has decided whose
+ * sandbox it is: find the paths whose group the sandbox cannot map
+ * (sandbox/groupscan.h) and keep the note for s's result (bwrap.c).  */
+void bwrap_groups_check (struct bwrap_session *s, const char *workspace);
 
 /* Start bwrap, which starts the broker, which starts the workload (struct
  * sandbox_backend_ops).  */

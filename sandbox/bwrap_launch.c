@@ -638,6 +638,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
 
   if (bwrap_owner (s, workspace, err) < 0)
     return -1;
+  bwrap_groups_check (s, workspace);
   /* The baseline comes before the layers, under the publication lock, so
    * no baseline is taken halfway through another command's publication;
    * it also recovers what an earlier process abandoned.  */

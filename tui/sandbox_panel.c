@@ -80,8 +80,8 @@ sandbox_panel_network (const struct config *cfg, struct screen_lines *l)
     }
   screen_lines_add (l, THEME_TEXT,
                     P_ ("  %-12s %zu domain, through the host proxy",
-                              "  %-12s %zu domains, through the host proxy",
-                              d->count),
+                        "  %-12s %zu domains, through the host proxy",
+                        d->count),
                     _ ("network"), d->count);
   sandbox_panel_list (l, "", d);
 }
