@@ -713,11 +713,12 @@ httpreq_body_fail (struct httpreq_body *b, const char *reason)
   return HTTPREQ_ERROR;
 }
 
-/* Count one byte c of a framing line against its bound.  */
+/* Count one byte of a framing line against its bound (which counts the
+ * line's LF too, as the head's do).  */
 static bool
 httpreq_body_line_byte (struct httpreq_body *b)
 {
-  return ++b->line_len <= HTTPREQ_MAX_FIELD_LINE;
+  return ++b->line_len < HTTPREQ_MAX_FIELD_LINE;
 }
 
 /* Read one byte of a chunk-size line.  */
