@@ -586,9 +586,14 @@ httpreq_parser_feed (struct httpreq_parser *p, const void *data, size_t len,
       size_t chunk = nl != NULL ? (size_t) (nl - (s + i)) + 1 : len - i;
       size_t limit = p->started ? HTTPREQ_MAX_FIELD_LINE
                                 : HTTPREQ_MAX_START_LINE;
-      if (p->line.len + chunk > limit)
+      /* Both bounds are checked at the byte that crosses them, whichever
+       * comes first, so the answer does not depend on how the bytes
+       * arrived.  */
+      size_t line_room = limit - p->line.len;
+      size_t head_room = HTTPREQ_MAX_HEAD - p->head_bytes;
+      if (chunk > line_room && line_room <= head_room)
         return httpreq_too_long (p);
-      if (p->head_bytes + chunk > HTTPREQ_MAX_HEAD)
+      if (chunk > head_room)
         return httpreq_fail (p, 431, "the head is longer than 64 KiB");
       p->head_bytes += chunk;
       buf_append (&p->line, s + i, nl != NULL ? chunk - 1 : chunk);
