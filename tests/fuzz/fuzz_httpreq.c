@@ -55,7 +55,8 @@ fuzz_check_forward (const struct httpreq_head *req)
     abort ();
   for (size_t i = 0; i < out.len; i++)
     if ((out.data[i] == '\n' && (i == 0 || out.data[i - 1] != '\r'))
-        || (out.data[i] == '\r' && (i + 1 == out.len || out.data[i + 1] != '\n')))
+        || (out.data[i] == '\r'
+            && (i + 1 == out.len || out.data[i + 1] != '\n')))
       abort ();
   for (char *line = out.data; *line; line = strstr (line, "\r\n") + 2)
     {
@@ -136,10 +137,10 @@ fuzz_check_error (const struct httpreq_error *e, enum httpreq_kind kind)
 {
   if (e == NULL || e->reason == NULL)
     abort ();
-  if (kind == HTTPREQ_RESPONSE ? e->status != 502
-                               : (e->status != 400 && e->status != 414
-                                  && e->status != 417 && e->status != 431
-                                  && e->status != 501 && e->status != 505))
+  if (kind == HTTPREQ_RESPONSE
+          ? e->status != 502
+          : (e->status != 400 && e->status != 414 && e->status != 417
+             && e->status != 431 && e->status != 501 && e->status != 505))
     abort ();
 }
 
@@ -183,9 +184,9 @@ fuzz_body (struct httpreq_body *b, const uint8_t *s, size_t n, size_t *off,
       r = httpreq_body_feed (b, s + *off, piece, &used);
       if (used > piece || (r == HTTPREQ_MORE && used != piece))
         abort ();
-      if (r == HTTPREQ_ERROR && (b->error.reason == NULL
-                                 || (b->error.status != 400
-                                     && b->error.status != 502)))
+      if (r == HTTPREQ_ERROR
+          && (b->error.reason == NULL
+              || (b->error.status != 400 && b->error.status != 502)))
         abort ();
       if (r != HTTPREQ_ERROR)
         *off += used;
@@ -197,10 +198,9 @@ fuzz_body (struct httpreq_body *b, const uint8_t *s, size_t n, size_t *off,
 static void
 fuzz_log_head (struct buf *log, const struct httpreq_head *h)
 {
-  buf_printf (log, "H %s|%s|%d|%d|%zu|%llu|%d|%s\n",
-              h->method ? h->method : "", h->target ? h->target : "",
-              h->status, h->version_minor, h->n_fields,
-              (unsigned long long) h->content_length, h->chunked,
+  buf_printf (log, "H %s|%s|%d|%d|%zu|%llu|%d|%s\n", h->method ? h->method : "",
+              h->target ? h->target : "", h->status, h->version_minor,
+              h->n_fields, (unsigned long long) h->content_length, h->chunked,
               h->authority.host);
   for (size_t i = 0; i < h->n_fields; i++)
     buf_printf (log, "F %s: %s\n", h->fields[i].name, h->fields[i].value);
@@ -311,8 +311,7 @@ fuzz_netpolicy (const uint8_t *s, size_t n)
   char *env[] = { var, NULL };
   struct netpolicy_upstream u;
   if (netpolicy_upstream_from_env (env, true, "example.com", &u) == 0
-      && u.scheme != NETPOLICY_UPSTREAM_NONE
-      && (u.host == NULL || u.port == 0))
+      && u.scheme != NETPOLICY_UPSTREAM_NONE && (u.host == NULL || u.port == 0))
     abort ();
   netpolicy_upstream_clear (&u);
   (void) netpolicy_no_proxy_match (t, "www.example.com");

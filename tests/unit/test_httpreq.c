@@ -88,8 +88,7 @@ refuse_len (enum httpreq_kind kind, const char *text, size_t len, int status,
         fail_msg ("`%.200s`: %d %s, not %d ...%s...", text, e->status,
                   e->reason, status, want);
       /* Further feeds repeat the error and use nothing.  */
-      assert_int_equal (httpreq_parser_feed (p, "x", 1, &used),
-                        HTTPREQ_ERROR);
+      assert_int_equal (httpreq_parser_feed (p, "x", 1, &used), HTTPREQ_ERROR);
       assert_int_equal (used, 0);
       httpreq_parser_free (p);
     }
@@ -283,8 +282,7 @@ test_field_syntax (void **state)
   assert_string_equal (h->fields[2].value, "");
   assert_string_equal (h->fields[3].value, "caf\xc3\xa9");
   httpreq_parser_free (p);
-  refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400,
-          "obs-fold");
+  refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400, "obs-fold");
   refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\r\n\tb\r\n\r\n", 400,
           "obs-fold");
   refuse ("GET http://a.test/ HTTP/1.1\r\n Host: a.test\r\n\r\n", 400,
@@ -299,8 +297,7 @@ test_field_syntax (void **state)
   refuse ("GET http://a.test/ HTTP/1.1\r\nNoColon\r\n\r\n", 400, "no colon");
   refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\x01\r\n\r\n", 400, "control");
   refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\x7f\r\n\r\n", 400, "control");
-  refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\x1b[2J\r\n\r\n", 400,
-          "control");
+  refuse ("GET http://a.test/ HTTP/1.1\r\nX: a\x1b[2J\r\n\r\n", 400, "control");
   refuse ("GET http://a.test/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400,
           "more than one Host");
   refuse ("GET http://a.test/ HTTP/1.1\r\n" AUTH AUTH "\r\n", 400,
@@ -492,8 +489,8 @@ test_transfer_encoding (void **state)
           400, "twice");
   refuse ("POST http://a.test/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
           400, "HTTP/1.0");
-  refuse ("POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n",
-          501, "unknown transfer coding");
+  refuse ("POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 501,
+          "unknown transfer coding");
   refuse ("POST http://a.test/ HTTP/1.1\r\n"
           "Transfer-Encoding: identity, chunked\r\n\r\n",
           501, "unknown transfer coding");
@@ -527,7 +524,8 @@ test_connection (void **state)
   assert_true (httpreq_head_keep_alive (h));
   assert_int_equal (h->n_connection_tokens, 0);
   httpreq_parser_free (p);
-  p = request ("GET http://a.test/ HTTP/1.1\r\nProxy-Connection: close\r\n\r\n");
+  p = request (
+      "GET http://a.test/ HTTP/1.1\r\nProxy-Connection: close\r\n\r\n");
   assert_false (httpreq_head_keep_alive (httpreq_parser_head (p)));
   httpreq_parser_free (p);
   p = request ("GET http://a.test/ HTTP/1.1\r\nConnection: Upgrade\r\n"
@@ -579,16 +577,16 @@ test_leftover (void **state)
   assert_int_equal (httpreq_request_body (httpreq_parser_head (p), &len),
                     HTTPREQ_BODY_LENGTH);
   httpreq_body_init (&b, HTTPREQ_REQUEST, HTTPREQ_BODY_LENGTH, len);
-  assert_int_equal (httpreq_body_feed (&b, text + head, strlen (text) - head,
-                                       &used),
-                    HTTPREQ_DONE);
+  assert_int_equal (
+      httpreq_body_feed (&b, text + head, strlen (text) - head, &used),
+      HTTPREQ_DONE);
   assert_int_equal (used, 3);
   httpreq_parser_reset (p);
   assert_null (httpreq_parser_head (p));
   size_t next = head + 3;
-  assert_int_equal (httpreq_parser_feed (p, text + next, strlen (text) - next,
-                                         &used),
-                    HTTPREQ_DONE);
+  assert_int_equal (
+      httpreq_parser_feed (p, text + next, strlen (text) - next, &used),
+      HTTPREQ_DONE);
   assert_int_equal (used, strlen (text) - next);
   assert_string_equal (httpreq_parser_head (p)->method, "GET");
   httpreq_parser_free (p);
@@ -677,8 +675,8 @@ test_response_framing (void **state)
                &len),
       HTTPREQ_BODY_NONE);
   assert_int_equal (
-      framing ("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
-               "GET", &len),
+      framing ("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", "GET",
+               &len),
       HTTPREQ_BODY_NONE);
   assert_int_equal (framing ("HTTP/1.1 100 Continue\r\n\r\n", "PUT", &len),
                     HTTPREQ_BODY_NONE);
@@ -688,12 +686,12 @@ test_response_framing (void **state)
                              "Upgrade: websocket\r\n\r\n",
                              "GET", &len),
                     HTTPREQ_BODY_TUNNEL);
-  assert_int_equal (framing ("HTTP/1.1 200 Connection established\r\n\r\n",
-                             "CONNECT", &len),
-                    HTTPREQ_BODY_TUNNEL);
-  assert_int_equal (framing ("HTTP/1.1 407 X\r\nContent-Length: 4\r\n\r\n",
-                             "CONNECT", &len),
-                    HTTPREQ_BODY_LENGTH);
+  assert_int_equal (
+      framing ("HTTP/1.1 200 Connection established\r\n\r\n", "CONNECT", &len),
+      HTTPREQ_BODY_TUNNEL);
+  assert_int_equal (
+      framing ("HTTP/1.1 407 X\r\nContent-Length: 4\r\n\r\n", "CONNECT", &len),
+      HTTPREQ_BODY_LENGTH);
   assert_int_equal (len, 4);
   assert_int_equal (
       framing ("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", "GET", &len),
@@ -776,10 +774,8 @@ refuse_chunked (const char *body, const char *want)
           fail_msg ("`%s`: step %d, not an error", body, r);
         assert_int_equal (b.error.status, of ? 502 : 400);
         if (strstr (b.error.reason, want) == NULL)
-          fail_msg ("`%s`: `%s` does not say `%s`", body, b.error.reason,
-                    want);
-        assert_int_equal (httpreq_body_feed (&b, "0", 1, &used),
-                          HTTPREQ_ERROR);
+          fail_msg ("`%s`: `%s` does not say `%s`", body, b.error.reason, want);
+        assert_int_equal (httpreq_body_feed (&b, "0", 1, &used), HTTPREQ_ERROR);
         assert_int_equal (used, 0);
       }
 }

@@ -23,8 +23,8 @@
 
 /* Parse s as an authority, requiring success, and check host and port. */
 static void
-expect_authority (const char *s, uint16_t def, const char *host,
-                  uint16_t port, bool bracketed)
+expect_authority (const char *s, uint16_t def, const char *host, uint16_t port,
+                  bool bracketed)
 {
   struct netpolicy_authority a;
   struct cr_error *err = NULL;
@@ -110,9 +110,9 @@ test_authority_refused (void **state)
   struct netpolicy_authority a;
   struct cr_error *err = NULL;
   strcpy (long_host + NETPOLICY_HOST_MAX, ":1");
-  assert_int_equal (netpolicy_authority_parse (long_host, strlen (long_host),
-                                               0, &a, &err),
-                    0);
+  assert_int_equal (
+      netpolicy_authority_parse (long_host, strlen (long_host), 0, &a, &err),
+      0);
   assert_int_equal (strlen (a.host), NETPOLICY_HOST_MAX);
 }
 
@@ -215,8 +215,12 @@ static void
 test_names_match (void **state)
 {
   const char *entries[] = {
-    "Example.com",        "*.wild.test",          "192.0.2.10",
-    "[2001:db8::10]",     "b\xc3\xbc\x63her.example", "*.xn--bcher-kva.test",
+    "Example.com",
+    "*.wild.test",
+    "192.0.2.10",
+    "[2001:db8::10]",
+    "b\xc3\xbc\x63her.example",
+    "*.xn--bcher-kva.test",
     "trailing.test.",
   };
   struct netpolicy_names *n = names_of (entries, 7);
@@ -391,8 +395,7 @@ test_classify_v6 (void **state)
                     NETPOLICY_ADDR_LINK_LOCAL);
   assert_int_equal (classify ("ff02::1", false, NULL),
                     NETPOLICY_ADDR_MULTICAST);
-  assert_int_equal (classify ("ff0e::1", true, NULL),
-                    NETPOLICY_ADDR_MULTICAST);
+  assert_int_equal (classify ("ff0e::1", true, NULL), NETPOLICY_ADDR_MULTICAST);
   assert_int_equal (classify ("fd00:ec2::254", false, NULL),
                     NETPOLICY_ADDR_METADATA);
   /* The metadata address is inside fc00::/7 and stays refused when
@@ -438,7 +441,7 @@ test_classify_v6 (void **state)
 static void
 test_classify_private (void **state)
 {
-  const char *priv[] = { "10.0.0.1", "172.16.0.1", "192.168.1.1",
+  const char *priv[] = { "10.0.0.1",        "172.16.0.1",        "192.168.1.1",
                          "::ffff:10.0.0.1", "64:ff9b::c0a8:101", "fc00::1" };
   for (size_t i = 0; i < sizeof priv / sizeof priv[0]; i++)
     {
@@ -447,10 +450,10 @@ test_classify_private (void **state)
       assert_int_equal (classify (priv[i], true, NULL), NETPOLICY_ADDR_ALLOWED);
     }
   /* allow_private lets nothing else through.  */
-  const char *never[] = { "127.0.0.1", "169.254.169.254", "100.64.0.1",
-                          "0.0.0.0",   "224.0.0.1",       "255.255.255.255",
-                          "::1",       "fe80::1",         "::ffff:127.0.0.1",
-                          "64:ff9b::a9fe:a9fe" };
+  const char *never[]
+      = { "127.0.0.1",        "169.254.169.254",   "100.64.0.1", "0.0.0.0",
+          "224.0.0.1",        "255.255.255.255",   "::1",        "fe80::1",
+          "::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe" };
   for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
     assert_int_not_equal (classify (never[i], true, NULL),
                           NETPOLICY_ADDR_ALLOWED);
@@ -641,10 +644,9 @@ test_no_proxy (void **state)
   /* Separators: commas, blanks, both, repeated.  */
   assert_true (netpolicy_no_proxy_match ("a.test,example.com", "example.com"));
   assert_true (netpolicy_no_proxy_match ("a.test example.com", "example.com"));
-  assert_true (netpolicy_no_proxy_match ("a.test, example.com",
-                                         "example.com"));
-  assert_true (netpolicy_no_proxy_match (",,a.test,,\texample.com,,",
-                                         "x.example.com"));
+  assert_true (netpolicy_no_proxy_match ("a.test, example.com", "example.com"));
+  assert_true (
+      netpolicy_no_proxy_match (",,a.test,,\texample.com,,", "x.example.com"));
   assert_false (netpolicy_no_proxy_match ("a.test,b.test", "example.com"));
   /* A host given with its port is taken without it; an entry with a port
    * is a name that matches nothing.  */
@@ -663,8 +665,8 @@ test_no_proxy (void **state)
   assert_false (netpolicy_no_proxy_match ("0.2.10", "192.0.2.10"));
   /* A name below an address-like entry matches it as a name, as in curl. */
   assert_true (netpolicy_no_proxy_match ("192.0.2.10", "www.192.0.2.10"));
-  assert_true (netpolicy_no_proxy_match ("localhost,127.0.0.1,::1",
-                                         "127.0.0.1"));
+  assert_true (
+      netpolicy_no_proxy_match ("localhost,127.0.0.1,::1", "127.0.0.1"));
   assert_false (netpolicy_no_proxy_match ("localhost", "127.0.0.1"));
   /* IPv6: bracketed or not, exact and CIDR.  */
   assert_true (netpolicy_no_proxy_match ("::1", "::1"));
@@ -672,8 +674,7 @@ test_no_proxy (void **state)
   assert_true (netpolicy_no_proxy_match ("::1", "[::1]:3128"));
   assert_true (netpolicy_no_proxy_match ("2001:db8::/32", "2001:db8::10"));
   assert_true (netpolicy_no_proxy_match ("2001:db8::/33", "2001:db8:7fff::1"));
-  assert_false (netpolicy_no_proxy_match ("2001:db8::/33",
-                                          "2001:db8:8000::1"));
+  assert_false (netpolicy_no_proxy_match ("2001:db8::/33", "2001:db8:8000::1"));
   assert_false (netpolicy_no_proxy_match ("2001:db8::/32", "2001:db9::10"));
   assert_true (netpolicy_no_proxy_match ("2001:DB8::10", "2001:db8::10"));
   assert_false (netpolicy_no_proxy_match ("2001:db8::10", "2001:db8::11"));
@@ -709,14 +710,14 @@ test_upstream_choice (void **state)
   assert_int_equal (u.port, 8080);
   netpolicy_upstream_clear (&u);
   /* Lower case first; all_proxy when the scheme's own is not set.  */
-  char *lower[] = { "HTTPS_PROXY=http://upper.test", "https_proxy=lower.test",
-                    NULL };
+  char *lower[]
+      = { "HTTPS_PROXY=http://upper.test", "https_proxy=lower.test", NULL };
   u = upstream (lower, true, "example.com", 0);
   assert_string_equal (u.host, "lower.test");
   assert_int_equal (u.port, 80);
   netpolicy_upstream_clear (&u);
-  char *all[] = { "all_proxy=http://a.test:1", "ALL_PROXY=http://b.test:2",
-                  NULL };
+  char *all[]
+      = { "all_proxy=http://a.test:1", "ALL_PROXY=http://b.test:2", NULL };
   u = upstream (all, true, "example.com", 0);
   assert_string_equal (u.variable, "all_proxy");
   assert_string_equal (u.host, "a.test");
@@ -812,17 +813,17 @@ test_upstream_url (void **state)
 {
   expect_url ("http://proxy.test:3128", NETPOLICY_UPSTREAM_HTTP, "proxy.test",
               3128, NULL);
-  expect_url ("HTTP://Proxy.Test:3128/", NETPOLICY_UPSTREAM_HTTP,
-              "proxy.test", 3128, NULL);
+  expect_url ("HTTP://Proxy.Test:3128/", NETPOLICY_UPSTREAM_HTTP, "proxy.test",
+              3128, NULL);
   expect_url ("proxy.test", NETPOLICY_UPSTREAM_HTTP, "proxy.test", 80, NULL);
   expect_url ("http://proxy.test", NETPOLICY_UPSTREAM_HTTP, "proxy.test", 80,
               NULL);
-  expect_url ("https://proxy.test", NETPOLICY_UPSTREAM_HTTPS, "proxy.test",
-              443, NULL);
+  expect_url ("https://proxy.test", NETPOLICY_UPSTREAM_HTTPS, "proxy.test", 443,
+              NULL);
   expect_url ("socks://s.test", NETPOLICY_UPSTREAM_SOCKS_PASSED_BY, "s.test",
               1080, NULL);
-  expect_url ("socks4://s.test:9", NETPOLICY_UPSTREAM_SOCKS_PASSED_BY,
-              "s.test", 9, NULL);
+  expect_url ("socks4://s.test:9", NETPOLICY_UPSTREAM_SOCKS_PASSED_BY, "s.test",
+              9, NULL);
   expect_url ("socks5://s.test", NETPOLICY_UPSTREAM_SOCKS_PASSED_BY, "s.test",
               1080, NULL);
   expect_url ("socks4a://s.test", NETPOLICY_UPSTREAM_SOCKS_REFUSED, "s.test",
@@ -839,8 +840,8 @@ test_upstream_url (void **state)
               "Basic dXNlcjpwQHNzOi8=");
   expect_url ("http://user@proxy.test", NETPOLICY_UPSTREAM_HTTP, "proxy.test",
               80, "Basic dXNlcjo=");
-  expect_url ("http://a@b:c@proxy.test", NETPOLICY_UPSTREAM_HTTP,
-              "proxy.test", 80, "Basic YUBiOmM=");
+  expect_url ("http://a@b:c@proxy.test", NETPOLICY_UPSTREAM_HTTP, "proxy.test",
+              80, "Basic YUBiOmM=");
   expect_url ("http://proxy.test:3128/path@x", NETPOLICY_UPSTREAM_HTTP,
               "proxy.test", 3128, NULL);
   refuse_url ("ftp://proxy.test");
