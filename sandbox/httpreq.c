@@ -587,8 +587,9 @@ httpreq_parser_feed (struct httpreq_parser *p, const void *data, size_t len,
     {
       const char *nl = memchr (s + i, '\n', len - i);
       size_t chunk = nl != NULL ? (size_t) (nl - (s + i)) + 1 : len - i;
-      size_t limit
-          = p->started ? HTTPREQ_MAX_FIELD_LINE : HTTPREQ_MAX_START_LINE;
+      size_t limit = HTTPREQ_MAX_FIELD_LINE;
+      if (!p->started)
+        limit = HTTPREQ_MAX_START_LINE;
       /* Both bounds are checked at the byte that crosses them, whichever
        * comes first, so the answer does not depend on how the bytes
        * arrived.  */

@@ -229,7 +229,7 @@ netpolicy_name_ascii (const char *name, char **out, struct cr_error **err)
     {
       int rc = idn2_to_ascii_8z (name, &ascii,
                                  IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
-      if (rc != IDN2_OK)
+      if (rc != IDN2_OK || ascii == NULL)
         return cr_error_set (err, 0,
                              "the host name is not a valid "
                              "internationalised name (%s)",
@@ -270,7 +270,7 @@ netpolicy_name_normalise (const char *host, char **out, struct cr_error **err)
                          "the host is an IPv4 address written other "
                          "than as four decimal numbers");
   cleanup_free char *ascii = NULL;
-  if (netpolicy_name_ascii (name, &ascii, err) < 0)
+  if (netpolicy_name_ascii (name, &ascii, err) < 0 || ascii == NULL)
     return -1;
   if (netpolicy_name_check (ascii, err) < 0)
     return -1;
@@ -797,7 +797,9 @@ netpolicy_no_proxy_addr (const char *tok, size_t n, const char *host, bool v6)
   char *slash = strchr (check, '/');
   if (slash != NULL)
     {
-      bits = (unsigned) atoi (slash + 1);
+      /* atoi as curl has it: leading digits, a bad value refused below. */
+      long v = strtol (slash + 1, NULL, 10);
+      bits = v < 0 || v > 1024 ? 1024 : (unsigned) v;
       *slash = '\0';
     }
   return v6 ? netpolicy_cidr6 (host, check, bits)

@@ -268,7 +268,8 @@ fuzz_agree (const uint8_t *s, size_t n, enum httpreq_kind kind, unsigned step)
   struct buf whole = BUF_INIT, pieces = BUF_INIT;
   fuzz_stream (s, n, kind, 0, &whole);
   fuzz_stream (s, n, kind, step, &pieces);
-  if (whole.len != pieces.len || memcmp (whole.data, pieces.data, whole.len))
+  if (whole.len != pieces.len
+      || memcmp (whole.data, pieces.data, whole.len) != 0)
     abort ();
   buf_free (&whole);
   buf_free (&pieces);
@@ -303,11 +304,13 @@ fuzz_netpolicy (const uint8_t *s, size_t n)
   if (n > 512)
     return;
   char *t = fuzz_string (s, n);
-  char *var = malloc (n + 16);
+  size_t nt = strlen (t);
+  char *var = malloc (nt + 13);
   if (var == NULL)
     abort ();
-  strcpy (var, "https_proxy=");
-  strcat (var, t);
+  memcpy (var, "https_proxy=", 12);
+  memcpy (var + 12, t, nt);
+  var[12 + nt] = '\0';
   char *env[] = { var, NULL };
   struct netpolicy_upstream u;
   if (netpolicy_upstream_from_env (env, true, "example.com", &u) == 0

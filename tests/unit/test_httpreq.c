@@ -314,11 +314,11 @@ line_of (size_t n)
 {
   const char *pre = "GET http://a.test/", *post = " HTTP/1.1\r\n";
   size_t fill = n - strlen (pre) - strlen (post);
-  char *t = xmalloc (n + 3);
-  strcpy (t, pre);
-  memset (t + strlen (pre), 'a', fill);
-  strcpy (t + strlen (pre) + fill, post);
-  strcat (t, "\r\n");
+  char *a = xmalloc (fill + 1);
+  memset (a, 'a', fill);
+  a[fill] = '\0';
+  char *t = xasprintf ("%s%s%s\r\n", pre, a, post);
+  free (a);
   return t;
 }
 
@@ -326,13 +326,11 @@ line_of (size_t n)
 static char *
 field_of (size_t n)
 {
-  const char *pre = "GET http://a.test/ HTTP/1.1\r\n";
-  char *t = xmalloc (strlen (pre) + n + 3);
-  strcpy (t, pre);
-  char *f = t + strlen (pre);
-  memcpy (f, "X: ", 3);
-  memset (f + 3, 'v', n - 5);
-  memcpy (f + n - 2, "\r\n\r\n", 5);
+  char *v = xmalloc (n - 5 + 1);
+  memset (v, 'v', n - 5);
+  v[n - 5] = '\0';
+  char *t = xasprintf ("GET http://a.test/ HTTP/1.1\r\nX: %s\r\n\r\n", v);
+  free (v);
   return t;
 }
 

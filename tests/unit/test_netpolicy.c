@@ -104,12 +104,12 @@ test_authority_refused (void **state)
   /* One byte past the longest host.  */
   char long_host[NETPOLICY_HOST_MAX + 8];
   memset (long_host, 'a', NETPOLICY_HOST_MAX + 1);
-  strcpy (long_host + NETPOLICY_HOST_MAX + 1, ":1");
+  memcpy (long_host + NETPOLICY_HOST_MAX + 1, ":1", 3);
   refuse_authority (long_host, 0, "too long");
   /* At the longest.  */
   struct netpolicy_authority a;
   struct cr_error *err = NULL;
-  strcpy (long_host + NETPOLICY_HOST_MAX, ":1");
+  memcpy (long_host + NETPOLICY_HOST_MAX, ":1", 3);
   assert_int_equal (
       netpolicy_authority_parse (long_host, strlen (long_host), 0, &a, &err),
       0);
@@ -176,13 +176,13 @@ test_normalise (void **state)
   /* A label of 63 bytes is the longest; 64 is refused.  */
   char label[80];
   memset (label, 'a', 63);
-  strcpy (label + 63, ".com");
+  memcpy (label + 63, ".com", 5);
   char *out = NULL;
   struct cr_error *err = NULL;
   assert_int_equal (netpolicy_name_normalise (label, &out, &err), 0);
   free (out);
   memset (label, 'a', 64);
-  strcpy (label + 64, ".com");
+  memcpy (label + 64, ".com", 5);
   refuse_norm (label);
   /* 253 bytes in all is the longest name.  */
   char name[300];
