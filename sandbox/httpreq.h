@@ -24,7 +24,8 @@
 #include "sandbox/netpolicy.h"
 
 /* The bounds of one head.  */
-#define HTTPREQ_MAX_START_LINE 8192 /* request or status line, CRLF included   \
+#define HTTPREQ_MAX_START_LINE                                                 \
+  8192                              /* request or status line, CRLF included   \
                                      */
 #define HTTPREQ_MAX_FIELD_LINE 8192 /* one header (or trailer) line */
 #define HTTPREQ_MAX_FIELDS 100      /* header (or trailer) lines */
@@ -204,8 +205,9 @@ enum httpreq_step httpreq_body_feed (struct httpreq_body *b, const void *data,
  * `METHOD path HTTP/1.1`, `Host` from the target (port shown unless 80),
  * every field in order except Host and the hop-by-hop ones
  * (Proxy-Authorization, Proxy-Connection, Keep-Alive, TE, Trailer,
- * Connection, Upgrade and every field Connection names), Content-Length
- * and Transfer-Encoding written from their parsed values, then for an
+ * Connection, Upgrade and every field Connection names; a name matches
+ * whatever its case and with '_' for '-'), Content-Length and
+ * Transfer-Encoding written from their parsed values, then for an
  * Upgrade request `Connection: upgrade` and its `Upgrade`, else
  * `Connection: close` when keep_alive is false; then the blank line.  */
 void httpreq_write_forward (const struct httpreq_head *req, bool keep_alive,

@@ -969,6 +969,13 @@ test_forward (void **state)
                   "GET /ws HTTP/1.1\r\nHost: a.test\r\n"
                   "Sec-WebSocket-Key: k\r\n"
                   "Connection: upgrade\r\nUpgrade: websocket\r\n\r\n");
+  /* A field another server could read as a framing or hop-by-hop field
+   * is left out too.  */
+  expect_forward ("GET http://a.test/ HTTP/1.1\r\nContent_Length: 50\r\n"
+                  "transfer_encoding: chunked\r\nProxy_Authorization: x\r\n"
+                  "X_Other: kept\r\n\r\n",
+                  true,
+                  "GET / HTTP/1.1\r\nHost: a.test\r\nX_Other: kept\r\n\r\n");
   /* An Upgrade field without Connection: upgrade is not forwarded.  */
   expect_forward ("GET http://a.test/ HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
                   true, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n");
