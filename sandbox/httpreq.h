@@ -41,9 +41,12 @@ enum httpreq_step
                     close the connection */
 };
 
-/* Why a message was refused: the status the proxy answers (400, 414, 431,
- * 501, 505 for a request; 502 for anything wrong in a response) and a
- * short reason (static text, no byte of the message in it).  */
+/* Why a message was refused: the status the proxy answers (for a request
+ * 400 malformed, 414 a request line past its bound, 431 a header line,
+ * the header count or the head past its bound, 417 an expectation other
+ * than 100-continue, 501 an unknown transfer coding, 505 an HTTP version
+ * other than 1.x; 502 for anything wrong in a response) and a short
+ * reason (static text, no byte of the message in it).  */
 struct httpreq_error
 {
   int status;

@@ -178,7 +178,7 @@ struct netpolicy_upstream
 {
   enum netpolicy_upstream_scheme scheme;
   const char *variable; /* the environment variable it came from (static
-                           text), NULL for NONE when none was set */
+                           text); NULL for NONE */
   char *host;           /* normalised host (IPv6 without brackets), owned */
   uint16_t port;        /* default 1080 socks, 80 http, 443 https */
   /* `Basic base64(user:password)` from the URL's percent-decoded userinfo
