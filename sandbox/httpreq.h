@@ -23,10 +23,8 @@
 #include "lib/buf.h"
 #include "sandbox/netpolicy.h"
 
-/* The bounds of one head.  */
-#define HTTPREQ_MAX_START_LINE                                                 \
-  8192                              /* request or status line, CRLF included   \
-                                     */
+/* The bounds of one head; each line's bound counts its CRLF.  */
+#define HTTPREQ_MAX_START_LINE 8192 /* the request or status line */
 #define HTTPREQ_MAX_FIELD_LINE 8192 /* one header (or trailer) line */
 #define HTTPREQ_MAX_FIELDS 100      /* header (or trailer) lines */
 #define HTTPREQ_MAX_HEAD 65536      /* the whole head, blank line included */
@@ -89,7 +87,7 @@ struct httpreq_head
                  CONNECT */
 
   /* A response.  */
-  int status;   /* 100..999 */
+  int status;   /* 100..599 */
   char *reason; /* may be empty */
 
   /* Every header line, in order.  */

@@ -512,7 +512,12 @@ test_local_refresh (void **state)
         checked++;
       }
   freeifaddrs (ifs);
-  assert_true (checked > 0);
+  /* A network namespace whose loopback is down has no address at all.  */
+  if (checked == 0)
+    {
+      netpolicy_local_free (local);
+      skip ();
+    }
   /* A second refresh replaces the set (and leaks nothing).  */
   assert_int_equal (netpolicy_local_refresh (local, &err), 0);
   netpolicy_local_free (local);
