@@ -430,6 +430,17 @@ test_classify_v6 (void **state)
                     NETPOLICY_ADDR_ALLOWED);
   assert_int_equal (classify ("64:ff9b::1:7f00:1", false, NULL),
                     NETPOLICY_ADDR_ALLOWED);
+  /* 6to4 carries the packet to the IPv4 address inside.  */
+  assert_int_equal (classify ("2002:7f00:1::1", false, NULL),
+                    NETPOLICY_ADDR_LOOPBACK);
+  assert_int_equal (classify ("2002:a9fe:a9fe::", true, NULL),
+                    NETPOLICY_ADDR_LINK_LOCAL);
+  assert_int_equal (classify ("2002:a00:1::1", false, NULL),
+                    NETPOLICY_ADDR_PRIVATE);
+  assert_int_equal (classify ("2002:a00:1::1", true, NULL),
+                    NETPOLICY_ADDR_ALLOWED);
+  assert_int_equal (classify ("2002:c000:20a::1", false, NULL),
+                    NETPOLICY_ADDR_ALLOWED);
   /* Any other family is refused.  */
   struct sockaddr sa = { .sa_family = AF_UNIX };
   assert_int_equal (netpolicy_addr_classify (&sa, true, NULL),
