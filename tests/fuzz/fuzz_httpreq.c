@@ -7,11 +7,13 @@
  * status the proxy may answer; the forwarded head is well-formed CRLF text
  * with no hop-by-hop field and one framing field at most; the host
  * normalises to lower-case ASCII and normalising again changes nothing.
- * The same bytes are read as a response stream too.  tests/fuzz/replay.c
+ * The same bytes are read as a response stream too, and their first
+ * bytes as addresses to classify.  tests/fuzz/replay.c
  * runs the same function over tests/fuzz/corpus-httpreq without
  * libFuzzer.  */
 #include <config.h>
 
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +334,45 @@ fuzz_string (const uint8_t *s, size_t n)
   return t;
 }
 
+/* Classify the first bytes of the input as an IPv4 address, and as the
+ * same address IPv4-mapped and NAT64: one class all three ways, and
+ * allow_private changes PRIVATE alone.  The first 16 bytes as IPv6 too. */
+static void
+fuzz_classify (const uint8_t *s, size_t n)
+{
+  static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+  static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+  struct sockaddr_in sin = { .sin_family = AF_INET };
+  struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+  if (n < 4)
+    return;
+  memcpy (&sin.sin_addr, s, 4);
+  for (int allow = 0; allow < 2; allow++)
+    {
+      enum netpolicy_addr_class c
+          = netpolicy_addr_classify ((struct sockaddr *) &sin, allow, NULL);
+      memcpy (sin6.sin6_addr.s6_addr, mapped, 12);
+      memcpy (sin6.sin6_addr.s6_addr + 12, s, 4);
+      if (netpolicy_addr_classify ((struct sockaddr *) &sin6, allow, NULL) != c)
+        abort ();
+      memcpy (sin6.sin6_addr.s6_addr, nat64, 12);
+      if (netpolicy_addr_classify ((struct sockaddr *) &sin6, allow, NULL) != c)
+        abort ();
+    }
+  if (n < 16)
+    return;
+  memcpy (sin6.sin6_addr.s6_addr, s, 16);
+  enum netpolicy_addr_class strict
+      = netpolicy_addr_classify ((struct sockaddr *) &sin6, false, NULL);
+  enum netpolicy_addr_class lax
+      = netpolicy_addr_classify ((struct sockaddr *) &sin6, true, NULL);
+  if (strict != lax
+      && !(strict == NETPOLICY_ADDR_PRIVATE && lax == NETPOLICY_ADDR_ALLOWED))
+    abort ();
+  if (netpolicy_addr_class_name (strict) == NULL)
+    abort ();
+}
+
 /* The names, NO_PROXY and upstream readers over the input as text.  */
 static void
 fuzz_netpolicy (const uint8_t *s, size_t n)
@@ -384,5 +425,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   fuzz_agree (data + 1, size - 1, HTTPREQ_REQUEST, step);
   fuzz_agree (data + 1, size - 1, HTTPREQ_RESPONSE, step);
   fuzz_netpolicy (data + 1, size - 1);
+  fuzz_classify (data + 1, size - 1);
   return 0;
 }
