@@ -82,7 +82,9 @@ struct supervisor_observer
 {
   /* A command has started; output for it follows.  */
   void (*started) (void *data, struct command *cmd);
-  /* Raw bytes read from its pipe, exactly as capture was fed them.  */
+  /* Its output as the capture released it (core/capture.h): masked when
+   * the command has secrets, so this is what every view may show; in
+   * order, and over the stream the same count as arrived.  */
   void (*output) (void *data, struct command *cmd, const char *bytes,
                   size_t len);
   /* A stop from the list did not finish in time.  */
