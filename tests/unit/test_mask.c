@@ -32,8 +32,7 @@ make_mask (const char *const *secrets)
   for (size_t i = 0; secrets[i] != NULL; i++)
     {
       struct cr_error *err = NULL;
-      assert_int_equal (mask_add (m, secrets[i], strlen (secrets[i]), &err),
-                        0);
+      assert_int_equal (mask_add (m, secrets[i], strlen (secrets[i]), &err), 0);
       assert_null (err);
     }
   return m;
@@ -126,9 +125,9 @@ static void
 test_every_split (void **state)
 {
   const char *secrets[] = { "0123456789abcdef0123456789abcdef", NULL };
-  assert_masks_everywhere (
-      secrets, "token=0123456789abcdef0123456789abcdef; next\n",
-      "token=********************************; next\n");
+  assert_masks_everywhere (secrets,
+                           "token=0123456789abcdef0123456789abcdef; next\n",
+                           "token=********************************; next\n");
   /* At the very start, and twice in a row.  */
   assert_masks_everywhere (
       secrets,
@@ -164,7 +163,8 @@ static void
 test_overlaps (void **state)
 {
   const char *abab[] = { "abab", NULL };
-  assert_masks_everywhere (abab, "xababab abababa abab", "x****** ******a ****");
+  assert_masks_everywhere (abab, "xababab abababa abab",
+                           "x****** ******a ****");
   const char *aaa[] = { "aaa", NULL };
   assert_masks_everywhere (aaa, "aa aaaaa a aaa", "aa ***** a ***");
   const char *two[] = { "xy", "yz", NULL };
@@ -370,8 +370,8 @@ capture_with (const char *const *secrets, size_t head, size_t tail,
 /* Feed text to cap in pieces of `piece` bytes, collecting what it
  * released into seen; cut at the end.  */
 static void
-capture_pieces (struct capture *cap, const char *text, size_t len,
-                size_t piece, struct buf *seen)
+capture_pieces (struct capture *cap, const char *text, size_t len, size_t piece,
+                struct buf *seen)
 {
   const char *r;
   size_t rl;
@@ -553,9 +553,8 @@ test_result_cuts_masked (void **state)
         l.head_bytes = text.len;
       struct capture *cap = capture_new (&l, -1);
       struct cr_error *err = NULL;
-      assert_int_equal (capture_add_secret (cap, secrets[0],
-                                            strlen (secrets[0]), &err),
-                        0);
+      assert_int_equal (
+          capture_add_secret (cap, secrets[0], strlen (secrets[0]), &err), 0);
       struct buf seen = BUF_INIT;
       capture_pieces (cap, text.data, text.len, 1021, &seen);
       struct result_input in = { .ending = RESULT_EXITED };
@@ -607,67 +606,103 @@ now_s (void)
   return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-/* Throughput, masker against memcpy, on 256 MiB of text in 128 KiB reads
- * (the supervisor's), with the proxy credential and one more secret: said
- * in the log, and bounded where the build is not sanitized.  */
-static void
-test_bench_against_memcpy (void **state)
+static int
+cmp_double (const void *a, const void *b)
 {
-  const size_t chunk = 128 * 1024, rounds = 2048;
-  char *text = xmalloc (chunk), *copy = xmalloc (chunk);
-  for (size_t i = 0; i < chunk; i++)
-    text[i] = i % 80 == 79 ? '\n' : "0123456789abcdef xyz=,.-"[(i * 7) % 24];
-  memcpy (text + 1000, "9f8e7d6c5b4a39281706f5e4d3c2b1a0", 32);
-  const char *secrets[] = { "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
-                            "ghp_16C7e42F292c6912E7710c838347Ae178B4a", NULL };
-  double t0 = now_s ();
-  for (size_t r = 0; r < rounds; r++)
-    {
-      memcpy (copy, text, chunk);
-      __asm__ volatile ("" : : "r"(copy) : "memory");
-    }
-  double t_copy = now_s () - t0;
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of n timings (sorted in place).  */
+static double
+median (double *t, size_t n)
+{
+  qsort (t, n, sizeof *t, cmp_double);
+  return t[n / 2];
+}
+
+/* Time rounds feeds of text through memcpy, the masker, and captures
+ * without and with secrets, each read timed on its own and the medians
+ * compared, so that the other work on a shared machine does not decide
+ * the figures; say them and check loose bounds.  */
+static void
+bench_one (const char *what, const char *text, size_t chunk, size_t rounds,
+           const char *const *secrets)
+{
+  char *copy = xmalloc (chunk);
+  double *t[4];
+  for (int k = 0; k < 4; k++)
+    t[k] = xmalloc (rounds * sizeof *t[k]);
   struct mask *m = make_mask (secrets);
   struct buf out = BUF_INIT;
-  t0 = now_s ();
-  for (size_t r = 0; r < rounds; r++)
-    {
-      out.len = 0;
-      mask_feed (m, text, chunk, &out);
-    }
-  double t_mask = now_s () - t0;
   struct capture_limits l = capture_limits_for_result (UINT64_MAX);
   struct capture *plain = capture_new (&l, -1);
   struct capture *masked = capture_new (&l, -1);
   struct cr_error *err = NULL;
   for (size_t i = 0; secrets[i] != NULL; i++)
     capture_add_secret (masked, secrets[i], strlen (secrets[i]), &err);
-  t0 = now_s ();
   for (size_t r = 0; r < rounds; r++)
-    capture_feed (plain, text, chunk);
-  double t_plain = now_s () - t0;
-  t0 = now_s ();
-  for (size_t r = 0; r < rounds; r++)
-    capture_feed (masked, text, chunk);
-  double t_capmask = now_s () - t0;
-  double mib = (double) (chunk * rounds) / (1024.0 * 1024.0);
-  print_message ("# memcpy %.0f MiB/s, mask %.0f MiB/s (%.1fx memcpy's "
+    {
+      double t0 = now_s ();
+      memcpy (copy, text, chunk);
+      __asm__ volatile("" : : "r"(copy) : "memory");
+      double t1 = now_s ();
+      out.len = 0;
+      mask_feed (m, text, chunk, &out);
+      double t2 = now_s ();
+      capture_feed (plain, text, chunk);
+      double t3 = now_s ();
+      capture_feed (masked, text, chunk);
+      double t4 = now_s ();
+      t[0][r] = t1 - t0;
+      t[1][r] = t2 - t1;
+      t[2][r] = t3 - t2;
+      t[3][r] = t4 - t3;
+    }
+  double t_copy = median (t[0], rounds), t_mask = median (t[1], rounds);
+  double t_plain = median (t[2], rounds), t_capmask = median (t[3], rounds);
+  double mib = (double) chunk / (1024.0 * 1024.0);
+  print_message ("# %s: memcpy %.0f MiB/s, mask %.0f MiB/s (%.1fx memcpy's "
                  "time); capture %.0f MiB/s plain, %.0f MiB/s with two "
-                 "secrets\n",
-                 mib / t_copy, mib / t_mask, t_mask / t_copy, mib / t_plain,
-                 mib / t_capmask);
+                 "secrets (%.2f)\n",
+                 what, mib / t_copy, mib / t_mask, t_mask / t_copy,
+                 mib / t_plain, mib / t_capmask, t_plain / t_capmask);
 #ifndef CRUCIBLE_SANITIZED
-  /* Loose enough for a shared two-core machine: the figures are in the
-   * log.  */
-  assert_true (t_mask < 10 * t_copy + 0.05);
-  assert_true (mib / t_capmask > 200);
+  /* Loose enough for any machine this runs on (memcpy of a buffer that
+   * stays in cache is very fast); the figures are in the log.  */
+  assert_true (t_mask < 25 * t_copy);
+  assert_true (mib / t_capmask > 500);
 #endif
   capture_free (plain);
   capture_free (masked);
   buf_free (&out);
   mask_free (m);
-  free (text);
+  for (int k = 0; k < 4; k++)
+    free (t[k]);
   free (copy);
+}
+
+/* Throughput on 256 MiB in 128 KiB reads (the supervisor's), with the
+ * proxy credential and a token: on text where the credential's first byte
+ * is common but its opening pair is not, and on random hex, where the
+ * pair comes every 256 bytes.  */
+static void
+test_bench_against_memcpy (void **state)
+{
+  const size_t chunk = 128 * 1024, rounds = 2048;
+  const char *secrets[] = { "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+                            "ghp_16C7e42F292c6912E7710c838347Ae178B4a", NULL };
+  char *text = xmalloc (chunk);
+  for (size_t i = 0; i < chunk; i++)
+    text[i] = i % 80 == 79 ? '\n' : "0123456789abcdef xyz=,.-"[(i * 7) % 24];
+  memcpy (text + 1000, secrets[0], 32);
+  bench_one ("text", text, chunk, rounds, secrets);
+  srand (14);
+  for (size_t i = 0; i < chunk; i++)
+    text[i] = i % 80 == 79 ? '\n' : "0123456789abcdef"[rand () % 16];
+  memcpy (text + 1000, secrets[0], 32);
+  bench_one ("hex", text, chunk, rounds, secrets);
+  free (text);
 }
 
 int
