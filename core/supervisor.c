@@ -212,6 +212,12 @@ command_label (const struct command *cmd)
   return cmd->label;
 }
 
+const char *
+command_sandbox_id (const struct command *cmd)
+{
+  return cmd->sandbox_id;
+}
+
 bool
 command_left_running (const struct command *cmd)
 {

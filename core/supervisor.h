@@ -165,6 +165,10 @@ size_t supervisor_slots_held (const struct supervisor *sup);
 uint64_t command_number (const struct command *cmd);
 const char *command_label (const struct command *cmd);
 
+/* A command's sandbox ID (its session's), which the proxy's questions
+ * name it by.  */
+const char *command_sandbox_id (const struct command *cmd);
+
 /* Whether a command was left running and has not ended yet.  */
 bool command_left_running (const struct command *cmd);
 
