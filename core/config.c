@@ -1618,6 +1618,13 @@ config_home_add_allow (const char *home_file, const char *workspace,
                              err);
 }
 
+void
+config_allow_domain (struct config *cfg, const char *name)
+{
+  config_list_add (&cfg->workspace_domains, xstrdup (name));
+  config_list_add (&cfg->net_domains, xstrdup (name));
+}
+
 int
 config_home_add_domain (const char *home_file, const char *workspace,
                         const char *name, struct cr_error **err)

@@ -126,6 +126,11 @@ int config_home_add_allow (const char *home_file, const char *workspace,
 int config_home_add_domain (const char *home_file, const char *workspace,
                             const char *name, struct cr_error **err);
 
+/* Allow name (normalised, as the proxy gives it) for the rest of this
+ * configuration's life, as workspaces.<this workspace>.domains would: it
+ * joins workspace_domains and net_domains, each once.  */
+void config_allow_domain (struct config *cfg, const char *name);
+
 /* What the backend registry makes a backend from (sandbox/registry.h),
  * borrowed from cfg.  */
 struct sandbox_backend_config;

@@ -703,6 +703,9 @@ ui_net_save (struct ui *ui, const char *name)
   else if (config_home_add_domain (ui->home_file, ui->workspace, name, &err)
            == 0)
     {
+      /* The session's later commands have it too, as the next session
+       * will from the file.  */
+      config_allow_domain (ui->cfg, name);
       cleanup_free char *text
           = xasprintf (_ ("%s is allowed in this workspace from now on (%s)"),
                        name, ui->home_file);
@@ -744,11 +747,15 @@ void
 ui_net_ask (struct ui *ui, uint64_t question, const char *name,
             const char *sandbox_id, ui_net_answer_fn fn, void *data)
 {
-  if (ui->net != NULL || ui->quitting)
+  if (ui->quitting)
     {
       fn (data, question, NETASK_REFUSE);
       return;
     }
+  /* The asker asks one question at a time: a new one means the one held
+   * is over there (its own clock ran out first), so it goes, refused,
+   * which the asker ignores.  */
+  ui_net_settle (ui, NETASK_REFUSE);
   struct ui_net *net = xcalloc (1, sizeof *net);
   const char *label = ui_net_label (ui, sandbox_id);
   net->name = xstrdup (name);

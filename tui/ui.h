@@ -87,9 +87,10 @@ typedef void (*ui_net_answer_fn) (void *data, uint64_t question,
 
 /* Ask the person, in the netask panel, whether the command whose sandbox
  * ID is sandbox_id may reach name, which its policy does not allow; fn
- * hears the answer exactly once.  One question at a time: another asked
- * while one is held is refused at once (the proxy asks one at a time and
- * coalesces repeated names, so this only guards).  "Always" writes the
+ * hears the answer exactly once.  One question at a time: the proxy asks
+ * the next only once the last is settled (and coalesces repeated names),
+ * so a question asked while one is held replaces it, the held one refused
+ * (its wait ran out at the proxy first).  "Always" writes the
  * name to workspaces.<this workspace>.domains in the home file first; if
  * that cannot be written the answer is "this command", and the transcript
  * says why.  Unanswered within NETASK_WAIT_MS it is refused.  A call's

@@ -1225,6 +1225,11 @@ test_home_add_domain (void **state)
   config_free (cfg);
   assert_int_equal (config_load (&cfg, d->home_file, "/elsewhere", &err), 0);
   assert_list (&cfg->net_domains, NULL);
+  /* Allowed in a loaded configuration as the file would, each once.  */
+  config_allow_domain (cfg, "pypi.org");
+  config_allow_domain (cfg, "pypi.org");
+  assert_list (&cfg->net_domains, "pypi.org");
+  assert_list (&cfg->workspace_domains, "pypi.org");
   config_free (cfg);
 }
 
