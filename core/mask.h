@@ -46,9 +46,6 @@ void mask_free (struct mask *m);
 int mask_add (struct mask *m, const void *secret, size_t len,
               struct cr_error **err);
 
-/* Secrets added (empty ones not counted).  */
-size_t mask_count (const struct mask *m);
-
 /* Feed raw bytes; the masked bytes that can no longer change are appended
  * to out (the same count as fed, overall); bytes that could begin a secret
  * are held back.  */

@@ -310,7 +310,6 @@ test_limits (void **state)
   struct mask *m = mask_new ();
   struct cr_error *err = NULL;
   assert_int_equal (mask_add (m, "", 0, &err), 0);
-  assert_int_equal (mask_count (m), 0);
   char *big = xmalloc (MASK_MAX_LEN + 1);
   memset (big, 'k', MASK_MAX_LEN + 1);
   assert_int_equal (mask_add (m, big, MASK_MAX_LEN + 1, &err), -1);
@@ -342,6 +341,7 @@ test_limits (void **state)
   free (big);
 
   m = mask_new ();
+  assert_int_equal (mask_add (m, "", 0, &err), 0);
   mask_feed (m, "plain\n", 6, &out);
   assert_int_equal (mask_held (m), 0);
   mask_flush (m, &out);
