@@ -46,37 +46,40 @@ struct mask_tnode
 
 struct mask
 {
+  /* The skip between candidates (first: they are 16-byte aligned).  The
+   * first MASK_VEC_PAIRS opening pairs, each byte sixteen times.  */
+  mask_vec pair_v0[MASK_VEC_PAIRS], pair_v1[MASK_VEC_PAIRS];
+  uint64_t pair_bits[1024]; /* the opening two bytes of each longer secret,
+                               as bit b0 | b1 << 8 */
+  size_t n_pairs;
+  uint32_t root_goto[256]; /* the root's transitions, complete */
+  bool starts[256];        /* bytes that begin some secret */
+  size_t n_starts;
+
   /* The secrets, until the automaton is built from them.  */
   unsigned char *secrets[MASK_MAX_SECRETS];
   size_t lens[MASK_MAX_SECRETS];
   size_t n_secrets;
   size_t longest;
-  bool built;
 
   /* The automaton.  */
   struct mask_node *nodes;
-  uint32_t n_nodes;
   unsigned char *edge_byte;
   uint32_t *edge_to;
+  uint32_t n_nodes;
   uint32_t n_edges;
-  uint32_t root_goto[256]; /* the root's transitions, complete */
-  bool starts[256];        /* bytes that begin some secret */
-  size_t n_starts;
-  unsigned char only_start; /* the start byte when n_starts == 1 */
-  bool has_short;           /* a secret of one byte: starts[] decides */
-  uint64_t pair_bits[1024]; /* the opening two bytes of each longer secret,
-                               as bit b0 | b1 << 8 */
-  size_t n_pairs;
-  /* The first MASK_VEC_PAIRS pairs, each byte sixteen times.  */
-  mask_vec pair_v0[MASK_VEC_PAIRS], pair_v1[MASK_VEC_PAIRS];
 
   /* The stream.  */
-  uint32_t state;
   uint64_t consumed;  /* raw bytes fed */
   uint64_t run_start; /* the run of masked bytes that ends last */
   uint64_t run_end;
   unsigned char *held; /* the held bytes, masked as far as known */
   size_t held_len;
+  uint32_t state;
+
+  unsigned char only_start; /* the start byte when n_starts == 1 */
+  bool has_short;           /* a secret of one byte: starts[] decides */
+  bool built;
 };
 
 /* Make a masker with no secrets.  */
@@ -126,7 +129,7 @@ mask_add (struct mask *m, const void *secret, size_t len, struct cr_error **err)
   if (len > MASK_MAX_LEN)
     return cr_error_set (err, 0,
                          "adding a secret to mask: it is %zu bytes, more "
-                         "than the %d a masked value may have",
+                         "than the %zu a masked value may have",
                          len, MASK_MAX_LEN);
   if (m->n_secrets == MASK_MAX_SECRETS)
     return cr_error_set (err, 0,

@@ -30,7 +30,7 @@
 
 /* Secrets one masker takes at most, and the longest one.  */
 #define MASK_MAX_SECRETS 64
-#define MASK_MAX_LEN (64 * 1024)
+#define MASK_MAX_LEN ((size_t) 64 * 1024)
 
 struct mask;
 

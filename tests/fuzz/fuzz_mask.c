@@ -103,7 +103,7 @@ static bool
 fuzz_mask_survives (const struct fuzz_mask_case *c, const unsigned char *out,
                     size_t len)
 {
-  if (len == 0)
+  if (len == 0 || out == NULL)
     return false;
   for (size_t i = 0; i < c->n; i++)
     if (memchr (c->refs[i].bytes, '*', c->refs[i].len) == NULL
