@@ -571,9 +571,10 @@ static void
 mcp_net_settle (struct mcp_net *q, enum mcp_net_answer a)
 {
   struct mcp_net **p = &q->mcp->nets;
-  while (*p != q)
+  while (*p != NULL && *p != q)
     p = &(*p)->next;
-  *p = q->next;
+  if (*p == q)
+    *p = q->next;
   loop_cancel_timer (q->mcp->loop, q->timer);
   q->fn (q->data, q->question, a);
   free (q);
@@ -948,8 +949,13 @@ cmd_mcp (int argc, char **argv)
     }
   /* A connection still waiting on a question is refused before its proxy
    * goes with the host.  */
+  m.can_elicit = false; /* and a question asked meanwhile is refused */
   while (m.nets != NULL)
-    mcp_net_settle (m.nets, MCP_NET_REFUSE);
+    {
+      struct mcp_net *q = m.nets;
+      m.nets = q->next;
+      mcp_net_settle (q, MCP_NET_REFUSE);
+    }
   jsonrpc_out_free (m.out);
   host_close (&m.host);
   jsonrpc_asks_free (&m.asks);
