@@ -177,6 +177,9 @@ static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("workspaces.*"),
   CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, workspace_allow),
+  /* Names allowed always for a workspace from the network question.  */
+  CONFIG_LIST ("workspaces.*.domains", CONFIG_RULE_HOME_ONLY,
+               CONFIG_CHECK_DOMAIN, 253, 256, workspace_domains),
 };
 
 #define CONFIG_KEY_COUNT (sizeof config_keys / sizeof config_keys[0])
@@ -782,7 +785,9 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
 {
   struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
   bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
-  if (field == &p->cfg->workspace_allow && p->other_workspace)
+  if ((field == &p->cfg->workspace_allow
+       || field == &p->cfg->workspace_domains)
+      && p->other_workspace)
     {
       /* Another workspace's rules: checked, then let go.  */
       config_list_free (&p->items);
@@ -1106,6 +1111,12 @@ config_merge_text (struct config *cfg, const char *text, size_t len,
     abort ();
   int ret = config_parse_run (&p, err);
   yajl_free (p.yajl);
+  /* The names allowed always for this workspace are allowed wherever the
+   * home file's own are: a project then narrows among them too.  */
+  if (ret == 0 && origin == CONFIG_HOME)
+    for (size_t i = 0; i < cfg->workspace_domains.count; i++)
+      config_list_add (&cfg->net_domains,
+                       xstrdup (cfg->workspace_domains.items[i]));
   for (size_t i = 0; i < p.cap_workspaces; i++)
     free (p.workspaces[i]);
   free (p.workspaces);
@@ -1207,6 +1218,7 @@ config_new_defaults (void)
   config_list_init (&cfg->net_unix_sockets);
   config_list_init (&cfg->allow);
   config_list_init (&cfg->workspace_allow);
+  config_list_init (&cfg->workspace_domains);
   config_list_init (&cfg->deny);
   cfg->output_bytes = 10485760;
   cfg->cpu_seconds = 3600;
@@ -1231,6 +1243,7 @@ config_free (struct config *cfg)
   config_list_free (&cfg->net_unix_sockets);
   config_list_free (&cfg->allow);
   config_list_free (&cfg->workspace_allow);
+  config_list_free (&cfg->workspace_domains);
   config_list_free (&cfg->deny);
   free (cfg->permissions_mode);
   free (cfg->agent_command);
@@ -1552,10 +1565,12 @@ config_home_set_enabled (const char *home_file, bool enabled,
                              err);
 }
 
-/* The rules config_home_add_allow adds, and the workspace they are for.  */
+/* The entries config_home_add_allow (or _domain) adds, the list of the
+ * workspace's they join, and the workspace.  */
 struct config_allow_add
 {
   const char *workspace;
+  const char *key; /* "allow" or "domains" */
   char *const *rules;
   size_t n;
 };
@@ -1584,11 +1599,12 @@ config_gen_allow (struct jsonw *g, yajl_val allow, const void *data)
   jsonw_array_close (g);
 }
 
-/* Generate this workspace's object, its allow list grown.  */
+/* Generate this workspace's object, its list grown.  */
 static void
 config_gen_workspace (struct jsonw *g, yajl_val ws, const void *data)
 {
-  config_gen_object_with (g, ws, "allow", config_gen_allow, data);
+  const struct config_allow_add *r = data;
+  config_gen_object_with (g, ws, r->key, config_gen_allow, data);
 }
 
 /* Generate the workspaces object with this workspace's rules added.  */
@@ -1604,7 +1620,25 @@ config_home_add_allow (const char *home_file, const char *workspace,
                        char *const *rules, size_t n, struct cr_error **err)
 {
   struct config_allow_add r
-      = { .workspace = workspace, .rules = rules, .n = n };
+      = { .workspace = workspace, .key = "allow", .rules = rules, .n = n };
+  return config_home_update (home_file, "workspaces", config_gen_workspaces, &r,
+                             err);
+}
+
+void
+config_allow_domain (struct config *cfg, const char *name)
+{
+  config_list_add (&cfg->workspace_domains, xstrdup (name));
+  config_list_add (&cfg->net_domains, xstrdup (name));
+}
+
+int
+config_home_add_domain (const char *home_file, const char *workspace,
+                        const char *name, struct cr_error **err)
+{
+  char *names[] = { (char *) name };
+  struct config_allow_add r
+      = { .workspace = workspace, .key = "domains", .rules = names, .n = 1 };
   return config_home_update (home_file, "workspaces", config_gen_workspaces, &r,
                              err);
 }

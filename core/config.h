@@ -65,6 +65,10 @@ struct config
   /* workspaces.<this workspace>.allow, home-only: the allow rules the
    * person added for this workspace from the approval panel.  */
   struct config_list workspace_allow;
+  /* workspaces.<this workspace>.domains, home-only: the names the person
+   * allowed always for this workspace when a command's connection asked;
+   * once the home file is merged they are in net_domains too.  */
+  struct config_list workspace_domains;
   char *theme; /* theme, or NULL for the default */
 
   char *home_file;    /* the home file that was read, or NULL if none was */
@@ -120,6 +124,16 @@ int config_home_set_enabled (const char *home_file, bool enabled,
  * and a rule already in it is not added twice.  */
 int config_home_add_allow (const char *home_file, const char *workspace,
                            char *const *rules, size_t n, struct cr_error **err);
+
+/* Add name to workspaces.<workspace>.domains in home_file, as
+ * config_home_add_allow adds rules: kept once, after what the list held.  */
+int config_home_add_domain (const char *home_file, const char *workspace,
+                            const char *name, struct cr_error **err);
+
+/* Allow name (normalised, as the proxy gives it) for the rest of this
+ * configuration's life, as workspaces.<this workspace>.domains would: it
+ * joins workspace_domains and net_domains, each once.  */
+void config_allow_domain (struct config *cfg, const char *name);
 
 /* What the backend registry makes a backend from (sandbox/registry.h),
  * borrowed from cfg.  */

@@ -212,6 +212,12 @@ command_label (const struct command *cmd)
   return cmd->label;
 }
 
+const char *
+command_sandbox_id (const struct command *cmd)
+{
+  return cmd->sandbox_id;
+}
+
 bool
 command_left_running (const struct command *cmd)
 {
@@ -423,10 +429,17 @@ command_fact_finish (struct command *cmd)
   supervisor_fact (cmd->sup, JOURNAL_FINISH, cmd, f, sizeof f / sizeof *f);
 }
 
+static void command_observe_output (struct command *cmd);
+
 static void
 command_end (struct command *cmd)
 {
   cmd->ended = true;
+  /* Its result is composed now, so this is a cut: what is held back as
+   * perhaps the start of a secret is released as '*' (what arrives later
+   * is still masked as the same stream).  */
+  capture_cut (cmd->capture);
+  command_observe_output (cmd);
   command_fact_finish (cmd);
   command_cancel (cmd, &cmd->deadline_timer);
   command_cancel (cmd, &cmd->grace_timer);
@@ -771,6 +784,18 @@ supervisor_detach (struct supervisor *sup, struct command *cmd)
   return true;
 }
 
+/* Show the observer what the capture released last: masked bytes only,
+ * so the live sample and the full view see what the result does.  */
+static void
+command_observe_output (struct command *cmd)
+{
+  const char *bytes;
+  size_t len;
+  capture_released (cmd->capture, &bytes, &len);
+  if (len > 0 && cmd->sup->observer.output != NULL)
+    cmd->sup->observer.output (cmd->sup->observer.data, cmd, bytes, len);
+}
+
 /* Read what the command printed, a bounded amount per turn.  A short read
  * means the pipe is drained: back to poll rather than a read that can only
  * say EAGAIN, which would cost a third system call per write of a fast
@@ -802,11 +827,10 @@ command_read_output (struct command *cmd)
           command_close_output (cmd);
           return;
         }
-      if (cmd->sup->observer.output != NULL)
-        cmd->sup->observer.output (cmd->sup->observer.data, cmd, chunk,
-                                   (size_t) n);
-      if (capture_feed (cmd->capture, chunk, (size_t) n) == CAPTURE_CEILING
-          && cmd->stopped == COMMAND_NOT_STOPPED && !cmd->exited)
+      enum capture_status st = capture_feed (cmd->capture, chunk, (size_t) n);
+      command_observe_output (cmd);
+      if (st == CAPTURE_CEILING && cmd->stopped == COMMAND_NOT_STOPPED
+          && !cmd->exited)
         {
           cmd->stopped = COMMAND_STOPPED_CEILING;
           command_violation (cmd, "output",

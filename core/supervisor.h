@@ -82,7 +82,9 @@ struct supervisor_observer
 {
   /* A command has started; output for it follows.  */
   void (*started) (void *data, struct command *cmd);
-  /* Raw bytes read from its pipe, exactly as capture was fed them.  */
+  /* Its output as the capture released it (core/capture.h): masked when
+   * the command has secrets, so this is what every view may show; in
+   * order, and over the stream the same count as arrived.  */
   void (*output) (void *data, struct command *cmd, const char *bytes,
                   size_t len);
   /* A stop from the list did not finish in time.  */
@@ -162,6 +164,10 @@ size_t supervisor_slots_held (const struct supervisor *sup);
  * label (its description or Bash(line)).  */
 uint64_t command_number (const struct command *cmd);
 const char *command_label (const struct command *cmd);
+
+/* A command's sandbox ID (its session's), which the proxy's questions
+ * name it by.  */
+const char *command_sandbox_id (const struct command *cmd);
 
 /* Whether a command was left running and has not ended yet.  */
 bool command_left_running (const struct command *cmd);

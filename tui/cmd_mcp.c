@@ -43,6 +43,8 @@
 
 /* The ids of the questions this server asks the client: "crucible-ask-N".  */
 #define MCP_ASK_PREFIX "crucible-ask"
+/* The ids of the network questions (mcp_net_ask).  */
+#define MCP_NET_PREFIX "crucible-net"
 
 struct mcp;
 
@@ -71,6 +73,8 @@ struct mcp
   bool can_elicit; /* the client declared elicitation */
   int host_signal;
   struct jsonrpc_asks asks; /* questions sent, whose answers are awaited */
+  struct jsonrpc_asks net_asks; /* network questions sent (mcp_net_ask) */
+  struct mcp_net *nets;         /* and each one's state */
   struct mcp_call *calls;
   struct journal *journal; /* the host's */
   struct rules *rules;     /* the host's */
@@ -90,6 +94,7 @@ mcp_init (struct mcp *m)
   memset (m, 0, sizeof *m);
   m->in.max = MCP_MAX_LINE;
   m->asks.prefix = MCP_ASK_PREFIX;
+  m->net_asks.prefix = MCP_NET_PREFIX;
 }
 
 /* Queue one message and its newline for standard output; a client that
@@ -548,6 +553,100 @@ mcp_cancelled (struct mcp *m, yajl_val params)
   free (id);
 }
 
+/* --- network questions ------------------------------------------------- */
+
+/* A network question sent, waiting for its answer.  */
+struct mcp_net
+{
+  struct mcp *mcp;
+  struct mcp_net *next; /* the server's list of them */
+  uint64_t question;
+  uint64_t timer;
+  mcp_net_answer_fn fn;
+  void *data;
+};
+
+/* Let the question go with answer a, told to the one who asked.  */
+static void
+mcp_net_settle (struct mcp_net *q, enum mcp_net_answer a)
+{
+  struct mcp_net **p = &q->mcp->nets;
+  while (*p != NULL && *p != q)
+    p = &(*p)->next;
+  if (*p == q)
+    *p = q->next;
+  loop_cancel_timer (q->mcp->loop, q->timer);
+  q->fn (q->data, q->question, a);
+  free (q);
+}
+
+/* No answer in time: refused, and a late answer finds nothing.  */
+static void
+mcp_net_timeout (struct loop *loop, void *data)
+{
+  struct mcp_net *q = data;
+  (void) loop;
+  q->timer = 0;
+  jsonrpc_ask_forget (&q->mcp->net_asks, q);
+  mcp_net_settle (q, MCP_NET_REFUSE);
+}
+
+/* Ask the client's person about a connection to name: the one grant
+ * offered is for this command.  */
+void
+mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
+             mcp_net_answer_fn fn, void *data)
+{
+  if (!m->can_elicit || m->output_lost)
+    {
+      fn (data, question, MCP_NET_REFUSE);
+      return;
+    }
+  struct mcp_net *q = xcalloc (1, sizeof *q);
+  *q = (struct mcp_net){ .mcp = m, .question = question, .fn = fn,
+                         .data = data };
+  q->timer = loop_add_timer (m->loop, MCP_NET_WAIT_MS, mcp_net_timeout, q);
+  q->next = m->nets;
+  m->nets = q;
+  struct buf msg = BUF_INIT;
+  buf_printf (&msg,
+              _ ("A command wants to reach %s, which its configuration does "
+                 "not allow (sandbox.network.domains). Allow it for this "
+                 "command only?"),
+              name);
+  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->net_asks, q),
+                                           "elicitation/create");
+  jsonw_object_open (w);
+  jsonw_key (w, "message");
+  jsonw_text (w, msg.data, msg.len);
+  jsonw_key (w, "requestedSchema");
+  mcp_put_allow_schema (w);
+  jsonw_object_close (w);
+  buf_free (&msg);
+  mcp_send (m, w);
+}
+
+/* The answer to a network question: accepted with allow true lets the
+ * name for this command, anything else refuses it.  */
+static void
+mcp_net_response (struct mcp *m, const char *id, yajl_val msg)
+{
+  const char *ignored;
+  struct mcp_net *q = jsonrpc_answer_take (&m->net_asks, id, &ignored);
+  if (q == NULL)
+    {
+      jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
+      return;
+    }
+  yajl_val result = mcp_get (msg, "result");
+  yajl_val action = mcp_get (result, "action");
+  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
+  bool allowed = YAJL_IS_STRING (action)
+                 && strcmp (action->u.string, "accept") == 0
+                 && YAJL_IS_TRUE (allow);
+  mcp_net_settle (q, allowed ? MCP_NET_COMMAND : MCP_NET_REFUSE);
+}
+
 /* A response to our elicitation/create: taken once, for the call that is
  * waiting for it.  An answer that is not taken (a duplicate of one taken,
  * one to a call already gone, or one to nothing asked) is written down,
@@ -556,6 +655,11 @@ static void
 mcp_response (struct mcp *m, const char *id, yajl_val msg)
 {
   const char *ignored;
+  if (strncmp (id, "\"" MCP_NET_PREFIX "-", strlen (MCP_NET_PREFIX) + 2) == 0)
+    {
+      mcp_net_response (m, id, msg);
+      return;
+    }
   struct mcp_call *c = jsonrpc_answer_take (&m->asks, id, &ignored);
   if (c == NULL)
     {
@@ -843,9 +947,19 @@ cmd_mcp (int argc, char **argv)
       m.calls = c->next;
       mcp_call_free (c);
     }
+  /* A connection still waiting on a question is refused before its proxy
+   * goes with the host.  */
+  m.can_elicit = false; /* and a question asked meanwhile is refused */
+  while (m.nets != NULL)
+    {
+      struct mcp_net *q = m.nets;
+      m.nets = q->next;
+      mcp_net_settle (q, MCP_NET_REFUSE);
+    }
   jsonrpc_out_free (m.out);
   host_close (&m.host);
   jsonrpc_asks_free (&m.asks);
+  jsonrpc_asks_free (&m.net_asks);
   jsonrpc_lines_free (&m.in);
   if (m.client_ended && status == 0)
     status = 1;

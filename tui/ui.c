@@ -24,6 +24,7 @@
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/approval.h"
+#include "tui/netask.h"
 #include "tui/cmd_sandbox.h"
 #include "tui/cmd_session.h"
 #include "tui/front.h"
@@ -59,6 +60,7 @@ struct ui_options
 
 static void ui_frame (struct loop *loop, void *data);
 static const struct panel_host *ui_host (struct ui *ui);
+static void ui_net_show (struct ui *ui);
 static void ui_panel_open (struct ui *ui, struct panel p);
 static void ui_panel_close (struct ui *ui);
 
@@ -423,7 +425,10 @@ ui_ask (void *data, struct session_call *call)
                                   .confined = ui->cfg->sandbox_enabled,
                                   .rules = ui->rules };
   ui->asking = call;
-  ui_panel_open (ui, approval_panel_new (ui_host (ui), &where));
+  /* A connection waits on the network question, for a short while only:
+   * the call's question comes after it.  */
+  if (ui->panel.ops != &netask_panel_ops)
+    ui_panel_open (ui, approval_panel_new (ui_host (ui), &where));
 }
 
 /* A question is no longer wanted.  */
@@ -437,6 +442,7 @@ ui_withdrawn (void *data, const struct session_call *call)
   if (ui->panel.ops == &approval_panel_ops)
     ui_panel_close (ui);
   ui_notice (ui, THEME_DIM, _ ("(the question was withdrawn)"));
+  ui_net_show (ui);
 }
 
 /* A command left running ended: said the moment it happens, whatever is
@@ -592,6 +598,7 @@ ui_host_answer (void *data, bool allowed)
   ui_panel_close (ui);
   if (call != NULL)
     session_answer_approval (ui->session, call, allowed);
+  ui_net_show (ui);
 }
 
 /* What the panels may do.  */
@@ -614,6 +621,158 @@ ui_host (struct ui *ui)
   ui->host = ui_panel_host;
   ui->host.data = ui;
   return &ui->host;
+}
+
+/* --- the network question --------------------------------------------- */
+
+/* A question held for the netask panel.  */
+struct ui_net
+{
+  struct netask_question q;
+  char *name, *label;
+  uint64_t question; /* the asker's id */
+  uint64_t timer;    /* NETASK_WAIT_MS from when it was asked */
+  ui_net_answer_fn fn;
+  void *data;
+};
+
+/* Let the held question go with answer a, told to the one who asked.  */
+static void
+ui_net_settle (struct ui *ui, enum netask_answer a)
+{
+  struct ui_net *net = ui->net;
+  if (net == NULL)
+    return;
+  ui->net = NULL;
+  loop_cancel_timer (ui->loop, net->timer);
+  if (ui->panel.ops == &netask_panel_ops)
+    ui_panel_close (ui);
+  net->fn (net->data, net->question, a);
+  free (net->name);
+  free (net->label);
+  free (net);
+}
+
+/* Open the netask panel for the held question, unless a call's question
+ * is open; the call's question waiting behind it comes after.  */
+static void
+ui_net_show (struct ui *ui)
+{
+  if (ui->net != NULL && ui->panel.ops != &netask_panel_ops
+      && ui->panel.ops != &approval_panel_ops)
+    ui_panel_open (ui, netask_panel_new (ui_host (ui), &ui->net_host));
+  else if (ui->net == NULL && ui->asking != NULL
+           && ui->panel.ops != &approval_panel_ops)
+    ui_ask (ui, ui->asking);
+  ui_dirty (ui);
+}
+
+/* No answer in time: the connection is refused.  */
+static void
+ui_net_timeout (struct loop *loop, void *data)
+{
+  struct ui *ui = data;
+  (void) loop;
+  ui->net->timer = 0;
+  cleanup_free char *text
+      = xasprintf (_ ("%s was refused: the question about it was not "
+                      "answered within %u seconds"),
+                   ui->net->name, NETASK_WAIT_MS / 1000);
+  ui_net_settle (ui, NETASK_REFUSE);
+  ui_notice (ui, THEME_WARNING, text);
+  ui_net_show (ui);
+}
+
+/* The question the netask panel shows, NULL once there is none.  */
+static const struct netask_question *
+ui_net_question (void *data)
+{
+  struct ui *ui = data;
+  return ui->net != NULL ? &ui->net->q : NULL;
+}
+
+/* Write name to this workspace's domains; false, saying why, when it
+ * cannot be.  */
+static bool
+ui_net_save (struct ui *ui, const char *name)
+{
+  struct cr_error *err = NULL;
+  if (ui->home_file == NULL)
+    cr_error_set (&err, 0, "%s",
+                  _ ("HOME is not set, so there is no home configuration"));
+  else if (config_home_add_domain (ui->home_file, ui->workspace, name, &err)
+           == 0)
+    {
+      /* The session's later commands have it too, as the next session
+       * will from the file.  */
+      config_allow_domain (ui->cfg, name);
+      cleanup_free char *text
+          = xasprintf (_ ("%s is allowed in this workspace from now on (%s)"),
+                       name, ui->home_file);
+      ui_notice (ui, THEME_DIM, text);
+      return true;
+    }
+  cleanup_free char *text = xasprintf (
+      _ ("%s was not saved: %s; it is allowed for this command"), name,
+      err->msg);
+  cr_error_free (err);
+  ui_notice (ui, THEME_WARNING, text);
+  return false;
+}
+
+/* The person answered the network question.  */
+static void
+ui_net_answer (void *data, enum netask_answer a)
+{
+  struct ui *ui = data;
+  if (ui->net == NULL)
+    return;
+  if (a == NETASK_ALWAYS && !ui_net_save (ui, ui->net->name))
+    a = NETASK_COMMAND;
+  ui_net_settle (ui, a);
+  ui_net_show (ui);
+}
+
+/* The label of the command whose sandbox ID is id, or NULL.  */
+static const char *
+ui_net_label (struct ui *ui, const char *id)
+{
+  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (strcmp (command_sandbox_id (c->cmd), id) == 0)
+      return c->label;
+  return NULL;
+}
+
+void
+ui_net_ask (struct ui *ui, uint64_t question, const char *name,
+            const char *sandbox_id, ui_net_answer_fn fn, void *data)
+{
+  if (ui->quitting)
+    {
+      fn (data, question, NETASK_REFUSE);
+      return;
+    }
+  /* The asker asks one question at a time: a new one means the one held
+   * is over there (its own clock ran out first), so it goes, refused,
+   * which the asker ignores.  */
+  ui_net_settle (ui, NETASK_REFUSE);
+  struct ui_net *net = xcalloc (1, sizeof *net);
+  const char *label = ui_net_label (ui, sandbox_id);
+  net->name = xstrdup (name);
+  net->label = label != NULL ? xstrdup (label) : NULL;
+  net->q = (struct netask_question){ .name = net->name,
+                                     .label = net->label,
+                                     .deadline_ms
+                                     = loop_now_ms () + NETASK_WAIT_MS };
+  net->question = question;
+  net->fn = fn;
+  net->data = data;
+  net->timer = loop_add_timer (ui->loop, NETASK_WAIT_MS, ui_net_timeout, ui);
+  ui->net = net;
+  ui->net_host = (struct netask_host){ .question = ui_net_question,
+                                       .answer = ui_net_answer,
+                                       .data = ui };
+  ui_net_show (ui);
 }
 
 /* --- quitting ---------------------------------------------------------- */
@@ -644,6 +803,7 @@ ui_quit (struct ui *ui)
       ui->asking = NULL;
       session_answer_approval (ui->session, call, false);
     }
+  ui_net_settle (ui, NETASK_REFUSE);
   session_cancel (ui->session);
   session_close (ui->session);
 }
@@ -1178,6 +1338,7 @@ ui_clear (struct ui *ui)
       free (c);
     }
   pager_free (ui->pager);
+  ui_net_settle (ui, NETASK_REFUSE);
   if (ui->panel.ops != NULL)
     ui->panel.ops->free (ui->panel.state);
   ui_panel_reap (ui);

@@ -13,6 +13,7 @@
 #include "core/session.h"
 #include "core/supervisor.h"
 #include "tui/keys.h"
+#include "tui/netask.h"
 #include "tui/panel.h"
 #include "tui/prompt.h"
 #include "tui/sample.h"
@@ -55,6 +56,8 @@ struct ui
   struct panel *retired;  /* closed panels, freed at the next frame */
   size_t n_retired;
   struct session_call *asking; /* the call the approval panel asks about */
+  struct ui_net *net; /* the network question held (tui/netask.h), or NULL */
+  struct netask_host net_host; /* what the netask panel asks, data: this */
   struct pager *pager;         /* the full view over everything, or NULL */
 
   uint64_t turn_started_ms;
@@ -75,6 +78,25 @@ struct ui
   size_t stopped_at_exit;
   FILE *tty_out;
 };
+
+/* The answer to a network question, for whoever asked it (the proxy's
+ * asker hook, core/proxy.h: question is its id, and the answers map to
+ * PROXY_ANSWER_REFUSE, _COMMAND and _ALWAYS).  */
+typedef void (*ui_net_answer_fn) (void *data, uint64_t question,
+                                  enum netask_answer a);
+
+/* Ask the person, in the netask panel, whether the command whose sandbox
+ * ID is sandbox_id may reach name, which its policy does not allow; fn
+ * hears the answer exactly once.  One question at a time: the proxy asks
+ * the next only once the last is settled (and coalesces repeated names),
+ * so a question asked while one is held replaces it, the held one refused
+ * (its wait ran out at the proxy first).  "Always" writes the
+ * name to workspaces.<this workspace>.domains in the home file first; if
+ * that cannot be written the answer is "this command", and the transcript
+ * says why.  Unanswered within NETASK_WAIT_MS it is refused.  A call's
+ * approval asked meanwhile waits until it is answered.  */
+void ui_net_ask (struct ui *ui, uint64_t question, const char *name,
+                 const char *sandbox_id, ui_net_answer_fn fn, void *data);
 
 /* `crucible [DIR]`: the full-screen session.  */
 int ui_main (int argc, char **argv);

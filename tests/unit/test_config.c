@@ -158,6 +158,31 @@ test_workspace_allow (void **state)
                      "strings");
 }
 
+/* workspaces.<path>.domains: this workspace's names join
+ * sandbox.network.domains (wherever the key comes in the file), another
+ * workspace's do not, a project may then narrow to one of them, and may
+ * not add any.  */
+static void
+test_workspace_domains (void **state)
+{
+  struct config *cfg = config_new_defaults ();
+  merge_ok (cfg,
+            "{\"workspaces\": {"
+            "\"/other\": {\"domains\": [\"evil.test\"]},"
+            "\"/ws\": {\"domains\": [\"Pypi.org\", \"*.npmjs.org\"]}},"
+            "\"sandbox\": {\"network\": {\"domains\": [\"github.com\"]}}}",
+            CONFIG_HOME);
+  assert_list (&cfg->workspace_domains, "pypi.org", "*.npmjs.org");
+  assert_list (&cfg->net_domains, "github.com", "pypi.org", "*.npmjs.org");
+  merge_ok (cfg, "{\"sandbox\": {\"network\": {\"domains\": [\"pypi.org\"]}}}",
+            CONFIG_PROJECT);
+  assert_list (&cfg->net_domains, "pypi.org");
+  config_free (cfg);
+  expect_home_error ("{\"workspaces\": {\"/ws\": {\"domains\": [\"a b\"]}}}",
+                     "home.json:1: workspaces.*.domains[0]: must be a domain "
+                     "name such as example.com or *.example.com");
+}
+
 /* --- defaults and parsing --------------------------------------------------
  */
 
@@ -1164,6 +1189,50 @@ test_home_add_allow (void **state)
   config_free (cfg);
 }
 
+/* A name joins this workspace's domains once, beside its allow rules;
+ * what is written loads and allows it.  */
+static void
+test_home_add_domain (void **state)
+{
+  struct dirs *d = *state;
+  struct cr_error *err = NULL;
+  char *rules[] = { "Bash(make *)" };
+  assert_int_equal (config_home_add_allow (d->home_file, "/ws", rules, 1, &err),
+                    0);
+  assert_int_equal (config_home_add_domain (d->home_file, "/ws", "pypi.org",
+                                            &err),
+                    0);
+  assert_int_equal (config_home_add_domain (d->home_file, "/ws", "pypi.org",
+                                            &err),
+                    0);
+  char *text = read_file (d->home_file);
+  assert_string_equal (text, "{\n"
+                             "  \"workspaces\": {\n"
+                             "    \"/ws\": {\n"
+                             "      \"allow\": [\n"
+                             "        \"Bash(make *)\"\n"
+                             "      ],\n"
+                             "      \"domains\": [\n"
+                             "        \"pypi.org\"\n"
+                             "      ]\n"
+                             "    }\n"
+                             "  }\n"
+                             "}\n");
+  free (text);
+  struct config *cfg = NULL;
+  assert_int_equal (config_load (&cfg, d->home_file, "/ws", &err), 0);
+  assert_list (&cfg->net_domains, "pypi.org");
+  config_free (cfg);
+  assert_int_equal (config_load (&cfg, d->home_file, "/elsewhere", &err), 0);
+  assert_list (&cfg->net_domains, NULL);
+  /* Allowed in a loaded configuration as the file would, each once.  */
+  config_allow_domain (cfg, "pypi.org");
+  config_allow_domain (cfg, "pypi.org");
+  assert_list (&cfg->net_domains, "pypi.org");
+  assert_list (&cfg->workspace_domains, "pypi.org");
+  config_free (cfg);
+}
+
 /* A symlinked home file is written at its target, and stays a link.  */
 static void
 test_home_write_symlink (void **state)
@@ -1229,6 +1298,8 @@ main (void)
                                      dirs_teardown),
     cmocka_unit_test_setup_teardown (test_home_add_allow, dirs_setup,
                                      dirs_teardown),
+    cmocka_unit_test_setup_teardown (test_home_add_domain, dirs_setup,
+                                     dirs_teardown),
     cmocka_unit_test_setup_teardown (test_home_write_symlink, dirs_setup,
                                      dirs_teardown),
     cmocka_unit_test_setup_teardown (test_load_empty, dirs_setup,
@@ -1245,6 +1316,7 @@ main (void)
                                      dirs_teardown),
     cmocka_unit_test_setup_teardown (test_home_path, dirs_setup, dirs_teardown),
     cmocka_unit_test (test_workspace_allow),
+    cmocka_unit_test (test_workspace_domains),
     cmocka_unit_test_setup_teardown (test_load_workspace_is_home, dirs_setup,
                                      dirs_teardown),
   };
