@@ -4,7 +4,7 @@
 
 DEPS_BUILD="build-essential autoconf automake libtool autopoint gettext pkg-config
 libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
-libseccomp-dev nettle-dev"
+libseccomp-dev nettle-dev libidn2-dev"
 DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
 locales keyutils"
 
