@@ -7,6 +7,8 @@ libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
 libseccomp-dev nettle-dev libidn2-dev"
 DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
 locales keyutils"
+# tests/integration/proxy.sh: an upstream proxy, clients and the test network.
+DEPS_TEST="$DEPS_TEST tinyproxy curl openssl iproute2"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {

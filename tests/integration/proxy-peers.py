@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Hostile and slow peers of the proxy, for tests/integration/proxy.sh.
+
+    proxy-peers.py MODE PORT USER PASSWORD
+
+malformed: connection A sends half a good request head and waits; B sends
+           a malformed request; prints B's status, then A finishes its head
+           and prints its status ("B 400", "A 200").
+huge:      a head of 80 KiB of headers; prints the status ("huge 431").
+slow:      A sends a head one byte every 0.2 s (a slowloris); meanwhile B
+           makes a whole request; prints "B STATUS SECONDS".
+"""
+import base64
+import socket
+import sys
+import threading
+import time
+
+MODE, PORT, USER, PW = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+AUTH = "Proxy-Authorization: Basic %s\r\n" % base64.b64encode(
+    ("%s:%s" % (USER, PW)).encode()).decode()
+
+
+def connect():
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    return s
+
+
+def status_of(s):
+    data = b""
+    while b"\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    line = data.split(b"\r\n")[0].decode(errors="replace")
+    parts = line.split()
+    return parts[1] if len(parts) > 1 else "none(%r)" % line
+
+
+def good_head():
+    return ("GET http://allowed.test/hello HTTP/1.1\r\nHost: allowed.test\r\n"
+            + AUTH + "Connection: close\r\n\r\n")
+
+
+def malformed():
+    a = connect()
+    head = good_head()
+    a.sendall(head[:40].encode())
+    b = connect()
+    b.sendall(b"GET http://allowed.test/ HTTP/1.1\r\nHost allowed.test\r\n"
+              b"Content-Length: 1\r\nContent-Length: 2\r\n\r\n")
+    print("B", status_of(b))
+    rest = b.recv(65536)
+    while rest:
+        rest = b.recv(65536)
+    a.sendall(head[40:].encode())
+    print("A", status_of(a))
+
+
+def huge():
+    s = connect()
+    head = "GET http://allowed.test/hello HTTP/1.1\r\nHost: allowed.test\r\n"
+    head += "".join("X-Filler-%d: %s\r\n" % (i, "y" * 900) for i in range(90))
+    try:
+        s.sendall((head + AUTH + "\r\n").encode())
+    except OSError:
+        pass
+    print("huge", status_of(s))
+
+
+def slow():
+    a = connect()
+    head = good_head().encode()
+    stop = threading.Event()
+
+    def dribble():
+        for i in range(len(head)):
+            if stop.is_set():
+                return
+            try:
+                a.send(head[i:i + 1])
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    t = threading.Thread(target=dribble, daemon=True)
+    t.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    b = connect()
+    b.sendall(good_head().encode())
+    st = status_of(b)
+    print("B", st, "%.2f" % (time.monotonic() - start))
+    stop.set()
+
+
+{"malformed": malformed, "huge": huge, "slow": slow}[MODE]()
