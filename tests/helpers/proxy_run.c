@@ -2,7 +2,7 @@
  * tests/integration/proxy.sh.
  *
  *   proxy_run --listen ADDR:PORT --domain NAME ... [--allow-private]
- *             [--second]
+ *             [--second] [--ask command|refuse]
  *
  * Listens on ADDR:PORT (IPv4, or [IPv6]:PORT), hands every accepted
  * connection to one proxy client granted the --domain names, prints
@@ -11,8 +11,10 @@
  * its `user password` printed on a second line, so a test can show that
  * another command's credential is refused.  Every refusal's class is
  * printed on stderr as `refused CLASS`; at exit the counts as
- * `counts allowed=N refused=N out=N in=N`.  The upstream settings are
- * this process's own environment, as for crucible.  */
+ * `counts allowed=N refused=N out=N in=N`.  With --ask, an asker is set
+ * (phase 2): each question prints `asked NAME` on stderr and is answered
+ * 300 ms later with the answer given.  The upstream settings are this
+ * process's own environment, as for crucible.  */
 #include <config.h>
 
 #include <arpa/inet.h>
@@ -35,9 +37,32 @@ extern char **environ;
 struct proxy_run
 {
   struct loop *loop;
+  struct proxy *proxy;
   struct proxy_client *client;
   int lfd;
+  enum proxy_answer answer;
+  uint64_t question;
 };
+
+/* Answer the question asked 300 ms ago.  */
+static void
+proxy_run_answer (struct loop *loop, void *data)
+{
+  struct proxy_run *r = data;
+  (void) loop;
+  proxy_answer (r->proxy, r->question, r->answer);
+}
+
+/* The asker: say what was asked, answer in a moment.  */
+static void
+proxy_run_ask (void *data, uint64_t question, struct proxy_client *c,
+               const char *name)
+{
+  struct proxy_run *r = data;
+  fprintf (stderr, "asked %s for %s\n", name, proxy_client_sandbox_id (c));
+  r->question = question;
+  loop_add_timer (r->loop, 300, proxy_run_answer, r);
+}
 
 /* Parse ADDR:PORT or [ADDR]:PORT into ss.  */
 static int
@@ -135,6 +160,7 @@ main (int argc, char **argv)
   char **domains = calloc ((size_t) argc, sizeof *domains);
   size_t n_domains = 0;
   bool allow_private = false, second = false;
+  const char *ask = NULL;
 
   for (int i = 1; i < argc; i++)
     {
@@ -146,10 +172,13 @@ main (int argc, char **argv)
         allow_private = true;
       else if (strcmp (argv[i], "--second") == 0)
         second = true;
+      else if (strcmp (argv[i], "--ask") == 0 && i + 1 < argc)
+        ask = argv[++i];
       else
         {
-          fprintf (stderr, "usage: proxy_run --listen ADDR:PORT "
-                           "--domain NAME ... [--allow-private] [--second]\n");
+          fprintf (stderr, "usage: proxy_run --listen ADDR:PORT --domain "
+                           "NAME ... [--allow-private] [--second] "
+                           "[--ask command|refuse]\n");
           return 2;
         }
     }
@@ -160,6 +189,13 @@ main (int argc, char **argv)
   struct proxy_run r = { 0 };
   r.loop = loop_new (&err);
   struct proxy *p = r.loop ? proxy_new (r.loop, environ, &err) : NULL;
+  r.proxy = p;
+  if (p != NULL && ask != NULL)
+    {
+      r.answer = strcmp (ask, "command") == 0 ? PROXY_ANSWER_COMMAND
+                                              : PROXY_ANSWER_REFUSE;
+      proxy_set_asker (p, proxy_run_ask, &r);
+    }
   struct proxy_grant g = { .sandbox_id = "proxy-run",
                            .domains = domains,
                            .n_domains = n_domains,

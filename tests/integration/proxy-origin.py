@@ -6,6 +6,9 @@
 Plain HTTP on 0.0.0.0:80 and HTTPS on 0.0.0.0:443 (CERT/KEY), HTTP/1.1
 with keep-alive:
   GET  /hello  -> "hello from HOST\n" (HOST the Host header)
+  GET  /big/N  -> N bytes, 0..255 repeated
+  GET  /ws with Upgrade: websocket -> 101, then every read echoed as
+                  "echo:" + bytes
   POST /echo   -> "got N bytes sha256 HEX\n" of the body, Content-Length or
                   chunked; Expect: 100-continue answered by http.server
 Every request is logged to LOGFILE as "METHOD PATH host=HOST te=TE
@@ -42,7 +45,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.note()
+        if self.path.startswith("/big/"):
+            return self.big(int(self.path[5:]))
+        if self.path == "/ws" and self.headers.get("Upgrade") == "websocket":
+            return self.upgrade()
         self.reply("hello from %s\n" % self.headers.get("Host"))
+
+    def big(self, n):
+        self.send_response(200)
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        block = bytes(range(256)) * 256
+        while n > 0:
+            self.wfile.write(block[:min(n, len(block))])
+            n -= min(n, len(block))
+
+    def upgrade(self):
+        self.send_response(101)
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Upgrade", "websocket")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        while True:
+            data = self.connection.recv(65536)
+            if not data:
+                return
+            self.connection.sendall(b"echo:" + data)
 
     def read_chunked(self):
         body = b""

@@ -9,6 +9,12 @@ malformed: connection A sends half a good request head and waits; B sends
 huge:      a head of 80 KiB of headers; prints the status ("huge 431").
 slow:      A sends a head one byte every 0.2 s (a slowloris); meanwhile B
            makes a whole request; prints "B STATUS SECONDS".
+upgrade:   an absolute-form WebSocket Upgrade; prints "upgrade 101" and
+           the origin's echo of "ping".
+halfclose: a CONNECT tunnel half-closed by the client after its request;
+           prints "halfclose N", N the body bytes that arrived.
+rst:       peers that reset mid-head and mid-tunnel, then a request;
+           prints "after STATUS".
 """
 import base64
 import socket
@@ -95,4 +101,64 @@ def slow():
     stop.set()
 
 
-{"malformed": malformed, "huge": huge, "slow": slow}[MODE]()
+def upgrade():
+    s = connect()
+    s.sendall(("GET http://allowed.test/ws HTTP/1.1\r\nHost: allowed.test\r\n"
+               + AUTH + "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+              .encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    print("upgrade", data.split(b"\r\n")[0].decode().split()[1])
+    s.sendall(b"ping")
+    print(s.recv(4096).decode())
+
+
+def halfclose():
+    """A tunnel whose client half-closes after its request: the answer
+    still arrives whole, and the end is passed on."""
+    s = connect()
+    s.sendall(("CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n"
+               + AUTH + "\r\n").encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(4096)
+    s.sendall(b"GET /big/100000 HTTP/1.1\r\nHost: allowed.test\r\n"
+              b"Connection: close\r\n\r\n")
+    s.shutdown(socket.SHUT_WR)
+    data = data.split(b"\r\n\r\n", 1)[1]
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    body = data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+    print("halfclose", len(body))
+
+
+def rst():
+    """Peers that reset mid-head and mid-tunnel; then a request works."""
+    import struct
+    linger = struct.pack("ii", 1, 0)
+    a = connect()
+    a.sendall(b"GET http://allowed.test/hello HTTP/1.1\r\nHo")
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+    a.close()
+    b = connect()
+    b.sendall(("CONNECT allowed.test:80 HTTP/1.1\r\n" + AUTH + "\r\n").encode())
+    b.recv(4096)
+    b.sendall(b"GET /big/10000000 HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+    b.recv(1000)
+    b.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+    b.close()
+    time.sleep(0.3)
+    c = connect()
+    c.sendall(good_head().encode())
+    print("after", status_of(c))
+
+
+{"malformed": malformed, "huge": huge, "slow": slow, "upgrade": upgrade,
+ "halfclose": halfclose, "rst": rst}[MODE]()

@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=37
+N=46
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
@@ -153,6 +153,8 @@ start_proxy up 3130 HTTPS_PROXY=http://up:uppass@192.0.2.10:8888 -- "${DOMAINS[@
 start_proxy uphttps 3131 HTTPS_PROXY=https://192.0.2.10:8888 -- "${DOMAINS[@]}"
 start_proxy noproxy 3132 HTTPS_PROXY=http://192.0.2.10:9 NO_PROXY=www.allowed.test \
   -- "${DOMAINS[@]}"
+start_proxy ask 3133 -- "${DOMAINS[@]}" --ask command
+start_proxy askno 3134 -- "${DOMAINS[@]}" --ask refuse
 OTHER_PASS=$(sed -n 2p "$TEST_TMP/main.out" | cut -d' ' -f2)
 
 # pc PORT USER:PASS CURLARGS...: curl through the proxy from the inner
@@ -263,12 +265,48 @@ is "$out" "hello from www.allowed.test" "a NO_PROXY host bypasses the (unreachab
 pc 3132 "$USER_noproxy:$PASS_noproxy" -o /dev/null -w "$W" https://allowed.test/hello
 is "$out" "000 502" "positive control: a host NO_PROXY does not list goes to the upstream (502: nothing there)"
 
+# ---- tunnels: volume, Upgrade, half-close ----------------------------------------
+
+expect=$("$PY" -c 'import hashlib; b = bytes(range(256)) * 256; n = 20000000
+h = hashlib.sha256()
+while n > 0:
+    h.update(b[:min(n, len(b))]); n -= min(n, len(b))
+print(h.hexdigest())')
+out=$(in_inner curl -sS --max-time 60 --noproxy '' -p -x "http://$CRED@127.0.0.1:3128" \
+  http://allowed.test/big/20000000 | sha256sum | cut -d' ' -f1)
+is "$out" "$expect" "20 MB through a CONNECT tunnel (splice) arrive intact"
+out=$(in_inner "$PY" "$SRC/proxy-peers.py" upgrade 3128 "$USER_main" "$PASS_main" 2>&1)
+is "$out" $'upgrade 101\necho:ping' "an absolute-form Upgrade (WebSocket) becomes a tunnel after 101"
+out=$(in_inner "$PY" "$SRC/proxy-peers.py" halfclose 3128 "$USER_main" "$PASS_main" 2>&1)
+is "$out" "halfclose 100000" "a client's half-close passes through the tunnel; the answer arrives whole"
+
+# ---- asking about a name (phase 2) ------------------------------------------------
+
+askers=()
+for i in 1 2; do
+  bg_inner curl -sS --max-time 20 --noproxy '' -x "http://$USER_ask:$PASS_ask@127.0.0.1:3133" \
+    http://other.test/hello >"$TEST_TMP/ask$i.out" 2>&1 &
+  askers+=("$!")
+done
+wait "${askers[@]}"
+is "$(cat "$TEST_TMP/ask1.out" "$TEST_TMP/ask2.out")" $'hello from other.test\nhello from other.test' \
+  "with an asker answering 'this command', two waiting connections to a name not listed are served"
+pc 3133 "$USER_ask:$PASS_ask" http://other.test/hello
+is "$(grep -c '^asked other.test for proxy-run' "$TEST_TMP/ask.err")" 1 \
+  "the two were one question (coalesced), and the allowed name is not asked again"
+pc 3134 "$USER_askno:$PASS_askno" -o /dev/null -w "$W" http://other.test/hello
+is "$out" "403 000" "an asker answering 'refuse': 403"
+grep -q '^asked other.test' "$TEST_TMP/askno.err"
+ok $? "... after asking"
+
 # ---- hostile peers --------------------------------------------------------------
 
 out=$(in_inner "$PY" "$SRC/proxy-peers.py" malformed 3128 "$USER_main" "$PASS_main" 2>&1)
 is "$out" $'B 400\nA 200' "a malformed request gets 400 while a parallel connection is served"
 out=$(in_inner "$PY" "$SRC/proxy-peers.py" huge 3128 "$USER_main" "$PASS_main" 2>&1)
 is "$out" "huge 431" "a head past 64 KiB gets 431"
+out=$(in_inner "$PY" "$SRC/proxy-peers.py" rst 3128 "$USER_main" "$PASS_main" 2>&1)
+is "$out" "after 200" "peers resetting mid-head and mid-tunnel leave the proxy serving"
 out=$(in_inner "$PY" "$SRC/proxy-peers.py" slow 3128 "$USER_main" "$PASS_main" 2>&1)
 like "$out" '^B 200 0\.[0-9]+$' "a slowloris client does not hold up another connection"
 
