@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=46
+N=45
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
