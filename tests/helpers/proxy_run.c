@@ -73,7 +73,10 @@ proxy_run_parse_listen (const char *s, struct sockaddr_storage *ss,
   const char *colon = strrchr (s, ':');
   if (colon == NULL || (size_t) (colon - s) >= sizeof host)
     return -1;
-  int port = atoi (colon + 1);
+  char *end;
+  long port = strtol (colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port > 65535)
+    return -1;
   memcpy (host, s, (size_t) (colon - s));
   host[colon - s] = '\0';
   memset (ss, 0, sizeof *ss);
@@ -141,8 +144,7 @@ proxy_run_listen (const char *where)
     }
   int fd = socket (ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int one = 1;
-  if (fd < 0
-      || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
+  if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
       || bind (fd, (struct sockaddr *) &ss, len) < 0 || listen (fd, 64) < 0)
     {
       fprintf (stderr, "proxy_run: listening on %s: %s\n", where,
@@ -157,7 +159,7 @@ main (int argc, char **argv)
 {
   struct cr_error *err = NULL;
   const char *listen_on = NULL;
-  char **domains = calloc ((size_t) argc, sizeof *domains);
+  char *domains[argc];
   size_t n_domains = 0;
   bool allow_private = false, second = false;
   const char *ask = NULL;
@@ -244,6 +246,5 @@ main (int argc, char **argv)
   loop_remove_fd (r.loop, r.lfd);
   close (r.lfd);
   loop_free (r.loop);
-  free (domains);
   return 0;
 }

@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=45
+N=49
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
@@ -149,9 +149,12 @@ DOMAINS=(--domain allowed.test --domain '*.allowed.test' --domain rebind-loop.te
   --domain rebind-meta.test --domain private.test --domain rebind-self.test)
 start_proxy main 3128 -- "${DOMAINS[@]}" --second
 start_proxy priv 3129 -- "${DOMAINS[@]}" --allow-private
-start_proxy up 3130 HTTPS_PROXY=http://up:uppass@192.0.2.10:8888 -- "${DOMAINS[@]}"
+start_proxy up 3130 HTTPS_PROXY=http://up:uppass@192.0.2.10:8888 \
+  http_proxy=http://up:uppass@192.0.2.10:8888 -- "${DOMAINS[@]}"
 start_proxy uphttps 3131 HTTPS_PROXY=https://192.0.2.10:8888 -- "${DOMAINS[@]}"
 start_proxy noproxy 3132 HTTPS_PROXY=http://192.0.2.10:9 NO_PROXY=www.allowed.test \
+  -- "${DOMAINS[@]}"
+start_proxy socks 3135 HTTPS_PROXY=socks5://192.0.2.10:9 HTTP_PROXY=socks5h://192.0.2.10:9 \
   -- "${DOMAINS[@]}"
 start_proxy ask 3133 -- "${DOMAINS[@]}" --ask command
 start_proxy askno 3134 -- "${DOMAINS[@]}" --ask refuse
@@ -258,6 +261,14 @@ pc 3130 "$USER_up:$PASS_up" --cacert "$TEST_TMP/ca.pem" https://allowed.test/hel
 is "$out" "hello from allowed.test" "through an http upstream with its credential: TLS end to end"
 grep -q 'CONNECT 192.0.2.10:443' "$TEST_TMP/tp/tinyproxy.log"
 ok $? "the upstream saw a CONNECT to the checked address, not the name"
+pc 3130 "$USER_up:$PASS_up" http://www.allowed.test/hello
+is "$out" "hello from www.allowed.test" "an absolute-form request through the http upstream (http_proxy)"
+grep -q 'CONNECT 192.0.2.10:80' "$TEST_TMP/tp/tinyproxy.log"
+ok $? "... leaves as a CONNECT to the checked address too"
+pc 3135 "$USER_socks:$PASS_socks" --cacert "$TEST_TMP/ca.pem" https://allowed.test/hello
+is "$out" "hello from allowed.test" "a socks5:// upstream is passed by (connect directly)"
+pc 3135 "$USER_socks:$PASS_socks" -o /dev/null -w "$W" http://allowed.test/hello
+is "$out" "502 000" "a socks5h:// upstream: 502, never around it"
 pc 3131 "$USER_uphttps:$PASS_uphttps" -o /dev/null -w "$W" https://allowed.test/hello
 is "$out" "000 502" "under an https:// upstream, a permitted CONNECT gets 502"
 pc 3132 "$USER_noproxy:$PASS_noproxy" --cacert "$TEST_TMP/ca.pem" https://www.allowed.test/hello
