@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=49
+N=53
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
@@ -127,13 +127,15 @@ grep -q ready "$TEST_TMP/origin.log" 2>/dev/null ||
   skip_all "the origins did not start: $(head -c 300 "$TEST_TMP/origin.err")"
 
 # start_proxy NAME PORT [ENV...] -- ARGS...: run proxy_run in the inner
-# namespace with only the environment given; USER_NAME/PASS_NAME set.
+# namespace with only the environment given (as RUNAS, when set);
+# USER_NAME/PASS_NAME set.
+RUNAS=()
 start_proxy() {
   local name=$1 port=$2 envs=()
   shift 2
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  bg_inner env -i PATH=/usr/bin:/bin "${envs[@]}" "$PROXY_RUN" \
+  bg_inner "${RUNAS[@]}" env -i PATH=/usr/bin:/bin "${envs[@]}" "$PROXY_RUN" \
     --listen "127.0.0.1:$port" "$@" >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
   pids+=("$!")
   eval "PID_$name=$!"
@@ -156,6 +158,9 @@ start_proxy noproxy 3132 HTTPS_PROXY=http://192.0.2.10:9 NO_PROXY=www.allowed.te
   -- "${DOMAINS[@]}"
 start_proxy socks 3135 HTTPS_PROXY=socks5://192.0.2.10:9 HTTP_PROXY=socks5h://192.0.2.10:9 \
   -- "${DOMAINS[@]}"
+RUNAS=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+start_proxy nobody 3136 -- "${DOMAINS[@]}"
+RUNAS=()
 start_proxy ask 3133 -- "${DOMAINS[@]}" --ask command
 start_proxy askno 3134 -- "${DOMAINS[@]}" --ask refuse
 OTHER_PASS=$(sed -n 2p "$TEST_TMP/main.out" | cut -d' ' -f2)
@@ -275,6 +280,17 @@ pc 3132 "$USER_noproxy:$PASS_noproxy" --cacert "$TEST_TMP/ca.pem" https://www.al
 is "$out" "hello from www.allowed.test" "a NO_PROXY host bypasses the (unreachable) upstream"
 pc 3132 "$USER_noproxy:$PASS_noproxy" -o /dev/null -w "$W" https://allowed.test/hello
 is "$out" "000 502" "positive control: a host NO_PROXY does not list goes to the upstream (502: nothing there)"
+
+# ---- the proxy as uid 65534 ----------------------------------------------------
+
+is "$(awk '/^Uid:/ {print $2}' "/proc/$PID_nobody/status" 2>/dev/null)" 65534 \
+  "a proxy_run runs as uid 65534"
+pc 3136 "$USER_nobody:$PASS_nobody" --cacert "$TEST_TMP/ca.pem" https://allowed.test/hello
+is "$out" "hello from allowed.test" "as 65534: CONNECT to an allowed name over TLS"
+pc 3136 "" -o /dev/null -w "$W" http://allowed.test/hello
+is "$out" "407 000" "as 65534: no credential, 407"
+pc 3136 "$USER_nobody:$PASS_nobody" -o /dev/null -w "$W" http://rebind-loop.test:8080/
+is "$out" "403 000" "as 65534: an allowed name resolving to 127.0.0.1 is refused"
 
 # ---- tunnels: volume, Upgrade, half-close ----------------------------------------
 
