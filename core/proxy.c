@@ -233,7 +233,8 @@ struct proxy_conn
   bool resolving_upstream; /* the job is for the upstream proxy's name */
   bool via_upstream;
   bool req_done, resp_head_done, resp_done, resp_close, upgraded;
-  bool dead; /* closed; memory freed by the next reap */
+  bool dead;         /* closed; memory freed by the next reap */
+  bool head_started; /* part of a request head has been read */
 
   /* Bytes read and not yet consumed, from the command and the network. */
   size_t cin_len, uin_len;
@@ -1426,8 +1427,10 @@ proxy_conn_request (struct proxy_conn *c)
       return;
     }
   proxy_consume (c->cin, &c->cin_len, used);
+  c->head_started = true;
   if (st == HTTPREQ_MORE)
     return;
+  c->head_started = false;
   const struct httpreq_head *h = httpreq_parser_head (c->reqp);
   /* Every request on a kept connection is checked again, credential
    * first, so a command cannot ride another's authorised connection.  */
@@ -1637,7 +1640,9 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
                               "the upstream proxy did not answer CONNECT");
       return;
     case PROXY_CONN_HEAD:
-      if (c->cin_len > 0)
+      /* A head that never ended (a slowloris) is a refusal; an idle kept
+       * connection just ends.  */
+      if (c->head_started || c->cin_len > 0)
         proxy_conn_refused (c, "malformed");
       proxy_conn_free (c);
       return;

@@ -13,6 +13,8 @@ upgrade:   an absolute-form WebSocket Upgrade; prints "upgrade 101" and
            the origin's echo of "ping".
 halfclose: a CONNECT tunnel half-closed by the client after its request;
            prints "halfclose N", N the body bytes that arrived.
+headtimeout: a head trickling forever; prints "closed SECONDS" when the
+           proxy closes it.
 rst:       peers that reset mid-head and mid-tunnel, then a request;
            prints "after STATUS".
 """
@@ -160,5 +162,27 @@ def rst():
     print("after", status_of(c))
 
 
-{"malformed": malformed, "huge": huge, "slow": slow, "upgrade": upgrade,
+def headtimeout():
+    """A head that keeps trickling (one header every 5 s) but never ends:
+    the proxy closes it when the head's time is up, however busy it
+    looks."""
+    s = connect()
+    s.settimeout(5)
+    start = time.monotonic()
+    s.sendall(b"GET http://allowed.test/hello HTTP/1.1\r\n")
+    while time.monotonic() - start < 120:
+        try:
+            if s.recv(4096) == b"":
+                break
+        except socket.timeout:
+            try:
+                s.sendall(b"X-Trickle: 1\r\n")
+            except OSError:
+                break
+        except OSError:
+            break
+    print("closed %d" % int(time.monotonic() - start))
+
+
+{"headtimeout": headtimeout, "malformed": malformed, "huge": huge, "slow": slow, "upgrade": upgrade,
  "halfclose": halfclose, "rst": rst}[MODE]()

@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=53
+N=54
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
@@ -130,12 +130,16 @@ grep -q ready "$TEST_TMP/origin.log" 2>/dev/null ||
 # namespace with only the environment given (as RUNAS, when set);
 # USER_NAME/PASS_NAME set.
 RUNAS=()
+# A sanitizer build's settings reach the helper through env -i.
+SAN_ENV=()
+[ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV+=("ASAN_OPTIONS=$ASAN_OPTIONS")
+[ -n "${UBSAN_OPTIONS:-}" ] && SAN_ENV+=("UBSAN_OPTIONS=$UBSAN_OPTIONS")
 start_proxy() {
   local name=$1 port=$2 envs=()
   shift 2
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  bg_inner "${RUNAS[@]}" env -i PATH=/usr/bin:/bin "${envs[@]}" "$PROXY_RUN" \
+  bg_inner "${RUNAS[@]}" env -i PATH=/usr/bin:/bin "${SAN_ENV[@]}" "${envs[@]}" "$PROXY_RUN" \
     --listen "127.0.0.1:$port" "$@" >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
   pids+=("$!")
   eval "PID_$name=$!"
@@ -150,6 +154,10 @@ start_proxy() {
 DOMAINS=(--domain allowed.test --domain '*.allowed.test' --domain rebind-loop.test
   --domain rebind-meta.test --domain private.test --domain rebind-self.test)
 start_proxy main 3128 -- "${DOMAINS[@]}" --second
+# A head that never ends, from the start: checked at the end (30 s).
+bg_inner "$PY" "$SRC/proxy-peers.py" headtimeout 3128 x x >"$TEST_TMP/headtimeout.out" 2>&1 &
+HEADTIMEOUT=$!
+pids+=("$HEADTIMEOUT")
 start_proxy priv 3129 -- "${DOMAINS[@]}" --allow-private
 start_proxy up 3130 HTTPS_PROXY=http://up:uppass@192.0.2.10:8888 \
   http_proxy=http://up:uppass@192.0.2.10:8888 -- "${DOMAINS[@]}"
@@ -337,6 +345,9 @@ is "$out" "after 200" "peers resetting mid-head and mid-tunnel leave the proxy s
 out=$(in_inner "$PY" "$SRC/proxy-peers.py" slow 3128 "$USER_main" "$PASS_main" 2>&1)
 like "$out" '^B 200 0\.[0-9]+$' "a slowloris client does not hold up another connection"
 
+wait "$HEADTIMEOUT"
+like "$(cat "$TEST_TMP/headtimeout.out")" '^closed (29|30|31|32|33|34|35)$' \
+  "a request head still trickling after 30 s is cut off then (not before)"
 kill "$PID_main"
 wait "$PID_main" 2>/dev/null
 like "$(cat "$TEST_TMP/main.err")" 'counts allowed=[1-9][0-9]* refused=[1-9][0-9]* out=[1-9][0-9]* in=[1-9][0-9]*' \
