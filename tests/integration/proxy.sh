@@ -10,7 +10,7 @@
 #   origin veth 192.0.2.10/24, 10.0.0.1/24, 169.254.169.254/16
 . "$(dirname "$0")/lib.sh"
 
-N=54
+N=57
 plan $N
 
 # skip_all WHY: the namespace cannot be built; every check skips, saying so.
@@ -47,6 +47,10 @@ cat >"$TEST_TMP/hosts" <<'EOF'
 169.254.169.254 rebind-meta.test
 10.0.0.1 private.test
 192.0.2.1 rebind-self.test
+192.0.2.11 twoaddr.test
+192.0.2.10 twoaddr.test
+127.0.0.1 mixed.test
+192.0.2.10 mixed.test
 EOF
 
 # Each namespace is held by a sleeping process; the inner one binds the
@@ -75,6 +79,7 @@ net_ok=0
     in_inner ip addr add 192.0.2.1/24 dev pxin &&
     in_inner ip link set pxin up &&
     in_origin ip addr add 192.0.2.10/24 dev pxout &&
+    in_origin ip addr add 192.0.2.11/24 dev pxout &&
     in_origin ip addr add 10.0.0.1/24 dev pxout &&
     in_origin ip addr add 169.254.169.254/16 dev pxout &&
     in_origin ip link set pxout up &&
@@ -151,7 +156,8 @@ start_proxy() {
   eval "USER_$name=\$u; PASS_$name=\$p"
 }
 
-DOMAINS=(--domain allowed.test --domain '*.allowed.test' --domain rebind-loop.test
+DOMAINS=(--domain allowed.test --domain '*.allowed.test' --domain twoaddr.test
+  --domain mixed.test --domain rebind-loop.test
   --domain rebind-meta.test --domain private.test --domain rebind-self.test)
 start_proxy main 3128 -- "${DOMAINS[@]}" --second
 # A head that never ends, from the start: checked at the end (30 s).
@@ -267,6 +273,22 @@ is "$out" "403 000" "an allowed name resolving to the host's own interface addre
 grep -q 'refused loopback' "$TEST_TMP/main.err" && grep -q 'refused link-local' "$TEST_TMP/main.err" &&
   grep -q 'refused private' "$TEST_TMP/main.err" && grep -q 'refused name' "$TEST_TMP/main.err"
 ok $? "each refusal reached the callback with its class"
+
+# Only 192.0.2.10 listens on 8081; 192.0.2.11 (first for twoaddr.test)
+# refuses the connection.
+bg_origin "$PY" -m http.server --bind 192.0.2.10 8081 --directory "$TEST_TMP/tp" >/dev/null 2>&1 &
+pids+=("$!")
+for _ in $(seq 50); do
+  in_inner curl -s -o /dev/null --max-time 5 http://192.0.2.10:8081/ && break
+  sleep 0.1
+done
+in_inner curl -s -o /dev/null --max-time 5 http://192.0.2.11:8081/
+[ $? -eq 7 ]
+ok $? "positive control: 192.0.2.11:8081 refuses a direct connection"
+pc 3128 "$CRED" -o /dev/null -w "$W" http://twoaddr.test:8081/
+is "$out" "200 000" "the first address failing, the next one is tried"
+pc 3128 "$CRED" http://mixed.test/hello
+is "$out" "hello from mixed.test" "of a name's addresses, the refused one (127.0.0.1) is skipped and the allowed one used"
 
 # ---- upstreams ---------------------------------------------------------------
 
