@@ -49,11 +49,12 @@ fixture_refused (void *data, const char *reason_class)
 static int
 setup (void **state)
 {
-  static char *domains[] = { "allowed.test", "127.0.0.1" };
+  static char *domains[]
+      = { "allowed.test", "127.0.0.1", "::1", "::ffff:127.0.0.1" };
   struct fixture *f = calloc (1, sizeof *f);
   struct cr_error *err = NULL;
   struct proxy_grant g
-      = { .sandbox_id = "sb-1", .domains = domains, .n_domains = 2 };
+      = { .sandbox_id = "sb-1", .domains = domains, .n_domains = 4 };
   f->loop = loop_new (&err);
   assert_non_null (f->loop);
   f->proxy = proxy_new (f->loop, test_env, &err);
@@ -236,6 +237,26 @@ test_literal_loopback (void **state)
   free (auth);
 }
 
+/* The same for IPv6 authorities: [::1] and the IPv4-mapped loopback.  */
+static void
+test_literal_v6 (void **state)
+{
+  struct fixture *f = *state;
+  char *auth = auth_line (f->client);
+  static const char *const targets[] = { "[::1]:22", "[::ffff:127.0.0.1]:80" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      char req[512];
+      snprintf (req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n",
+                targets[i], targets[i], auth);
+      char *a = exchange (f, req);
+      assert_true (strncmp (a, "HTTP/1.1 403 ", 13) == 0);
+      free (a);
+    }
+  assert_string_equal (f->refusals, "loopback loopback ");
+  free (auth);
+}
+
 /* A malformed request: 400, and only that connection closes.  */
 static void
 test_malformed (void **state)
@@ -325,6 +346,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_other_credential, setup, teardown),
     cmocka_unit_test_setup_teardown (test_name_refused, setup, teardown),
     cmocka_unit_test_setup_teardown (test_literal_loopback, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_literal_v6, setup, teardown),
     cmocka_unit_test_setup_teardown (test_malformed, setup, teardown),
     cmocka_unit_test_setup_teardown (test_asker_coalesces, setup, teardown),
     cmocka_unit_test_setup_teardown (test_close, setup, teardown),
