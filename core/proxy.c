@@ -180,6 +180,7 @@ struct proxy_dir
   int pipe[2];
   size_t in_pipe;
   bool src_eof, shut;
+  bool copy; /* splice refused these descriptors: recv and send instead */
 };
 
 struct proxy_addrs
@@ -679,6 +680,29 @@ proxy_dir_close (struct proxy_dir *d)
       }
 }
 
+/* Read the next bytes from src: into the pipe by splice(2), or, where the
+ * kernel refuses to splice these descriptors, into pending (which is
+ * empty here, so it stays bounded by one read).  Returns as recv does.  */
+static ssize_t
+proxy_dir_fill (struct proxy_dir *d, int src, struct proxy_out *pending)
+{
+  if (!d->copy)
+    {
+      ssize_t n = splice (src, NULL, d->pipe[1], NULL, PROXY_PIPE_CHUNK,
+                          SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (n >= 0)
+        d->in_pipe += (size_t) n;
+      if (n >= 0 || (errno != EINVAL && errno != ENOSYS))
+        return n;
+      d->copy = true;
+    }
+  char chunk[PROXY_BUF_CAP];
+  ssize_t n = recv (src, chunk, sizeof chunk, 0);
+  if (n > 0)
+    proxy_out_add (pending, chunk, (size_t) n);
+  return n;
+}
+
 /* Move bytes src -> pipe -> dst for a while; pending holds bytes read
  * before the tunnel began, written first.  Returns -1 when the connection
  * must close.  */
@@ -721,15 +745,13 @@ proxy_dir_pump (struct proxy_dir *d, int src, int dst,
             }
           return 0;
         }
-      ssize_t n = splice (src, NULL, d->pipe[1], NULL, PROXY_PIPE_CHUNK,
-                          SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      ssize_t n = proxy_dir_fill (d, src, pending);
       if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
       if (n < 0)
         return -1;
       if (n == 0)
         d->src_eof = true;
-      d->in_pipe += (size_t) n;
       *moved |= n > 0;
     }
   return 0;
