@@ -913,6 +913,27 @@ httpreq_body_feed (struct httpreq_body *b, const void *data, size_t len,
 
 /* --- forwarding ----------------------------------------------------- */
 
+/* Whether the field name a is b, case-insensitively and with '_' read as
+ * '-': some servers (CGI gateways among them) read `Content_Length` as
+ * Content-Length, and a field the proxy takes for another one must not
+ * reach them.  */
+static bool
+httpreq_name_like (const char *a, const char *b)
+{
+  for (;; a++, b++)
+    {
+      char ca = *a == '_' ? '-' : *a, cb = *b == '_' ? '-' : *b;
+      if (ca >= 'A' && ca <= 'Z')
+        ca = (char) (ca - 'A' + 'a');
+      if (cb >= 'A' && cb <= 'Z')
+        cb = (char) (cb - 'A' + 'a');
+      if (ca != cb)
+        return false;
+      if (ca == '\0')
+        return true;
+    }
+}
+
 /* Whether the field name is one the forwarded head leaves out: Host (set
  * from the target), the framing (written from what was parsed, so that a
  * field Connection names cannot make the origin frame the body otherwise
@@ -931,7 +952,7 @@ httpreq_hop_by_hop (const struct httpreq_head *req, const char *name)
                                        "Content-Length",
                                        "Transfer-Encoding" };
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-    if (strcasecmp (name, fixed[i]) == 0)
+    if (httpreq_name_like (name, fixed[i]))
       return true;
   for (size_t i = 0; i < req->n_connection_tokens; i++)
     if (strcasecmp (name, req->connection_tokens[i]) == 0)

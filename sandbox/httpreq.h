@@ -23,9 +23,8 @@
 #include "lib/buf.h"
 #include "sandbox/netpolicy.h"
 
-/* The bounds of one head.  */
-#define HTTPREQ_MAX_START_LINE 8192 /* request or status line, CRLF included   \
-                                     */
+/* The bounds of one head; each line's bound counts its CRLF.  */
+#define HTTPREQ_MAX_START_LINE 8192 /* the request or status line */
 #define HTTPREQ_MAX_FIELD_LINE 8192 /* one header (or trailer) line */
 #define HTTPREQ_MAX_FIELDS 100      /* header (or trailer) lines */
 #define HTTPREQ_MAX_HEAD 65536      /* the whole head, blank line included */
@@ -40,9 +39,12 @@ enum httpreq_step
                     close the connection */
 };
 
-/* Why a message was refused: the status the proxy answers (400, 414, 431,
- * 501, 505 for a request; 502 for anything wrong in a response) and a
- * short reason (static text, no byte of the message in it).  */
+/* Why a message was refused: the status the proxy answers (for a request
+ * 400 malformed, 414 a request line past its bound, 431 a header line,
+ * the header count or the head past its bound, 417 an expectation other
+ * than 100-continue, 501 an unknown transfer coding, 505 an HTTP version
+ * other than 1.x; 502 for anything wrong in a response) and a short
+ * reason (static text, no byte of the message in it).  */
 struct httpreq_error
 {
   int status;
@@ -85,7 +87,7 @@ struct httpreq_head
                  CONNECT */
 
   /* A response.  */
-  int status;   /* 100..999 */
+  int status;   /* 100..599 */
   char *reason; /* may be empty */
 
   /* Every header line, in order.  */
@@ -204,8 +206,9 @@ enum httpreq_step httpreq_body_feed (struct httpreq_body *b, const void *data,
  * `METHOD path HTTP/1.1`, `Host` from the target (port shown unless 80),
  * every field in order except Host and the hop-by-hop ones
  * (Proxy-Authorization, Proxy-Connection, Keep-Alive, TE, Trailer,
- * Connection, Upgrade and every field Connection names), Content-Length
- * and Transfer-Encoding written from their parsed values, then for an
+ * Connection, Upgrade and every field Connection names; a name matches
+ * whatever its case and with '_' for '-'), Content-Length and
+ * Transfer-Encoding written from their parsed values, then for an
  * Upgrade request `Connection: upgrade` and its `Upgrade`, else
  * `Connection: close` when keep_alive is false; then the blank line.  */
 void httpreq_write_forward (const struct httpreq_head *req, bool keep_alive,

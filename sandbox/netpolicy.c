@@ -590,6 +590,15 @@ netpolicy_classify6 (const unsigned char *a, bool allow_private,
    * 64:ff9b::a9fe:a9fe to the metadata service.  */
   if ((v4 = netpolicy_embedded4 (a)) != NULL)
     return netpolicy_classify4 (v4, allow_private, local);
+  /* A 6to4 address (2002::/16) is carried to the IPv4 address in its
+   * bits 16..47: refused where that address would be.  */
+  if (a[0] == 0x20 && a[1] == 0x02)
+    {
+      enum netpolicy_addr_class c
+          = netpolicy_classify4 (a + 2, allow_private, local);
+      if (c != NETPOLICY_ADDR_ALLOWED)
+        return c;
+    }
   if (memcmp (a, metadata, 16) == 0)
     return NETPOLICY_ADDR_METADATA;
   if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)

@@ -133,7 +133,8 @@ void netpolicy_local_add (struct netpolicy_local *local,
 
 /* Classify sa (AF_INET or AF_INET6; any other family is UNSPECIFIED).
  * An IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96) or NAT64
- * (64:ff9b::/96) address is classified by the IPv4 address inside it.
+ * (64:ff9b::/96) address is classified by the IPv4 address inside it; a
+ * 6to4 address (2002::/16) is refused when the IPv4 address inside is.
  * allow_private lets PRIVATE through (sandbox.network.allowPrivateAddresses)
  * and nothing else.  local may be NULL (no interface check).  The order of
  * checks puts METADATA before PRIVATE, so fd00:ec2::254 stays refused
@@ -178,7 +179,7 @@ struct netpolicy_upstream
 {
   enum netpolicy_upstream_scheme scheme;
   const char *variable; /* the environment variable it came from (static
-                           text), NULL for NONE when none was set */
+                           text); NULL for NONE */
   char *host;           /* normalised host (IPv6 without brackets), owned */
   uint16_t port;        /* default 1080 socks, 80 http, 443 https */
   /* `Basic base64(user:password)` from the URL's percent-decoded userinfo
