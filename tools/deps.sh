@@ -9,6 +9,8 @@ DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace p
 locales keyutils"
 # What building the Debian packages needs beyond DEPS_BUILD (debian/).
 DEPS_PACKAGE="debhelper lintian dpkg-dev"
+# tests/integration/proxy.sh: an upstream proxy, clients and the test network.
+DEPS_TEST="$DEPS_TEST tinyproxy curl openssl iproute2"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
