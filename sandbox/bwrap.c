@@ -63,6 +63,7 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   static const enum sandbox_feature enforced[] = {
     SANDBOX_FILESYSTEM,
     SANDBOX_NETWORK_DENY,
+    SANDBOX_NETWORK_ALLOWLIST,
     SANDBOX_DESCRIPTOR_ISOLATION,
     SANDBOX_PROCESS_ISOLATION,
     SANDBOX_KERNEL_SURFACE,
@@ -337,6 +338,9 @@ bwrap_prepare (struct sandbox_backend *base,
   s->base.ops = &bwrap_ops;
   s->backend = b;
   s->channel = -1;
+  s->net_channel = -1;
+  s->net = policy->n_domains > 0;
+  s->allow_local_binding = policy->allow_local_binding;
   s->err_fd = -1;
   s->statedir = statedir;
   s->processes = b->opt.processes;
@@ -354,6 +358,12 @@ static int
 bwrap_status_fd (const struct sandbox_session *base)
 {
   return ((const struct bwrap_session *) base)->channel;
+}
+
+static int
+bwrap_network_fd (const struct sandbox_session *base)
+{
+  return ((const struct bwrap_session *) base)->net_channel;
 }
 
 /* What is waiting in the error pipe, quoted; NULL for nothing.  */
@@ -607,6 +617,8 @@ bwrap_session_free (struct bwrap_session *s)
   free (s->cgroup);
   if (s->err_fd >= 0)
     close (s->err_fd);
+  if (s->net_channel >= 0)
+    close (s->net_channel);
   free (s->message);
   free (s->statedir);
   free (s->root);
@@ -702,6 +714,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .abandon = bwrap_abandon,
   .publish = bwrap_publish,
   .free = bwrap_free,
+  .network_fd = bwrap_network_fd,
 };
 
 /* A NULL-terminated copy of n strings.  */
