@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/mask.h"
+#include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 
@@ -22,13 +24,19 @@ struct capture
   size_t ring_pos; /* where the next byte goes */
   size_t ring_len; /* bytes held, at most limits.tail_bytes */
   char *scratch;   /* the ring made contiguous for capture_retained */
-  uint64_t total;  /* every byte that arrived */
-  uint64_t kept;   /* bytes up to the ceiling: head + ring + dropped */
+  uint64_t total;    /* every raw byte that arrived */
+  uint64_t released; /* bytes the views were given: total less held ones */
+  uint64_t kept;     /* released bytes up to the ceiling: head + ring +
+                        dropped */
   uint64_t newlines;
   bool ends_in_newline; /* the last byte that arrived was '\n' */
   bool over;
   int spool_fd;
   bool spool_failed;
+  struct mask *mask;   /* the command's secrets, or NULL: none */
+  struct buf masked;   /* what the last feed or cut released, masked */
+  const char *last;    /* what the last feed or cut released */
+  size_t last_len;
 };
 
 /* Limits for a result: the retained budget split evenly, and the ceiling.  */
@@ -67,7 +75,27 @@ capture_free (struct capture *cap)
   free (cap->head);
   free (cap->ring);
   free (cap->scratch);
+  mask_free (cap->mask);
+  if (cap->masked.data != NULL)
+    explicit_bzero (cap->masked.data, cap->masked.cap);
+  buf_free (&cap->masked);
   free (cap);
+}
+
+/* Add a secret of the command's, masked in everything it prints.  */
+int
+capture_add_secret (struct capture *cap, const void *secret, size_t len,
+                    struct cr_error **err)
+{
+  if (cap->total > 0)
+    return cr_error_set (err, 0,
+                         "adding a secret to mask: the output it masks "
+                         "has begun");
+  if (len == 0)
+    return 0;
+  if (cap->mask == NULL)
+    cap->mask = mask_new ();
+  return mask_add (cap->mask, secret, len, err);
 }
 
 /* Count '\n' in p eight bytes at a time, without a branch per byte.  The
@@ -165,25 +193,67 @@ capture_keep (struct capture *cap, const char *p, size_t len)
   cap->kept += len;
 }
 
-/* Take len bytes that arrived.  */
-enum capture_status
-capture_feed (struct capture *cap, const void *data, size_t len)
+/* Take len bytes the views are to see, in order: counted, and kept and
+ * spooled up to the ceiling.  */
+static void
+capture_take (struct capture *cap, const char *p, size_t len)
 {
-  const char *p = data;
+  cap->last = p;
+  cap->last_len = len;
   if (len == 0)
-    return cap->over ? CAPTURE_CEILING : CAPTURE_OK;
-  cap->total += len;
-  cap->newlines += capture_count_newlines (data, len);
+    return;
+  cap->released += len;
+  cap->newlines += capture_count_newlines ((const unsigned char *) p, len);
   cap->ends_in_newline = p[len - 1] == '\n';
-  if (cap->over)
-    return CAPTURE_CEILING;
   uint64_t room = cap->limits.ceiling_bytes - cap->kept;
   size_t keep = len < room ? len : (size_t) room;
   capture_spool (cap, p, keep);
   capture_keep (cap, p, keep);
-  if (keep < len)
+}
+
+/* Take len bytes that arrived.  With secrets they go through the masker
+ * first, so that every count, cut and view sees only masked bytes; the
+ * ceiling is counted on the raw bytes.  */
+enum capture_status
+capture_feed (struct capture *cap, const void *data, size_t len)
+{
+  cap->last_len = 0;
+  if (len == 0)
+    return cap->over ? CAPTURE_CEILING : CAPTURE_OK;
+  cap->total += len;
+  if (cap->mask == NULL)
+    capture_take (cap, data, len);
+  else
+    {
+      cap->masked.len = 0;
+      mask_feed (cap->mask, data, len, &cap->masked);
+      capture_take (cap, cap->masked.data, cap->masked.len);
+    }
+  if (cap->total > cap->limits.ceiling_bytes)
     cap->over = true;
   return cap->over ? CAPTURE_CEILING : CAPTURE_OK;
+}
+
+/* A cut: the bytes held back because they could begin a secret are
+ * released as '*'.  */
+void
+capture_cut (struct capture *cap)
+{
+  cap->last_len = 0;
+  if (cap->mask == NULL)
+    return;
+  cap->masked.len = 0;
+  mask_flush (cap->mask, &cap->masked);
+  capture_take (cap, cap->masked.data, cap->masked.len);
+}
+
+/* What the last feed or cut released.  */
+void
+capture_released (const struct capture *cap, const char **bytes,
+                  size_t *len)
+{
+  *bytes = cap->last_len > 0 ? cap->last : "";
+  *len = cap->last_len;
 }
 
 /* Raw bytes that arrived, including any past the ceiling.  */
@@ -197,7 +267,7 @@ capture_total_bytes (const struct capture *cap)
 uint64_t
 capture_lines (const struct capture *cap)
 {
-  bool partial = cap->total > 0 && !cap->ends_in_newline;
+  bool partial = cap->released > 0 && !cap->ends_in_newline;
   return cap->newlines + (partial ? 1 : 0);
 }
 

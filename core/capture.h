@@ -5,7 +5,19 @@
  * keeps a fixed head and a fixed tail of the stream (the middle is dropped as
  * it arrives, so `yes` costs a constant amount of memory), optionally appends
  * what arrived to a spool file for the full view, and says when the raw
- * stream passes the output ceiling (sandbox.limits.outputBytes).  */
+ * stream passes the output ceiling (sandbox.limits.outputBytes).
+ *
+ * A command with secrets (the proxy credential, projected credentials) has
+ * them given with capture_add_secret() before its first byte.  Every byte
+ * then goes through a masker (core/mask.h) before it is counted for lines,
+ * kept in the head or tail, spooled, or handed on by capture_released():
+ * each occurrence of a secret becomes one '*' per byte, counts unchanged.
+ * Since the head/tail split and every later cut of a result are made on
+ * masked bytes, none of them can show part of a secret.  Bytes that could
+ * begin a secret are held back until the next read says whether they do;
+ * capture_cut() (the end of the command, a stop, the ceiling) releases
+ * them as '*'.  The ceiling is counted on raw bytes.  With no secret the
+ * masker is not used at all.  */
 #ifndef CRUCIBLE_CORE_CAPTURE_H
 #define CRUCIBLE_CORE_CAPTURE_H
 
@@ -46,29 +58,50 @@ struct capture_limits capture_limits_for_result (uint64_t ceiling_bytes);
 struct capture *capture_new (const struct capture_limits *limits, int spool_fd);
 void capture_free (struct capture *cap);
 
+/* Mask secret (copied; an empty one is ignored) in everything the capture
+ * is fed.  Only before the first feed; refused past MASK_MAX_SECRETS or
+ * MASK_MAX_LEN (core/mask.h).  */
+int capture_add_secret (struct capture *cap, const void *secret, size_t len,
+                        struct cr_error **err);
+
 /* Take len bytes that arrived.  Bytes past the ceiling are counted but not
  * kept or spooled; once CAPTURE_CEILING is returned it is returned again for
  * every later call.  */
 enum capture_status capture_feed (struct capture *cap, const void *data,
                                   size_t len);
 
+/* A cut in what the views see (the command ended or is reported): bytes
+ * held back because they could begin a secret are released, as '*'.
+ * Feeding may go on after it, and a secret that began before the cut is
+ * masked after it too.  Nothing to do without secrets.  */
+void capture_cut (struct capture *cap);
+
+/* The bytes the last capture_feed() or capture_cut() released, as every
+ * view is to see them (masked; without secrets, exactly the bytes fed,
+ * at no cost).  Over the stream they add up to what was fed, in order,
+ * including bytes past the ceiling.  Valid until the next feed, cut or
+ * free.  */
+void capture_released (const struct capture *cap, const char **bytes,
+                       size_t *len);
+
 /* Raw bytes that arrived, including any past the ceiling.  */
 uint64_t capture_total_bytes (const struct capture *cap);
 
-/* Lines: each '\n' ends one, and a last line without one counts too.  */
+/* Lines of what was released: each '\n' ends one, and a last line without
+ * one counts too.  */
 uint64_t capture_lines (const struct capture *cap);
 
 /* Whether the ceiling was passed.  */
 bool capture_over_ceiling (const struct capture *cap);
 
-/* The retained head and tail.  When nothing was dropped the whole stream is
- * the head and the tail is empty.  Pointers are valid until the next feed or
+/* The retained head and tail (masked, of the released bytes).  When nothing
+ * was dropped the whole stream is the head and the tail is empty.  Pointers are valid until the next feed or
  * free; *omitted is the number of bytes dropped between them.  */
 void capture_retained (const struct capture *cap, const char **head,
                        size_t *head_len, const char **tail, size_t *tail_len,
                        uint64_t *omitted);
 
-/* The spool descriptor (positioned anywhere), or -1.  Whether writing it
+/* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether writing it
  * failed is said by capture_spool_failed(): the full view then says that
  * what it shows is incomplete.  */
 int capture_spool_fd (const struct capture *cap);
