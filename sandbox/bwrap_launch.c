@@ -672,6 +672,17 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   return rc;
 }
 
+/* Whether the workload may bind and listen: allowLocalBinding, or a
+ * Unix socket grant, whose own servers need both calls and which a
+ * filter cannot tell from an inet socket's (bind's address is behind a
+ * pointer).  Either way what it binds is in its own namespace, which no
+ * other process reaches (doc/linux-confinement.md, "Local binding").  */
+static bool
+bwrap_binding_allowed (const struct bwrap_session *s)
+{
+  return s->allow_local_binding || s->backend->opt.n_unix_sockets > 0;
+}
+
 /* The launch itself, once the grants are resolved.  */
 static int
 bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
@@ -706,8 +717,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
   if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
-      || (workload_seccomp
-          = sandbox_seccomp_workload_fd (s->allow_local_binding, err))
+      || (workload_seccomp = sandbox_seccomp_workload_fd (
+              bwrap_binding_allowed (s), err))
              < 0
       || (env = bwrap_env_fd (cmd->envp, err)) < 0
       || (hosts = bwrap_hosts_fd (err)) < 0
