@@ -59,7 +59,7 @@
 #define BROKER_NAME "crucible-sandbox-broker"
 #define BROKER_USAGE                                                           \
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
-  "         [--seccomp-fd N] [--net-fd N] [--cwd DIR]\n"                        \
+  "         [--seccomp-fd N] [--net-fd N] [--cwd DIR]\n"                       \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
   "          [--protect RELPATH]... [--hide DIR]...\n"                         \
   "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
@@ -439,11 +439,10 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     { "--status-fd", &a->status_fd },   { "--env-fd", &a->env_fd },
     { "--output-fd", &a->output_fd },   { "--cwd", &opt->cwd },
     { "--seccomp-fd", &a->seccomp_fd }, { "--lower", &opt->lower },
-    { "--net-fd", &a->net_fd },
-    { "--upper", &opt->upper },         { "--work", &opt->work },
-    { "--root", &opt->root },           { "--cpu-seconds", &a->cpu },
-    { "--open-files", &a->files },      { "--processes", &a->procs },
-    { "--address-space", &a->as },
+    { "--net-fd", &a->net_fd },         { "--upper", &opt->upper },
+    { "--work", &opt->work },           { "--root", &opt->root },
+    { "--cpu-seconds", &a->cpu },       { "--open-files", &a->files },
+    { "--processes", &a->procs },       { "--address-space", &a->as },
   };
   const char *arg = argv[*i];
 

@@ -44,8 +44,8 @@ struct config
   struct config_list fs_protected;  /* sandbox.filesystem.protected */
   struct config_list fs_unreadable; /* sandbox.filesystem.unreadable */
 
-  struct config_list net_domains;      /* sandbox.network.domains */
-  bool net_allow_local_binding;        /* sandbox.network.allowLocalBinding */
+  struct config_list net_domains; /* sandbox.network.domains */
+  bool net_allow_local_binding;   /* sandbox.network.allowLocalBinding */
   bool net_allow_private; /* sandbox.network.allowPrivateAddresses, home-only */
   struct config_list net_unix_sockets; /* sandbox.network.allowUnixSockets */
 

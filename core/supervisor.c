@@ -507,8 +507,7 @@ command_on_net (struct loop *loop, int fd, short revents, void *data)
 
   (void) fd;
   (void) revents;
-  while ((r = sandbox_network_take (cmd->session, &conn, &err))
-         != NETCHAN_NONE)
+  while ((r = sandbox_network_take (cmd->session, &conn, &err)) != NETCHAN_NONE)
     {
       if (r < 0)
         {
@@ -1153,10 +1152,9 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
   /* The command's own credential in its proxy URL, never in argv; the
    * variables replace any the call might name (env_build_proxied).  */
   if (cmd->proxy_client != NULL)
-    proxy_url = xasprintf ("http://%s:%s@127.0.0.1:%d",
-                           proxy_client_user (cmd->proxy_client),
-                           proxy_client_password (cmd->proxy_client),
-                           BROKER_NET_PORT);
+    proxy_url = xasprintf (
+        "http://%s:%s@127.0.0.1:%d", proxy_client_user (cmd->proxy_client),
+        proxy_client_password (cmd->proxy_client), BROKER_NET_PORT);
   if (env_build_proxied (&env, sup->host_env, req->env, req->n_env, proxy_url,
                          err)
       < 0)

@@ -54,9 +54,9 @@ static int
 bwrap_child_fds (const struct bwrap_fds *f)
 {
   int src[BWRAP_MAX_FDS]
-      = { f->in,     f->out,    f->err,  f->status,
-          f->broker, f->seccomp, f->env, f->output,
-          f->self,   f->workload_seccomp, f->net, f->hosts };
+      = { f->in,      f->out,  f->err,    f->status, f->broker,
+          f->seccomp, f->env,  f->output, f->self,   f->workload_seccomp,
+          f->net,     f->hosts };
   int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
 
   for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
@@ -717,8 +717,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
   if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
-      || (workload_seccomp = sandbox_seccomp_workload_fd (
-              bwrap_binding_allowed (s), err))
+      || (workload_seccomp
+          = sandbox_seccomp_workload_fd (bwrap_binding_allowed (s), err))
              < 0
       || (env = bwrap_env_fd (cmd->envp, err)) < 0
       || (hosts = bwrap_hosts_fd (err)) < 0

@@ -139,9 +139,8 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
   if (why != NULL)
     {
       netchan_close_all (fds, got);
-      return cr_error_set (err, 0,
-                           "refused what the command's net channel sent: %s",
-                           why);
+      return cr_error_set (
+          err, 0, "refused what the command's net channel sent: %s", why);
     }
   int flags = fcntl (fds[0], F_GETFL);
   if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)

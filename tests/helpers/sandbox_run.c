@@ -183,8 +183,7 @@ run_net (struct sandbox_session *s, unsigned *connections)
       struct pollfd w = { .fd = fd, .events = POLLOUT };
       poll (&w, 1, 1000);
       if (write (fd, line, (size_t) n) != n)
-        fprintf (stderr, "sandbox_run: net: answering: %s\n",
-                 strerror (errno));
+        fprintf (stderr, "sandbox_run: net: answering: %s\n", strerror (errno));
       close (fd);
     }
 }
@@ -201,9 +200,10 @@ run_drive (struct sandbox_session *s, int out, double timeout)
 
   for (;;)
     {
-      struct pollfd p[3] = { { .fd = sandbox_status_fd (s), .events = POLLIN },
-                             { .fd = out_open ? out : -1, .events = POLLIN },
-                             { .fd = sandbox_network_fd (s), .events = POLLIN } };
+      struct pollfd p[3]
+          = { { .fd = sandbox_status_fd (s), .events = POLLIN },
+              { .fd = out_open ? out : -1, .events = POLLIN },
+              { .fd = sandbox_network_fd (s), .events = POLLIN } };
       poll (p, 3, 50);
       bool got;
       if (p[2].revents)

@@ -640,8 +640,7 @@ test_private_addresses (void **state)
   (void) state;
   struct config *cfg = config_new_defaults ();
   assert_false (cfg->net_allow_private);
-  merge_ok (cfg,
-            "{\"sandbox\":{\"network\":{\"allowPrivateAddresses\":true}}}",
+  merge_ok (cfg, "{\"sandbox\":{\"network\":{\"allowPrivateAddresses\":true}}}",
             CONFIG_HOME);
   assert_true (cfg->net_allow_private);
   config_free (cfg);

@@ -166,15 +166,14 @@ test_proxy (void **state)
 
   (void) state;
   assert_int_equal (env_build_proxied (&env, host, named, 1, url, &err), 0);
-  const char *want[]
-      = { "PATH=/bin",
-          "FOO=bar",
-          "HTTP_PROXY=http://crucible:0123@127.0.0.1:3128",
-          "HTTPS_PROXY=http://crucible:0123@127.0.0.1:3128",
-          "http_proxy=http://crucible:0123@127.0.0.1:3128",
-          "https_proxy=http://crucible:0123@127.0.0.1:3128",
-          "NO_PROXY=localhost,127.0.0.1,::1",
-          "no_proxy=localhost,127.0.0.1,::1" };
+  const char *want[] = { "PATH=/bin",
+                         "FOO=bar",
+                         "HTTP_PROXY=http://crucible:0123@127.0.0.1:3128",
+                         "HTTPS_PROXY=http://crucible:0123@127.0.0.1:3128",
+                         "http_proxy=http://crucible:0123@127.0.0.1:3128",
+                         "https_proxy=http://crucible:0123@127.0.0.1:3128",
+                         "NO_PROXY=localhost,127.0.0.1,::1",
+                         "no_proxy=localhost,127.0.0.1,::1" };
   assert_int_equal (env->count, 8);
   for (size_t i = 0; i < 8; i++)
     assert_string_equal (env->vars[i], want[i]);

@@ -67,9 +67,8 @@ test_send (int chan, const char *data, size_t len, const int *fds, size_t n)
 static void
 test_channel (int pair[2])
 {
-  assert_int_equal (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-                                pair),
-                    0);
+  assert_int_equal (
+      socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
   assert_int_equal (fcntl (pair[0], F_SETFL, O_NONBLOCK), 0);
 }
 
@@ -192,8 +191,7 @@ test_refuse_kinds (void **state)
   test_refused (pair[0], before, "not a TCP stream");
 
   int ux[2];
-  assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ux),
-                    0);
+  assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ux), 0);
   test_send (pair[1], "c", 1, &ux[0], 1);
   close (ux[0]);
   close (ux[1]);

@@ -374,8 +374,7 @@ test_workload_binding (void **state)
               || test_call (&p, nr, ~0ULL, ~0ULL) != want
               || test_call (&p, nr, 3, AF_INET) != want)
             fail_msg ("%s is not %s with allowLocalBinding %s", refused[i],
-                      allow ? "allowed" : "refused",
-                      allow ? "true" : "false");
+                      allow ? "allowed" : "refused", allow ? "true" : "false");
         }
       for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
         {
