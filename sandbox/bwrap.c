@@ -61,12 +61,17 @@ static void
 bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 {
   static const enum sandbox_feature enforced[] = {
-    SANDBOX_FILESYSTEM,          SANDBOX_NETWORK_DENY,
-    SANDBOX_NETWORK_ALLOWLIST,   SANDBOX_DESCRIPTOR_ISOLATION,
-    SANDBOX_PROCESS_ISOLATION,   SANDBOX_KERNEL_SURFACE,
-    SANDBOX_PRIVILEGE_ISOLATION, SANDBOX_CPU_LIMIT,
-    SANDBOX_MEMORY_LIMIT,        SANDBOX_OPEN_FILE_LIMIT,
-    SANDBOX_COMMAND_TIME_LIMIT,  SANDBOX_OUTPUT_LIMIT,
+    SANDBOX_FILESYSTEM,
+    SANDBOX_NETWORK_DENY,
+    SANDBOX_DESCRIPTOR_ISOLATION,
+    SANDBOX_PROCESS_ISOLATION,
+    SANDBOX_KERNEL_SURFACE,
+    SANDBOX_PRIVILEGE_ISOLATION,
+    SANDBOX_CPU_LIMIT,
+    SANDBOX_MEMORY_LIMIT,
+    SANDBOX_OPEN_FILE_LIMIT,
+    SANDBOX_COMMAND_TIME_LIMIT,
+    SANDBOX_OUTPUT_LIMIT,
     SANDBOX_CONCURRENCY_LIMIT,
   };
 
@@ -74,6 +79,10 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   memset (out, 0, sizeof *out);
   for (size_t i = 0; i < sizeof enforced / sizeof *enforced; i++)
     out->support[enforced[i]] = SANDBOX_ENFORCED;
+  /* Domains reach the network through the host's proxy alone, over the
+   * broker's net channel (doc/linux-confinement.md, "The network through
+   * the host's proxy").  */
+  out->support[SANDBOX_NETWORK_ALLOWLIST] = SANDBOX_ENFORCED;
   cleanup_free char *cgroup = cgroup_pids_parent ();
   if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
