@@ -24,18 +24,19 @@ struct capture
   size_t ring_pos; /* where the next byte goes */
   size_t ring_len; /* bytes held, at most limits.tail_bytes */
   char *scratch;   /* the ring made contiguous for capture_retained */
-  uint64_t total;    /* every raw byte that arrived */
-  uint64_t released; /* bytes the views were given: total less held ones */
-  uint64_t kept;     /* released bytes up to the ceiling: head + ring +
-                        dropped */
+  uint64_t total;  /* every raw byte that arrived */
+  /* Bytes the views were given: total less those held back as perhaps
+   * the start of a secret.  */
+  uint64_t released;
+  uint64_t kept; /* released bytes up to the ceiling: head + ring + dropped */
   uint64_t newlines;
   bool ends_in_newline; /* the last byte that arrived was '\n' */
   bool over;
   int spool_fd;
   bool spool_failed;
-  struct mask *mask;   /* the command's secrets, or NULL: none */
-  struct buf masked;   /* what the last feed or cut released, masked */
-  const char *last;    /* what the last feed or cut released */
+  struct mask *mask; /* the command's secrets, or NULL: none */
+  struct buf masked; /* what the last feed or cut released, masked */
+  const char *last;  /* what the last feed or cut released */
   size_t last_len;
 };
 
@@ -249,8 +250,7 @@ capture_cut (struct capture *cap)
 
 /* What the last feed or cut released.  */
 void
-capture_released (const struct capture *cap, const char **bytes,
-                  size_t *len)
+capture_released (const struct capture *cap, const char **bytes, size_t *len)
 {
   *bytes = cap->last_len > 0 ? cap->last : "";
   *len = cap->last_len;

@@ -1,5 +1,5 @@
-/* Masking secrets in a byte stream: Aho-Corasick with a memchr-paced skip
- * between candidates.  */
+/* Masking secrets in a byte stream: Aho-Corasick, with a skip sixteen
+ * bytes at a time to the next place a secret's opening pair appears.  */
 #include <config.h>
 
 #include "core/mask.h"
@@ -18,8 +18,9 @@
  * NEON on arm64, plain words elsewhere).  */
 typedef unsigned char mask_vec __attribute__ ((vector_size (16)));
 
-/* Up to this many distinct opening pairs are looked for sixteen bytes at a
- * time; more are looked up one position at a time.  */
+/* Up to this many distinct opening pairs (the first two bytes of a
+ * secret) are looked for sixteen positions at a time; with more, each
+ * position's pair is looked up alone.  */
 #define MASK_VEC_PAIRS 8
 
 /* One state of the automaton: a prefix of some secret.  */
@@ -66,6 +67,7 @@ struct mask
   uint64_t pair_bits[1024]; /* the opening two bytes of each longer secret,
                                as bit b0 | b1 << 8 */
   size_t n_pairs;
+  /* The first MASK_VEC_PAIRS pairs, each byte sixteen times.  */
   mask_vec pair_v0[MASK_VEC_PAIRS], pair_v1[MASK_VEC_PAIRS];
 
   /* The stream.  */
@@ -106,13 +108,14 @@ mask_free (struct mask *m)
   mask_wipe_free (m->held, m->longest);
   free (m->edge_to);
   free (m->nodes);
+  /* The root's transitions and the opening pairs are bytes of secrets.  */
+  explicit_bzero (m, sizeof *m);
   free (m);
 }
 
 /* Add a secret (copied); an empty one is ignored.  */
 int
-mask_add (struct mask *m, const void *secret, size_t len,
-          struct cr_error **err)
+mask_add (struct mask *m, const void *secret, size_t len, struct cr_error **err)
 {
   if (len == 0)
     return 0;
@@ -212,10 +215,10 @@ mask_layout_pairs (struct mask *m, const struct mask_tnode *t)
           unsigned pair = t[u].byte | (unsigned) t[v].byte << 8;
           m->pair_bits[pair / 64] |= (uint64_t) 1 << (pair % 64);
           if (m->n_pairs < MASK_VEC_PAIRS)
-            for (int k = 0; k < 16; k++)
+            for (int lane = 0; lane < 16; lane++)
               {
-                m->pair_v0[m->n_pairs][k] = t[u].byte;
-                m->pair_v1[m->n_pairs][k] = t[v].byte;
+                m->pair_v0[m->n_pairs][lane] = t[u].byte;
+                m->pair_v1[m->n_pairs][lane] = t[v].byte;
               }
           m->n_pairs++;
         }
@@ -376,10 +379,11 @@ mask_skip_vec (const struct mask *m, const unsigned char *p, size_t len)
       memcpy (&a, p + i, sizeof a);
       memcpy (&b, p + i + 1, sizeof b);
       for (size_t k = 0; k < m->n_pairs; k++)
-        hit |= (mask_vec) ((a == m->pair_v0[k]) & (b == m->pair_v1[k]));
-      uint64_t w[2];
-      memcpy (w, &hit, sizeof w);
-      if ((w[0] | w[1]) != 0)
+        hit |= (mask_vec) (a == m->pair_v0[k])
+               & (mask_vec) (b == m->pair_v1[k]);
+      uint64_t lanes[2];
+      memcpy (lanes, &hit, sizeof lanes);
+      if ((lanes[0] | lanes[1]) != 0)
         break;
     }
   return i;

@@ -36,7 +36,7 @@
 #include "sandbox/netpolicy.h"
 
 #define PROXY_USER "crucible"
-#define PROXY_BUF_CAP (64 * 1024 + 8192) /* a whole bounded head, and more */
+#define PROXY_BUF_CAP (16 * 1024) /* one read; heads go to the parser */
 #define PROXY_PIPE_CHUNK (64 * 1024)
 #define PROXY_HEAD_MS 30000u    /* a request head must arrive in 30 s */
 #define PROXY_RESOLVE_MS 10000u /* the resolver's answer */
@@ -595,6 +595,8 @@ proxy_conn_reads_upstream (const struct proxy_conn *c)
     {
     case PROXY_CONN_UPSTREAM:
       return !c->u_eof && c->uin_len < sizeof c->uin;
+    case PROXY_CONN_HEAD:
+      return c->upstream_reusable; /* to notice it closing while idle */
     case PROXY_CONN_HTTP:
       return !c->u_eof && c->uin_len < sizeof c->uin
              && proxy_out_pending (&c->to_c) == 0 && !c->resp_done;
@@ -1554,6 +1556,8 @@ proxy_conn_client_fd (struct loop *loop, int fd, short revents, void *data)
         }
       if (n == 0)
         c->c_eof = true;
+      if (n > 0 && c->state == PROXY_CONN_HTTP)
+        proxy_conn_deadline (c, PROXY_IDLE_MS);
     }
   proxy_conn_process (c);
 }
@@ -1563,7 +1567,6 @@ static void
 proxy_conn_upstream_fd (struct loop *loop, int fd, short revents, void *data)
 {
   struct proxy_conn *c = data;
-  (void) loop;
   (void) fd;
 
   if (c->state == PROXY_CONN_CONNECTING)
@@ -1574,6 +1577,17 @@ proxy_conn_upstream_fd (struct loop *loop, int fd, short revents, void *data)
   if (c->state == PROXY_CONN_TUNNEL)
     {
       proxy_conn_tunnel_pump (c);
+      return;
+    }
+  if (c->state == PROXY_CONN_HEAD)
+    {
+      /* A kept connection to the origin spoke or closed between requests:
+       * it cannot carry the next one.  */
+      loop_remove_fd (loop, c->ufd);
+      close (c->ufd);
+      c->ufd = -1;
+      c->upstream_reusable = false;
+      proxy_conn_events (c);
       return;
     }
   if (revents & POLLOUT)
@@ -1590,9 +1604,9 @@ proxy_conn_upstream_fd (struct loop *loop, int fd, short revents, void *data)
       ssize_t n = proxy_read (c->ufd, c->uin, &c->uin_len, sizeof c->uin);
       if (n == -2 || n == 0)
         c->u_eof = true;
+      if (n > 0 && c->state == PROXY_CONN_HTTP)
+        proxy_conn_deadline (c, PROXY_IDLE_MS);
     }
-  if (c->state == PROXY_CONN_HTTP && proxy_out_pending (&c->to_u) == 0)
-    proxy_conn_deadline (c, PROXY_IDLE_MS);
   proxy_conn_process (c);
 }
 

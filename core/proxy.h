@@ -8,7 +8,17 @@
  *
  * Ownership: the proxy owns its clients' connections; a client belongs to
  * the caller (proxy_client_free), and must be freed before the proxy.
- * Every callback is called from the loop.  */
+ * Every callback is called from the loop.  The process must ignore SIGPIPE
+ * (crucible does, tui/main.c): splice(2) to a socket whose peer is gone
+ * raises it.
+ *
+ * Bounds: a request head is limited by sandbox/httpreq (64 KiB) and must
+ * arrive within 30 s of the connection (or of the previous answer); the
+ * resolver has 10 s, each connect attempt 10 s; a connection on which
+ * nothing moves for 5 minutes is closed.  Each direction holds at most one
+ * read (16 KiB, or a 64 KiB pipe in a tunnel) before it stops reading.
+ * Requests are served one at a time per connection (no pipelining: the
+ * next head is read once the answer is through).  */
 #ifndef CRUCIBLE_CORE_PROXY_H
 #define CRUCIBLE_CORE_PROXY_H
 
@@ -64,8 +74,8 @@ void proxy_client_counts (const struct proxy_client *c,
 
 /* Refusals as they happen, for the journal's `network` facts: the class
  * word only, never a host name ("credential", "name", "malformed",
- * "upstream", "unresolved", or an address class word from
- * netpolicy_addr_class_name such as "loopback").  */
+ * "upstream", "unresolved", "unreachable", or an address class word from
+ * netpolicy_addr_class_name such as "loopback"; doc/strings.md).  */
 typedef void (*proxy_refusal_fn) (void *data, const char *reason_class);
 void proxy_client_on_refusal (struct proxy_client *c, proxy_refusal_fn fn,
                               void *data);
