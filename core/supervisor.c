@@ -127,6 +127,8 @@ struct supervisor
   /* The host's proxy, made when the first command with domains starts;
    * one for all of this process's commands, each with its own client.  */
   struct proxy *proxy;
+  proxy_asker_fn asker; /* given to the proxy when it is made */
+  void *asker_data;
 };
 
 struct supervisor *
@@ -1214,9 +1216,14 @@ command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
 
   if (policy->n_domains == 0)
     return 0;
-  if (sup->proxy == NULL
-      && (sup->proxy = proxy_new (sup->loop, sup->host_env, err)) == NULL)
-    return -1;
+  if (sup->proxy == NULL)
+    {
+      sup->proxy = proxy_new (sup->loop, sup->host_env, err);
+      if (sup->proxy == NULL)
+        return -1;
+      if (sup->asker != NULL)
+        proxy_set_asker (sup->proxy, sup->asker, sup->asker_data);
+    }
   struct proxy_grant g = { .sandbox_id = cmd->sandbox_id,
                            .domains = (char *const *) policy->domains,
                            .n_domains = policy->n_domains,
@@ -1464,6 +1471,10 @@ supervisor_free (struct supervisor *sup)
       struct command *cmd = sup->commands;
       sup->commands = cmd->next;
       command_close_output (cmd);
+      /* The net channel goes with the session: unwatched first.  */
+      if (cmd->net_fd >= 0)
+        loop_remove_fd (sup->loop, cmd->net_fd);
+      cmd->net_fd = -1;
       sandbox_abandon (cmd->session);
       command_free (cmd);
     }
@@ -1473,6 +1484,24 @@ supervisor_free (struct supervisor *sup)
   free (sup->untold);
   free (sup->workspace);
   free (sup);
+}
+
+void
+supervisor_set_net_asker (struct supervisor *sup, proxy_asker_fn fn,
+                          void *data)
+{
+  sup->asker = fn;
+  sup->asker_data = data;
+  if (sup->proxy != NULL)
+    proxy_set_asker (sup->proxy, fn, data);
+}
+
+void
+supervisor_net_answer (struct supervisor *sup, uint64_t question,
+                       enum proxy_answer a)
+{
+  if (sup->proxy != NULL)
+    proxy_answer (sup->proxy, question, a);
 }
 
 void
