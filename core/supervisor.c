@@ -1487,8 +1487,7 @@ supervisor_free (struct supervisor *sup)
 }
 
 void
-supervisor_set_net_asker (struct supervisor *sup, proxy_asker_fn fn,
-                          void *data)
+supervisor_set_net_asker (struct supervisor *sup, proxy_asker_fn fn, void *data)
 {
   sup->asker = fn;
   sup->asker_data = data;
