@@ -349,6 +349,10 @@ broker_check_net_fd (const struct broker_args *a, struct broker_options *opt)
 {
   if (a->net_fd == NULL)
     return 0;
+  /* Outside a sandbox's own network namespace the listeners would be on
+   * the host's loopback, for anyone there to reach.  */
+  if (!opt->confine)
+    return broker_usage_error ("--net-fd needs --confine");
   if (broker_parse_fd (a->net_fd, &opt->net_fd) < 0 || opt->net_fd < 3
       || opt->net_fd == opt->status_fd || opt->net_fd == opt->env_fd
       || opt->net_fd == opt->output_fd || opt->net_fd == opt->seccomp_fd)
