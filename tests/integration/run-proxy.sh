@@ -19,7 +19,7 @@ SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1) || ! command -v curl >/dev/null; then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  command -v curl >/dev/null || why="no curl"
+  command -v curl >/dev/null || why="no curl (tools/deps.sh installs it)"
   for i in $(seq $(($(wc -w <<<"$ids") * PER))); do
     skip "crucible run through the proxy" "$why" bwrap
   done
