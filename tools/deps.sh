@@ -6,7 +6,7 @@ DEPS_BUILD="build-essential autoconf automake libtool autopoint gettext pkg-conf
 libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
 libseccomp-dev nettle-dev"
 DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
-locales keyutils"
+locales keyutils curl"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
