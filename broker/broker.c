@@ -443,10 +443,10 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     { "--status-fd", &a->status_fd },   { "--env-fd", &a->env_fd },
     { "--output-fd", &a->output_fd },   { "--cwd", &opt->cwd },
     { "--seccomp-fd", &a->seccomp_fd }, { "--lower", &opt->lower },
-    { "--net-fd", &a->net_fd },         { "--upper", &opt->upper },
-    { "--work", &opt->work },           { "--root", &opt->root },
-    { "--cpu-seconds", &a->cpu },       { "--open-files", &a->files },
-    { "--processes", &a->procs },       { "--address-space", &a->as },
+    { "--upper", &opt->upper },         { "--work", &opt->work },
+    { "--root", &opt->root },           { "--cpu-seconds", &a->cpu },
+    { "--open-files", &a->files },      { "--processes", &a->procs },
+    { "--address-space", &a->as },      { "--net-fd", &a->net_fd },
   };
   const char *arg = argv[*i];
 
