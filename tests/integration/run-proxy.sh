@@ -6,11 +6,12 @@
 # meets at the host (407 without the credential, 403 for a name not
 # allowed, an allowed literal address refused as loopback) and what the
 # journal keeps (the class of each refusal, the counts at the end; never a
-# name).  As root and as uid 65534.  The acceptance tests against real
+# name), and allowLocalBinding from the home configuration.  As root and
+# as uid 65534.  The acceptance tests against real
 # origins and upstreams are tests/integration/network.sh.
 . "$(dirname "$0")/lib.sh"
 
-PER=11
+PER=13
 ids=root
 can_drop_privileges && ids="root nobody"
 plan $(($(wc -w <<<"$ids") * PER))
@@ -90,6 +91,19 @@ for who in $ids; do
   like "$journal" '"fact":"network","command":1,"sandbox":"[0-9a-f]{16}","event":"refused","class":"[a-z_]+"}.*"fact":"network","command":1,"sandbox":"[0-9a-f]{16}","event":"refused","class":"[a-z_]+"}.*"fact":"network","command":1,"sandbox":"[0-9a-f]{16}","event":"ended","allowed":0,"refused":2,"bytes_out":0,"bytes_in":0}.*"fact":"cleanup"' \
     "$who: a network fact per refusal, and the counts before the slot is released"
   if grep -q "other.test\|allowed.test" <<<"$journal"; then ok 1 "$who: no name in the journal"; else ok 0 "$who: no name in the journal"; fi
+
+  # allowLocalBinding from the home configuration reaches the filter.
+  LISTEN="python3 -c 'import socket
+try:
+    s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(1); print(\"listening\")
+except OSError as e:
+    print(e.errno)'"
+  run_as "$who" -- "$LISTEN"
+  is "$out" 13 "$who: without allowLocalBinding, bind is refused with EACCES"
+  printf '{"sandbox":{"enabled":true,"network":{"allowLocalBinding":true}}}\n' \
+    >"$H/.crucible/config.json"
+  run_as "$who" -- "$LISTEN"
+  is "$out" listening "$who: allowLocalBinding in the home configuration lets it listen"
 
   # Without domains: no proxy variable, and nothing at the inside port.
   printf '{"sandbox":{"enabled":true}}\n' >"$H/.crucible/config.json"
