@@ -46,37 +46,40 @@ struct mask_tnode
 
 struct mask
 {
+  /* The skip between candidates (first: they are 16-byte aligned).  The
+   * first MASK_VEC_PAIRS opening pairs, each byte sixteen times.  */
+  mask_vec pair_v0[MASK_VEC_PAIRS], pair_v1[MASK_VEC_PAIRS];
+  uint64_t pair_bits[1024]; /* the opening two bytes of each longer secret,
+                               as bit b0 | b1 << 8 */
+  size_t n_pairs;
+  uint32_t root_goto[256]; /* the root's transitions, complete */
+  bool starts[256];        /* bytes that begin some secret */
+  size_t n_starts;
+
   /* The secrets, until the automaton is built from them.  */
   unsigned char *secrets[MASK_MAX_SECRETS];
   size_t lens[MASK_MAX_SECRETS];
   size_t n_secrets;
   size_t longest;
-  bool built;
 
   /* The automaton.  */
   struct mask_node *nodes;
-  uint32_t n_nodes;
   unsigned char *edge_byte;
   uint32_t *edge_to;
+  uint32_t n_nodes;
   uint32_t n_edges;
-  uint32_t root_goto[256]; /* the root's transitions, complete */
-  bool starts[256];        /* bytes that begin some secret */
-  size_t n_starts;
-  unsigned char only_start; /* the start byte when n_starts == 1 */
-  bool has_short;           /* a secret of one byte: starts[] decides */
-  uint64_t pair_bits[1024]; /* the opening two bytes of each longer secret,
-                               as bit b0 | b1 << 8 */
-  size_t n_pairs;
-  /* The first MASK_VEC_PAIRS pairs, each byte sixteen times.  */
-  mask_vec pair_v0[MASK_VEC_PAIRS], pair_v1[MASK_VEC_PAIRS];
 
   /* The stream.  */
-  uint32_t state;
   uint64_t consumed;  /* raw bytes fed */
   uint64_t run_start; /* the run of masked bytes that ends last */
   uint64_t run_end;
   unsigned char *held; /* the held bytes, masked as far as known */
   size_t held_len;
+  uint32_t state;
+
+  unsigned char only_start; /* the start byte when n_starts == 1 */
+  bool has_short;           /* a secret of one byte: starts[] decides */
+  bool built;
 };
 
 /* Make a masker with no secrets.  */
@@ -126,7 +129,7 @@ mask_add (struct mask *m, const void *secret, size_t len, struct cr_error **err)
   if (len > MASK_MAX_LEN)
     return cr_error_set (err, 0,
                          "adding a secret to mask: it is %zu bytes, more "
-                         "than the %d a masked value may have",
+                         "than the %zu a masked value may have",
                          len, MASK_MAX_LEN);
   if (m->n_secrets == MASK_MAX_SECRETS)
     return cr_error_set (err, 0,
@@ -138,13 +141,6 @@ mask_add (struct mask *m, const void *secret, size_t len, struct cr_error **err)
   if (len > m->longest)
     m->longest = len;
   return 0;
-}
-
-/* Secrets added.  */
-size_t
-mask_count (const struct mask *m)
-{
-  return m->n_secrets;
 }
 
 /* Bytes held back now.  */
@@ -367,25 +363,43 @@ mask_pair_at (const struct mask *m, const unsigned char *p)
   return (m->pair_bits[pair / 64] >> (pair % 64)) & 1;
 }
 
-/* The first of 16-byte blocks from p on in which an opening pair may
- * begin, or where fewer than 17 bytes are left.  */
+/* Where an opening pair may begin in the 16 positions from p on (p[16]
+ * is read too): a lane of -1 for each.  */
+static inline mask_vec
+mask_block_hits (const struct mask *m, const unsigned char *p)
+{
+  mask_vec a, b, hit = { 0 };
+  memcpy (&a, p, sizeof a);
+  memcpy (&b, p + 1, sizeof b);
+  for (size_t k = 0; k < m->n_pairs; k++)
+    hit |= (mask_vec) (a == m->pair_v0[k]) & (mask_vec) (b == m->pair_v1[k]);
+  return hit;
+}
+
+/* Whether any lane of v is set.  */
+static inline bool
+mask_any (mask_vec v)
+{
+  uint64_t lanes[2];
+  memcpy (lanes, &v, sizeof lanes);
+  return (lanes[0] | lanes[1]) != 0;
+}
+
+/* The first of the 16-byte blocks from p on in which an opening pair may
+ * begin, or where fewer than 17 bytes are left.  Four blocks are tested
+ * at once, the branch taken once per 64 bytes.  */
 static size_t
 mask_skip_vec (const struct mask *m, const unsigned char *p, size_t len)
 {
   size_t i = 0;
+  for (; i + 65 <= len; i += 64)
+    if (mask_any (mask_block_hits (m, p + i) | mask_block_hits (m, p + i + 16)
+                  | mask_block_hits (m, p + i + 32)
+                  | mask_block_hits (m, p + i + 48)))
+      break;
   for (; i + 17 <= len; i += 16)
-    {
-      mask_vec a, b, hit = { 0 };
-      memcpy (&a, p + i, sizeof a);
-      memcpy (&b, p + i + 1, sizeof b);
-      for (size_t k = 0; k < m->n_pairs; k++)
-        hit |= (mask_vec) (a == m->pair_v0[k])
-               & (mask_vec) (b == m->pair_v1[k]);
-      uint64_t lanes[2];
-      memcpy (lanes, &hit, sizeof lanes);
-      if ((lanes[0] | lanes[1]) != 0)
-        break;
-    }
+    if (mask_any (mask_block_hits (m, p + i)))
+      break;
   return i;
 }
 

@@ -30,7 +30,7 @@
 
 /* Secrets one masker takes at most, and the longest one.  */
 #define MASK_MAX_SECRETS 64
-#define MASK_MAX_LEN (64 * 1024)
+#define MASK_MAX_LEN ((size_t) 64 * 1024)
 
 struct mask;
 
@@ -45,9 +45,6 @@ void mask_free (struct mask *m);
  * stream is masked by one set of secrets from its first byte).  */
 int mask_add (struct mask *m, const void *secret, size_t len,
               struct cr_error **err);
-
-/* Secrets added (empty ones not counted).  */
-size_t mask_count (const struct mask *m);
 
 /* Feed raw bytes; the masked bytes that can no longer change are appended
  * to out (the same count as fed, overall); bytes that could begin a secret

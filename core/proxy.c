@@ -36,8 +36,8 @@
 #include "sandbox/netpolicy.h"
 
 #define PROXY_USER "crucible"
-#define PROXY_BUF_CAP (16 * 1024) /* one read; heads go to the parser */
-#define PROXY_PIPE_CHUNK (64 * 1024)
+#define PROXY_BUF_CAP 16384 /* one read; heads go to the parser */
+#define PROXY_PIPE_CHUNK 65536
 #define PROXY_HEAD_MS 30000u    /* a request head must arrive in 30 s */
 #define PROXY_RESOLVE_MS 10000u /* the resolver's answer */
 #define PROXY_CONNECT_MS 10000u /* one connect attempt */
@@ -47,13 +47,11 @@
 
 /* The proxy's own answers (doc/strings.md, "The network proxy's own
  * answers"); the 403 bodies are netpolicy_refusal_text's.  */
-#define PROXY_TEXT_407                                                       \
-  "crucible's proxy needs this command's credential: use the proxy URL in "  \
+#define PROXY_TEXT_407                                                         \
+  "crucible's proxy needs this command's credential: use the proxy URL in "    \
   "HTTP_PROXY or HTTPS_PROXY as given, user and password included.\n"
-#define PROXY_TEXT_400                                                       \
-  "crucible's proxy could not read this request: %s.\n"
-#define PROXY_TEXT_502                                                       \
-  "crucible's proxy could not connect to %s port %u: %s.\n"
+#define PROXY_TEXT_400 "crucible's proxy could not read this request: %s.\n"
+#define PROXY_TEXT_502 "crucible's proxy could not connect to %s port %u: %s.\n"
 
 /* ---- The resolver thread ---------------------------------------------- */
 
@@ -147,7 +145,8 @@ proxy_resolver_main (void *arg)
                                 .ai_flags = AI_NUMERICSERV };
       j->gai_rc = getaddrinfo (j->host, j->port, &hints, &j->res);
       /* MSG_NOSIGNAL: the loop's end may be closed already.  */
-      if (send (r->wfd, &j, sizeof j, MSG_NOSIGNAL) != (ssize_t) sizeof j)
+      uintptr_t v = (uintptr_t) j;
+      if (send (r->wfd, &v, sizeof v, MSG_NOSIGNAL) != (ssize_t) sizeof v)
         proxy_job_free (j);
     }
   proxy_resolver_unref (r);
@@ -206,42 +205,41 @@ struct proxy_conn
 {
   struct proxy_conn *prev, *next; /* the client's list */
   struct proxy_client *client;
-  enum proxy_conn_state state;
-  int cfd, ufd;
-
-  /* Bytes read and not yet consumed, from the command and the network. */
-  char cin[PROXY_BUF_CAP];
-  size_t cin_len;
-  char uin[PROXY_BUF_CAP];
-  size_t uin_len;
-  struct proxy_out to_c, to_u;
-  bool c_eof, u_eof;
+  uint64_t timer, timer_at, deadline;
+  uint64_t question; /* phase 2: the question this connection waits on */
 
   /* The request being served.  */
   struct proxy_request req;
   char *authority; /* host:port the upstream connection is for */
-  bool upstream_reusable;
   struct proxy_job *job;
-  bool resolving_upstream; /* the job is for the upstream proxy's name */
   struct proxy_addrs addrs;    /* checked target addresses */
   struct proxy_addrs up_addrs; /* the upstream proxy's addresses */
   struct netpolicy_upstream upstream;
-  bool via_upstream;
 
   /* Heads are parsed as they arrive; a response head is held whole
    * (bounded by the parser) and forwarded once it parsed.  */
   struct httpreq_parser *reqp, *respp;
   struct buf resp_head;
-
   /* Plain HTTP forwarding.  */
   struct httpreq_body req_body, resp_body;
-  bool req_done, resp_head_done, resp_done, resp_close, upgraded;
 
+  struct proxy_out to_c, to_u;
   struct proxy_dir c2u, u2c;
+  enum proxy_conn_state state;
+  int cfd, ufd;
 
-  uint64_t timer, timer_at, deadline;
-  bool dead; /* closed; memory freed by the next reap */
-  uint64_t question; /* phase 2: the question this connection waits on */
+  bool c_eof, u_eof;
+  bool upstream_reusable;
+  bool resolving_upstream; /* the job is for the upstream proxy's name */
+  bool via_upstream;
+  bool req_done, resp_head_done, resp_done, resp_close, upgraded;
+  bool dead;         /* closed; memory freed by the next reap */
+  bool head_started; /* part of a request head has been read */
+
+  /* Bytes read and not yet consumed, from the command and the network. */
+  size_t cin_len, uin_len;
+  char cin[PROXY_BUF_CAP];
+  char uin[PROXY_BUF_CAP];
 };
 
 struct proxy_client
@@ -415,8 +413,8 @@ proxy_out_flush (struct proxy_out *o, int fd)
   size_t total = 0;
   while (proxy_out_pending (o) > 0)
     {
-      ssize_t n = send (fd, o->b.data + o->off, proxy_out_pending (o),
-                        MSG_NOSIGNAL);
+      ssize_t n
+          = send (fd, o->b.data + o->off, proxy_out_pending (o), MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0 && errno == EAGAIN)
@@ -520,8 +518,8 @@ proxy_conn_answer (struct proxy_conn *c, int status, const char *reason,
   buf_printf (&head,
               "HTTP/1.1 %d %s\r\n%sContent-Type: text/plain; charset=utf-8\r\n"
               "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-              status, reason, extra_headers ? extra_headers : "",
-              strlen (body), body);
+              status, reason, extra_headers ? extra_headers : "", strlen (body),
+              body);
   proxy_out_add (&c->to_c, head.data, head.len);
   buf_free (&head);
   if (c->ufd >= 0)
@@ -685,8 +683,8 @@ proxy_dir_close (struct proxy_dir *d)
  * before the tunnel began, written first.  Returns -1 when the connection
  * must close.  */
 static int
-proxy_dir_pump (struct proxy_dir *d, int src, int dst, struct proxy_out *pending,
-                uint64_t *count, bool *moved)
+proxy_dir_pump (struct proxy_dir *d, int src, int dst,
+                struct proxy_out *pending, uint64_t *count, bool *moved)
 {
   for (int round = 0; round < PROXY_PUMP_ROUNDS; round++)
     {
@@ -831,8 +829,8 @@ static int
 proxy_conn_http_response_head (struct proxy_conn *c)
 {
   size_t used = 0;
-  enum httpreq_step st = httpreq_parser_feed (c->respp, c->uin, c->uin_len,
-                                              &used);
+  enum httpreq_step st
+      = httpreq_parser_feed (c->respp, c->uin, c->uin_len, &used);
   if (st == HTTPREQ_ERROR)
     {
       proxy_conn_bad_gateway (c, "upstream",
@@ -1049,8 +1047,8 @@ static void
 proxy_conn_upstream_answer (struct proxy_conn *c)
 {
   size_t used = 0;
-  enum httpreq_step st = httpreq_parser_feed (c->respp, c->uin, c->uin_len,
-                                              &used);
+  enum httpreq_step st
+      = httpreq_parser_feed (c->respp, c->uin, c->uin_len, &used);
   if (st == HTTPREQ_MORE)
     proxy_consume (c->uin, &c->uin_len, used);
   if (st == HTTPREQ_MORE && !c->u_eof)
@@ -1262,11 +1260,10 @@ proxy_conn_resolved (struct proxy_conn *c, struct proxy_job *j)
   c->job = NULL;
   if (j->gai_rc != 0)
     {
-      cleanup_free char *body
-          = xasprintf (PROXY_TEXT_502, c->req.host, c->req.port,
-                       c->resolving_upstream
-                           ? "the upstream proxy's name did not resolve"
-                           : "the name did not resolve");
+      cleanup_free char *body = xasprintf (
+          PROXY_TEXT_502, c->req.host, c->req.port,
+          c->resolving_upstream ? "the upstream proxy's name did not resolve"
+                                : "the name did not resolve");
       proxy_conn_refuse (c, 502, "Bad Gateway", "unresolved", body);
       return;
     }
@@ -1287,12 +1284,13 @@ proxy_conn_resolved (struct proxy_conn *c, struct proxy_job *j)
 static void
 proxy_resolver_fd (struct loop *loop, int fd, short revents, void *data)
 {
-  struct proxy_job *j;
+  uintptr_t v;
   (void) loop;
   (void) revents;
   (void) data;
-  while (recv (fd, &j, sizeof j, MSG_DONTWAIT) == (ssize_t) sizeof j)
+  while (recv (fd, &v, sizeof v, MSG_DONTWAIT) == (ssize_t) sizeof v)
     {
+      struct proxy_job *j = (struct proxy_job *) v;
       if (j->conn != NULL)
         proxy_conn_resolved (j->conn, j);
       proxy_job_free (j);
@@ -1378,8 +1376,8 @@ proxy_conn_keep_request (struct proxy_conn *c, const struct httpreq_head *h)
       /* Not a name any list can hold: refused as a name, shown safely. */
       cr_error_free (err);
       c->req.host = NULL;
-      cleanup_free char *body = netpolicy_refusal_text (
-          h->authority.host, NETPOLICY_REFUSED_NAME);
+      cleanup_free char *body
+          = netpolicy_refusal_text (h->authority.host, NETPOLICY_REFUSED_NAME);
       proxy_conn_refuse (c, 403, "Forbidden", NETPOLICY_REFUSED_NAME, body);
       return -1;
     }
@@ -1421,16 +1419,18 @@ static void
 proxy_conn_request (struct proxy_conn *c)
 {
   size_t used = 0;
-  enum httpreq_step st = httpreq_parser_feed (c->reqp, c->cin, c->cin_len,
-                                              &used);
+  enum httpreq_step st
+      = httpreq_parser_feed (c->reqp, c->cin, c->cin_len, &used);
   if (st == HTTPREQ_ERROR)
     {
       proxy_conn_malformed (c);
       return;
     }
   proxy_consume (c->cin, &c->cin_len, used);
+  c->head_started = true;
   if (st == HTTPREQ_MORE)
     return;
+  c->head_started = false;
   const struct httpreq_head *h = httpreq_parser_head (c->reqp);
   /* Every request on a kept connection is checked again, credential
    * first, so a command cannot ride another's authorised connection.  */
@@ -1628,8 +1628,9 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
     case PROXY_CONN_RESOLVING:
       c->job->conn = NULL;
       c->job = NULL;
-      proxy_conn_bad_gateway (c, "unresolved", "the name did not resolve in "
-                                               "time");
+      proxy_conn_bad_gateway (c, "unresolved",
+                              "the name did not resolve in "
+                              "time");
       return;
     case PROXY_CONN_CONNECTING:
       proxy_conn_connect_next (c);
@@ -1639,7 +1640,9 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
                               "the upstream proxy did not answer CONNECT");
       return;
     case PROXY_CONN_HEAD:
-      if (c->cin_len > 0)
+      /* A head that never ended (a slowloris) is a refusal; an idle kept
+       * connection just ends.  */
+      if (c->head_started || c->cin_len > 0)
         proxy_conn_refused (c, "malformed");
       proxy_conn_free (c);
       return;
@@ -1794,23 +1797,20 @@ proxy_question_settle (struct proxy *p, struct proxy_question *q,
                                                            * sizeof (char *));
       cl->allowed_extra[cl->n_allowed_extra++] = xstrdup (q->name);
     }
-  /* Collect the waiting connections first: answering one may close
-   * another.  */
-  size_t n = 0;
-  for (struct proxy_conn *c = cl->conns; c != NULL; c = c->next)
-    n += proxy_conn_waits_on (c, q);
-  struct proxy_conn **waiting = xcalloc (n + 1, sizeof *waiting);
-  n = 0;
-  for (struct proxy_conn *c = cl->conns; c != NULL; c = c->next)
-    if (proxy_conn_waits_on (c, q))
-      waiting[n++] = c;
-  for (size_t i = 0; i < n; i++)
-    if (!waiting[i]->dead)
-      {
-        waiting[i]->question = 0;
-        proxy_conn_answered (waiting[i], a);
-      }
-  free (waiting);
+  /* One at a time from the head of the list: answering one may close
+   * another, and an answered one waits no more.  */
+  struct proxy_conn *c;
+  do
+    {
+      for (c = cl->conns; c != NULL && !proxy_conn_waits_on (c, q); c = c->next)
+        ;
+      if (c != NULL)
+        {
+          c->question = 0;
+          proxy_conn_answered (c, a);
+        }
+    }
+  while (c != NULL);
   proxy_question_free (p, q);
   if (was_first)
     proxy_question_next (p);
@@ -2103,8 +2103,12 @@ proxy_free (struct proxy *p)
 {
   if (p == NULL)
     return;
-  while (p->clients != NULL)
-    proxy_client_free (p->clients);
+  struct proxy_client *next;
+  for (struct proxy_client *cl = p->clients; cl != NULL; cl = next)
+    {
+      next = cl->next;
+      proxy_client_free (cl);
+    }
   if (p->resolver != NULL)
     {
       struct proxy_resolver *r = p->resolver;
@@ -2116,10 +2120,10 @@ proxy_free (struct proxy *p)
     }
   if (p->rfd >= 0)
     {
-      struct proxy_job *j;
+      uintptr_t v;
       loop_remove_fd (p->loop, p->rfd);
-      while (recv (p->rfd, &j, sizeof j, MSG_DONTWAIT) == (ssize_t) sizeof j)
-        proxy_job_free (j);
+      while (recv (p->rfd, &v, sizeof v, MSG_DONTWAIT) == (ssize_t) sizeof v)
+        proxy_job_free ((struct proxy_job *) v);
       close (p->rfd);
     }
   loop_cancel_timer (p->loop, p->reap_timer);

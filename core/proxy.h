@@ -64,8 +64,8 @@ int proxy_client_take (struct proxy_client *c, int fd, struct cr_error **err);
 
 struct proxy_counts
 {
-  uint64_t allowed; /* requests (CONNECT or absolute-form) let through */
-  uint64_t refused; /* requests answered 403/407/400/502 or cut short */
+  uint64_t allowed;   /* requests (CONNECT or absolute-form) let through */
+  uint64_t refused;   /* requests answered 403/407/400/502 or cut short */
   uint64_t bytes_out; /* from the command towards the network */
   uint64_t bytes_in;  /* from the network towards the command */
 };

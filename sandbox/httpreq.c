@@ -162,8 +162,9 @@ httpreq_absolute (struct httpreq_parser *p, const char *t, size_t n)
   struct cr_error *err = NULL;
   const char *sep = memmem (t, n, "://", 3);
   if (n > 0 && t[0] == '/')
-    return httpreq_fail (p, 400, "an origin-form target: a proxy request "
-                                 "names http://host/");
+    return httpreq_fail (p, 400,
+                         "an origin-form target: a proxy request "
+                         "names http://host/");
   if (sep == NULL)
     return httpreq_fail (p, 400, "the target is not an absolute http URL");
   size_t ns = (size_t) (sep - t);
@@ -200,8 +201,9 @@ httpreq_target (struct httpreq_parser *p, const char *t, size_t n)
     return httpreq_fail (p, 400, "the request target is empty");
   for (size_t i = 0; i < n; i++)
     if ((unsigned char) t[i] <= 0x20 || t[i] == 0x7f || t[i] == '#')
-      return httpreq_fail (p, 400, "the request target holds a character "
-                                   "no target has");
+      return httpreq_fail (p, 400,
+                           "the request target holds a character "
+                           "no target has");
   p->head.target = xstrndup (t, n);
   if (strcmp (p->head.method, "CONNECT") != 0)
     return httpreq_absolute (p, p->head.target, n);
@@ -219,12 +221,13 @@ static enum httpreq_step
 httpreq_request_line (struct httpreq_parser *p, const char *s, size_t n)
 {
   const char *sp1 = memchr (s, ' ', n);
-  const char *sp2 = sp1 != NULL ? memchr (sp1 + 1, ' ', n - (size_t) (sp1 + 1 - s))
-                                : NULL;
+  const char *sp2
+      = sp1 != NULL ? memchr (sp1 + 1, ' ', n - (size_t) (sp1 + 1 - s)) : NULL;
   int v;
   if (sp2 == NULL || memchr (sp2 + 1, ' ', n - (size_t) (sp2 + 1 - s)) != NULL)
-    return httpreq_fail (p, 400, "the request line is not METHOD target "
-                                 "version");
+    return httpreq_fail (p, 400,
+                         "the request line is not METHOD target "
+                         "version");
   if (!httpreq_token (s, (size_t) (sp1 - s)))
     return httpreq_fail (p, 400, "the method is not a token");
   v = httpreq_version (sp2 + 1, n - (size_t) (sp2 + 1 - s),
@@ -273,8 +276,9 @@ httpreq_field_line (struct httpreq_parser *p, const char *s, size_t n)
     return httpreq_fail (p, 400, "a header line has no colon");
   size_t nn = (size_t) (colon - s);
   if (nn > 0 && httpreq_ows (s[nn - 1]))
-    return httpreq_fail (p, 400, "whitespace between a header name and its "
-                                 "colon");
+    return httpreq_fail (p, 400,
+                         "whitespace between a header name and its "
+                         "colon");
   if (!httpreq_token (s, nn))
     return httpreq_fail (p, 400, "a header name is not a token");
   const char *v = colon + 1, *end = s + n;
@@ -331,19 +335,19 @@ httpreq_lower (const char *s, size_t n)
 struct httpreq_fields_state
 {
   struct httpreq_head *h;
-  struct buf te;         /* normalised codings so far */
-  int status;            /* 0 while nothing is wrong */
+  struct buf te; /* normalised codings so far */
+  int status;    /* 0 while nothing is wrong */
   const char *reason;
   bool chunked_seen;
-  bool after_chunked;    /* a coding came after chunked */
+  bool after_chunked; /* a coding came after chunked */
 };
 
 /* Take one Transfer-Encoding coding.  */
 static bool
 httpreq_coding (void *data, const char *s, size_t n)
 {
-  static const char *const known[] = { "chunked", "gzip",     "x-gzip",
-                                       "deflate", "compress", "x-compress" };
+  static const char *const known[]
+      = { "chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress" };
   struct httpreq_fields_state *st = data;
   cleanup_free char *c = httpreq_lower (s, n);
   bool ok = false;
@@ -521,8 +525,7 @@ httpreq_finish (struct httpreq_parser *p)
   struct httpreq_fields_state st = { .h = &p->head };
   size_t n_host = 0, n_auth = 0, n_upgrade = 0;
   for (size_t i = 0; i < p->head.n_fields && st.status == 0; i++)
-    httpreq_known_field (&st, &p->head.fields[i], &n_host, &n_auth,
-                         &n_upgrade);
+    httpreq_known_field (&st, &p->head.fields[i], &n_host, &n_auth, &n_upgrade);
   if (p->kind == HTTPREQ_REQUEST)
     httpreq_request_rules (&st, n_host, n_auth, n_upgrade);
   else if (st.status == 0 && p->head.has_content_length
@@ -584,11 +587,17 @@ httpreq_parser_feed (struct httpreq_parser *p, const void *data, size_t len,
     {
       const char *nl = memchr (s + i, '\n', len - i);
       size_t chunk = nl != NULL ? (size_t) (nl - (s + i)) + 1 : len - i;
-      size_t limit = p->started ? HTTPREQ_MAX_FIELD_LINE
-                                : HTTPREQ_MAX_START_LINE;
-      if (p->line.len + chunk > limit)
+      size_t limit = HTTPREQ_MAX_FIELD_LINE;
+      if (!p->started)
+        limit = HTTPREQ_MAX_START_LINE;
+      /* Both bounds are checked at the byte that crosses them, whichever
+       * comes first, so the answer does not depend on how the bytes
+       * arrived.  */
+      size_t line_room = limit - p->line.len;
+      size_t head_room = HTTPREQ_MAX_HEAD - p->head_bytes;
+      if (chunk > line_room && line_room <= head_room)
         return httpreq_too_long (p);
-      if (p->head_bytes + chunk > HTTPREQ_MAX_HEAD)
+      if (chunk > head_room)
         return httpreq_fail (p, 431, "the head is longer than 64 KiB");
       p->head_bytes += chunk;
       buf_append (&p->line, s + i, nl != NULL ? chunk - 1 : chunk);
@@ -635,19 +644,19 @@ httpreq_head_is_upgrade (const struct httpreq_head *h)
 /* Where in chunked framing a decoder is.  */
 enum
 {
-  HTTPREQ_CH_SIZE,       /* the hex digits of a chunk size */
-  HTTPREQ_CH_SIZE_WS,    /* blanks after the size: only `;` may follow */
-  HTTPREQ_CH_EXT,        /* chunk extensions, up to CR */
-  HTTPREQ_CH_SIZE_LF,    /* the LF ending the size line */
-  HTTPREQ_CH_DATA,       /* chunk data */
-  HTTPREQ_CH_DATA_CR,    /* the CR after chunk data */
-  HTTPREQ_CH_DATA_LF,    /* the LF after chunk data */
-  HTTPREQ_CH_TR_START,   /* the first byte of a trailer line, or the CR of
-                            the blank line ending the message */
-  HTTPREQ_CH_TR_NAME,    /* a trailer field's name */
-  HTTPREQ_CH_TR_VALUE,   /* a trailer field's value, up to CR */
-  HTTPREQ_CH_TR_LF,      /* the LF ending a trailer line */
-  HTTPREQ_CH_END_LF,     /* the LF ending the message */
+  HTTPREQ_CH_SIZE,     /* the hex digits of a chunk size */
+  HTTPREQ_CH_SIZE_WS,  /* blanks after the size: only `;` may follow */
+  HTTPREQ_CH_EXT,      /* chunk extensions, up to CR */
+  HTTPREQ_CH_SIZE_LF,  /* the LF ending the size line */
+  HTTPREQ_CH_DATA,     /* chunk data */
+  HTTPREQ_CH_DATA_CR,  /* the CR after chunk data */
+  HTTPREQ_CH_DATA_LF,  /* the LF after chunk data */
+  HTTPREQ_CH_TR_START, /* the first byte of a trailer line, or the CR of
+                          the blank line ending the message */
+  HTTPREQ_CH_TR_NAME,  /* a trailer field's name */
+  HTTPREQ_CH_TR_VALUE, /* a trailer field's value, up to CR */
+  HTTPREQ_CH_TR_LF,    /* the LF ending a trailer line */
+  HTTPREQ_CH_END_LF,   /* the LF ending the message */
 };
 
 /* The longest chunk size this decoder reads, in hex digits (leading zeros
@@ -672,8 +681,8 @@ enum httpreq_body_kind
 httpreq_response_body (const struct httpreq_head *resp,
                        const char *request_method, uint64_t *length)
 {
-  bool connect = request_method != NULL
-                 && strcmp (request_method, "CONNECT") == 0;
+  bool connect
+      = request_method != NULL && strcmp (request_method, "CONNECT") == 0;
   *length = 0;
   if (resp->status == 101 || (connect && resp->status / 100 == 2))
     return HTTPREQ_BODY_TUNNEL;
@@ -685,8 +694,7 @@ httpreq_response_body (const struct httpreq_head *resp,
   if (resp->has_content_length)
     {
       *length = resp->content_length;
-      return resp->content_length > 0 ? HTTPREQ_BODY_LENGTH
-                                      : HTTPREQ_BODY_NONE;
+      return resp->content_length > 0 ? HTTPREQ_BODY_LENGTH : HTTPREQ_BODY_NONE;
     }
   return HTTPREQ_BODY_CLOSE;
 }
@@ -713,11 +721,12 @@ httpreq_body_fail (struct httpreq_body *b, const char *reason)
   return HTTPREQ_ERROR;
 }
 
-/* Count one byte c of a framing line against its bound.  */
+/* Count one byte of a framing line against its bound (which counts the
+ * line's LF too, as the head's do).  */
 static bool
 httpreq_body_line_byte (struct httpreq_body *b)
 {
-  return ++b->line_len <= HTTPREQ_MAX_FIELD_LINE;
+  return ++b->line_len < HTTPREQ_MAX_FIELD_LINE;
 }
 
 /* Read one byte of a chunk-size line.  */
@@ -855,8 +864,8 @@ httpreq_chunked_feed (struct httpreq_body *b, const unsigned char *s,
     {
       if (b->state == HTTPREQ_CH_DATA)
         {
-          size_t take = b->remaining < len - i ? (size_t) b->remaining
-                                               : len - i;
+          size_t take
+              = b->remaining < len - i ? (size_t) b->remaining : len - i;
           i += take;
           b->remaining -= take;
           if (b->remaining == 0)
@@ -911,11 +920,16 @@ httpreq_body_feed (struct httpreq_body *b, const void *data, size_t len,
 static bool
 httpreq_hop_by_hop (const struct httpreq_head *req, const char *name)
 {
-  static const char *const fixed[]
-      = { "Host",       "Proxy-Authorization", "Proxy-Connection",
-          "Keep-Alive", "TE",                  "Trailer",
-          "Connection", "Upgrade",             "Content-Length",
-          "Transfer-Encoding" };
+  static const char *const fixed[] = { "Host",
+                                       "Proxy-Authorization",
+                                       "Proxy-Connection",
+                                       "Keep-Alive",
+                                       "TE",
+                                       "Trailer",
+                                       "Connection",
+                                       "Upgrade",
+                                       "Content-Length",
+                                       "Transfer-Encoding" };
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (strcasecmp (name, fixed[i]) == 0)
       return true;
@@ -953,8 +967,7 @@ httpreq_write_forward (const struct httpreq_head *req, bool keep_alive,
   httpreq_write_host (req, out);
   for (size_t i = 0; i < req->n_fields; i++)
     if (!httpreq_hop_by_hop (req, req->fields[i].name))
-      buf_printf (out, "%s: %s\r\n", req->fields[i].name,
-                  req->fields[i].value);
+      buf_printf (out, "%s: %s\r\n", req->fields[i].name, req->fields[i].value);
   if (req->has_transfer_encoding)
     buf_printf (out, "Transfer-Encoding: %s\r\n", req->transfer_encoding);
   else if (req->has_content_length)

@@ -24,7 +24,8 @@
 #include "sandbox/netpolicy.h"
 
 /* The bounds of one head.  */
-#define HTTPREQ_MAX_START_LINE 8192 /* request or status line, CRLF included */
+#define HTTPREQ_MAX_START_LINE 8192 /* request or status line, CRLF included   \
+                                     */
 #define HTTPREQ_MAX_FIELD_LINE 8192 /* one header (or trailer) line */
 #define HTTPREQ_MAX_FIELDS 100      /* header (or trailer) lines */
 #define HTTPREQ_MAX_HEAD 65536      /* the whole head, blank line included */
@@ -76,12 +77,12 @@ struct httpreq_head
 
   /* A request.  */
   char *method;
-  char *target;       /* as received */
+  char *target; /* as received */
   enum httpreq_form form;
   struct netpolicy_authority authority; /* from the target */
-  char *path;         /* absolute-form: the origin-form to forward ("/" when
-                         the target has none, "/?q" for "?q"); NULL for
-                         CONNECT */
+  char *path; /* absolute-form: the origin-form to forward ("/" when
+                 the target has none, "/?q" for "?q"); NULL for
+                 CONNECT */
 
   /* A response.  */
   int status;   /* 100..999 */
@@ -95,9 +96,9 @@ struct httpreq_head
   bool has_content_length;
   uint64_t content_length;
   bool has_transfer_encoding;
-  bool chunked;      /* chunked is the last coding */
-  char *transfer_encoding; /* the codings, normalised: lower case, ", " */
-  bool connection_close;   /* Connection (or Proxy-Connection): close */
+  bool chunked;               /* chunked is the last coding */
+  char *transfer_encoding;    /* the codings, normalised: lower case, ", " */
+  bool connection_close;      /* Connection (or Proxy-Connection): close */
   bool connection_keep_alive; /* ... keep-alive */
   bool connection_upgrade;    /* Connection: upgrade */
   char **connection_tokens;   /* every Connection token, lower case */
@@ -134,8 +135,7 @@ const struct httpreq_error *
 httpreq_parser_error (const struct httpreq_parser *p);
 
 /* The value of the first field named name (case-insensitive), or NULL.  */
-const char *httpreq_head_field (const struct httpreq_head *h,
-                                const char *name);
+const char *httpreq_head_field (const struct httpreq_head *h, const char *name);
 
 /* Whether the connection may carry another message after this one:
  * HTTP/1.1 unless `close`, HTTP/1.0 only with `keep-alive`.  */

@@ -65,8 +65,9 @@ netpolicy_authority_v6 (const char *s, size_t len,
   struct in6_addr a;
   size_t n = len - 2;
   if (n == 0 || n >= sizeof text)
-    return cr_error_set (err, 0, "the authority's bracketed host is not an "
-                                 "IPv6 address");
+    return cr_error_set (err, 0,
+                         "the authority's bracketed host is not an "
+                         "IPv6 address");
   memcpy (text, s + 1, n);
   text[n] = '\0';
   /* A zone (`%eth0`) names an interface of this host: never a destination
@@ -74,8 +75,9 @@ netpolicy_authority_v6 (const char *s, size_t len,
   if (memchr (text, '%', n) != NULL)
     return cr_error_set (err, 0, "the authority's IPv6 address has a zone");
   if (inet_pton (AF_INET6, text, &a) != 1)
-    return cr_error_set (err, 0, "the authority's bracketed host is not an "
-                                 "IPv6 address");
+    return cr_error_set (err, 0,
+                         "the authority's bracketed host is not an "
+                         "IPv6 address");
   memcpy (out->host, text, n + 1);
   out->bracketed = true;
   return 0;
@@ -93,8 +95,9 @@ netpolicy_authority_name (const char *s, size_t len,
     return cr_error_set (err, 0, "the authority's host is too long");
   for (size_t i = 0; i < len; i++)
     if (!netpolicy_host_char ((unsigned char) s[i]))
-      return cr_error_set (err, 0, "the authority's host holds a character "
-                                   "no host name has");
+      return cr_error_set (err, 0,
+                           "the authority's host holds a character "
+                           "no host name has");
   memcpy (out->host, s, len);
   out->host[len] = '\0';
   out->bracketed = false;
@@ -119,8 +122,9 @@ netpolicy_authority_parse (const char *s, size_t len, uint16_t default_port,
       if (netpolicy_authority_v6 (s, host_len, out, err) < 0)
         return -1;
       if (host_len < len && s[host_len] != ':')
-        return cr_error_set (err, 0, "the authority has text after its "
-                                     "bracketed host");
+        return cr_error_set (err, 0,
+                             "the authority has text after its "
+                             "bracketed host");
     }
   else
     {
@@ -129,8 +133,9 @@ netpolicy_authority_parse (const char *s, size_t len, uint16_t default_port,
         return cr_error_set (err, 0, "the authority's brackets are misplaced");
       host_len = colon != NULL ? (size_t) (colon - s) : len;
       if (colon != NULL && memchr (colon + 1, ':', len - host_len - 1) != NULL)
-        return cr_error_set (err, 0, "the authority's IPv6 address is not in "
-                                     "brackets");
+        return cr_error_set (err, 0,
+                             "the authority's IPv6 address is not in "
+                             "brackets");
       if (netpolicy_authority_name (s, host_len, out, err) < 0)
         return -1;
     }
@@ -172,8 +177,9 @@ netpolicy_name_check (const char *name, struct cr_error **err)
           if (label == 0)
             return cr_error_set (err, 0, "the host name has an empty label");
           if (label > 63)
-            return cr_error_set (err, 0, "a label of the host name is longer "
-                                         "than 63 bytes");
+            return cr_error_set (err, 0,
+                                 "a label of the host name is longer "
+                                 "than 63 bytes");
           if (*p == '\0')
             return 0;
           label = 0;
@@ -181,8 +187,9 @@ netpolicy_name_check (const char *name, struct cr_error **err)
         }
       if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'
             || *p == '_'))
-        return cr_error_set (err, 0, "the host name holds a character no "
-                                     "host name has");
+        return cr_error_set (err, 0,
+                             "the host name holds a character no "
+                             "host name has");
       label++;
     }
 }
@@ -222,9 +229,10 @@ netpolicy_name_ascii (const char *name, char **out, struct cr_error **err)
     {
       int rc = idn2_to_ascii_8z (name, &ascii,
                                  IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
-      if (rc != IDN2_OK)
-        return cr_error_set (err, 0, "the host name is not a valid "
-                                     "internationalised name (%s)",
+      if (rc != IDN2_OK || ascii == NULL)
+        return cr_error_set (err, 0,
+                             "the host name is not a valid "
+                             "internationalised name (%s)",
                              idn2_strerror (rc));
       /* idn2 allocates with malloc: hand the caller an xalloc'd copy.  */
       char *copy = xstrdup (ascii);
@@ -258,10 +266,11 @@ netpolicy_name_normalise (const char *host, char **out, struct cr_error **err)
    * without asking DNS) but inet_pton does not: a name check must not be
    * passable by writing an address another way.  */
   if (inet_aton (name, &v4) != 0)
-    return cr_error_set (err, 0, "the host is an IPv4 address written other "
-                                 "than as four decimal numbers");
+    return cr_error_set (err, 0,
+                         "the host is an IPv4 address written other "
+                         "than as four decimal numbers");
   cleanup_free char *ascii = NULL;
-  if (netpolicy_name_ascii (name, &ascii, err) < 0)
+  if (netpolicy_name_ascii (name, &ascii, err) < 0 || ascii == NULL)
     return -1;
   if (netpolicy_name_check (ascii, err) < 0)
     return -1;
@@ -271,7 +280,7 @@ netpolicy_name_normalise (const char *host, char **out, struct cr_error **err)
 
 struct netpolicy_names
 {
-  char **exact;  /* normalised names and literal addresses */
+  char **exact; /* normalised names and literal addresses */
   size_t n_exact;
   char **suffix; /* ".example.com" for `*.example.com` */
   size_t n_suffix;
@@ -286,21 +295,27 @@ netpolicy_names_add (struct netpolicy_names *names, const char *entry,
   const char *rest = wild ? entry + 2 : entry;
   cleanup_free char *norm = NULL;
   if (strchr (rest, '*') != NULL)
-    return cr_error_set (err, 0, "domain `%s`: a wildcard is only `*.` "
-                                 "before a name", entry);
+    return cr_error_set (err, 0,
+                         "domain `%s`: a wildcard is only `*.` "
+                         "before a name",
+                         entry);
   if (!wild && strchr (rest, ':') != NULL
       && !netpolicy_host_literal (rest, 0, NULL, NULL))
-    return cr_error_set (err, 0, "domain `%s`: a domain is a name, without "
-                                 "a scheme or a port", entry);
+    return cr_error_set (err, 0,
+                         "domain `%s`: a domain is a name, without "
+                         "a scheme or a port",
+                         entry);
   if (netpolicy_name_normalise (rest, &norm, err) < 0)
     return cr_error_prefix (err, "domain `%s`", entry);
   if (wild && netpolicy_host_literal (norm, 0, NULL, NULL))
-    return cr_error_set (err, 0, "domain `%s`: a wildcard is only `*.` "
-                                 "before a name", entry);
+    return cr_error_set (err, 0,
+                         "domain `%s`: a wildcard is only `*.` "
+                         "before a name",
+                         entry);
   if (wild)
     {
-      names->suffix = xrealloc (names->suffix, (names->n_suffix + 1)
-                                                   * sizeof *names->suffix);
+      names->suffix = xrealloc (names->suffix,
+                                (names->n_suffix + 1) * sizeof *names->suffix);
       names->suffix[names->n_suffix++] = xasprintf (".%s", norm);
       return 0;
     }
@@ -782,7 +797,9 @@ netpolicy_no_proxy_addr (const char *tok, size_t n, const char *host, bool v6)
   char *slash = strchr (check, '/');
   if (slash != NULL)
     {
-      bits = (unsigned) atoi (slash + 1);
+      /* atoi as curl has it: leading digits, a bad value refused below. */
+      long v = strtol (slash + 1, NULL, 10);
+      bits = v < 0 || v > 1024 ? 1024 : (unsigned) v;
       *slash = '\0';
     }
   return v6 ? netpolicy_cidr6 (host, check, bits)
@@ -942,7 +959,8 @@ netpolicy_upstream_scheme (const char *s, size_t n, uint16_t *port)
     { "socks5h", NETPOLICY_UPSTREAM_SOCKS_REFUSED, 1080 },
   };
   for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
-    if (strlen (schemes[i].name) == n && strncasecmp (s, schemes[i].name, n) == 0)
+    if (strlen (schemes[i].name) == n
+        && strncasecmp (s, schemes[i].name, n) == 0)
       {
         *port = schemes[i].port;
         return schemes[i].scheme;
@@ -978,9 +996,10 @@ netpolicy_upstream_parse (const char *url, struct netpolicy_upstream *out)
   uint16_t port = 80;
   struct netpolicy_authority a;
   struct cr_error *err = NULL;
-  out->scheme = sep != NULL
-                    ? netpolicy_upstream_scheme (url, (size_t) (sep - url), &port)
-                    : NETPOLICY_UPSTREAM_HTTP;
+  out->scheme
+      = sep != NULL
+            ? netpolicy_upstream_scheme (url, (size_t) (sep - url), &port)
+            : NETPOLICY_UPSTREAM_HTTP;
   if (out->scheme == NETPOLICY_UPSTREAM_INVALID)
     return -1;
   size_t n = strcspn (auth, "/?#");
@@ -988,7 +1007,8 @@ netpolicy_upstream_parse (const char *url, struct netpolicy_upstream *out)
   for (size_t i = 0; i < n; i++)
     if (auth[i] == '@')
       at = auth + i;
-  if (at != NULL && netpolicy_upstream_userinfo (auth, (size_t) (at - auth), out) < 0)
+  if (at != NULL
+      && netpolicy_upstream_userinfo (auth, (size_t) (at - auth), out) < 0)
     return -1;
   if (at != NULL)
     {

@@ -47,8 +47,7 @@ struct netpolicy_authority
  * brackets, an IPv6 literal without brackets or with a zone, a bracketed
  * text that is not IPv6, characters no host name holds, a port that is
  * empty, not digits, 0 or above 65535.  */
-int netpolicy_authority_parse (const char *s, size_t len,
-                               uint16_t default_port,
+int netpolicy_authority_parse (const char *s, size_t len, uint16_t default_port,
                                struct netpolicy_authority *out,
                                struct cr_error **err);
 
@@ -91,8 +90,7 @@ bool netpolicy_name_allowed (const struct netpolicy_names *names,
  * *out (port in network order) and *out_len and return true; else false,
  * and the host is a name to resolve.  */
 bool netpolicy_host_literal (const char *host, uint16_t port,
-                             struct sockaddr_storage *out,
-                             socklen_t *out_len);
+                             struct sockaddr_storage *out, socklen_t *out_len);
 
 /* --- addresses ------------------------------------------------------ */
 
