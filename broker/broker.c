@@ -24,10 +24,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -57,7 +59,7 @@
 #define BROKER_NAME "crucible-sandbox-broker"
 #define BROKER_USAGE                                                           \
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
-  "         [--seccomp-fd N] [--cwd DIR]\n"                                    \
+  "         [--seccomp-fd N] [--net-fd N] [--cwd DIR]\n"                       \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
   "          [--protect RELPATH]... [--hide DIR]...\n"                         \
   "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
@@ -103,6 +105,7 @@ struct broker_options
   int env_fd;      /* the workload's environment, or -1 for the broker's */
   int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
   int seccomp_fd;  /* the workload's seccomp filter as BPF, or -1 */
+  int net_fd;      /* the net channel (status.h), or -1: no listeners */
   const char *cwd; /* absolute, or NULL to stay where started */
   bool confine;    /* own mount namespace, projection, capabilities dropped */
   const char *lower, *upper, *work, *root; /* the overlay, all or none */
@@ -129,6 +132,8 @@ struct broker
   int signal_fd;              /* SIGCHLD and the stop signals */
   pid_t workload;             /* also its process group id */
   bool workload_reaped;       /* its status has been collected (and reported) */
+  int listen_fd[2];           /* 127.0.0.1 and [::1]:BROKER_NET_PORT, or -1 */
+  int pending_fd;             /* accepted, not yet sent on the net channel */
 };
 
 enum broker_scope
@@ -319,7 +324,7 @@ broker_check_confine (struct broker_options *opt)
 struct broker_args
 {
   const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs, *as;
-  const char *seccomp_fd;
+  const char *seccomp_fd, *net_fd;
 };
 
 /* Check --seccomp-fd: a descriptor of 3 or above, none of the others.  */
@@ -335,6 +340,25 @@ broker_check_seccomp_fd (const struct broker_args *a,
     return broker_usage_error ("--seccomp-fd: '%s' is not a descriptor "
                                "number of 3 or above, apart from the others",
                                a->seccomp_fd);
+  return 0;
+}
+
+/* Check --net-fd: a descriptor of 3 or above, none of the others.  */
+static int
+broker_check_net_fd (const struct broker_args *a, struct broker_options *opt)
+{
+  if (a->net_fd == NULL)
+    return 0;
+  /* Outside a sandbox's own network namespace the listeners would be on
+   * the host's loopback, for anyone there to reach.  */
+  if (!opt->confine)
+    return broker_usage_error ("--net-fd needs --confine");
+  if (broker_parse_fd (a->net_fd, &opt->net_fd) < 0 || opt->net_fd < 3
+      || opt->net_fd == opt->status_fd || opt->net_fd == opt->env_fd
+      || opt->net_fd == opt->output_fd || opt->net_fd == opt->seccomp_fd)
+    return broker_usage_error ("--net-fd: '%s' is not a descriptor number of "
+                               "3 or above, apart from the others",
+                               a->net_fd);
   return 0;
 }
 
@@ -365,7 +389,7 @@ broker_check_values (const struct broker_args *a, struct broker_options *opt)
     return broker_usage_error ("--output-fd: '%s' is not a descriptor number "
                                "of 3 or above, apart from the others",
                                a->output_fd);
-  if (broker_check_seccomp_fd (a, opt) < 0)
+  if (broker_check_seccomp_fd (a, opt) < 0 || broker_check_net_fd (a, opt) < 0)
     return -1;
   /* No search path: inside a sandbox, PATH could find a binary the
    * workspace planted.  The host resolves the program.  */
@@ -422,7 +446,7 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
     { "--upper", &opt->upper },         { "--work", &opt->work },
     { "--root", &opt->root },           { "--cpu-seconds", &a->cpu },
     { "--open-files", &a->files },      { "--processes", &a->procs },
-    { "--address-space", &a->as },
+    { "--address-space", &a->as },      { "--net-fd", &a->net_fd },
   };
   const char *arg = argv[*i];
 
@@ -472,6 +496,7 @@ broker_parse_args (int argc, char **argv, struct broker_options *opt)
   opt->env_fd = -1;
   opt->output_fd = -1;
   opt->seccomp_fd = -1;
+  opt->net_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     if (broker_parse_option (argc, argv, &i, &a, opt) < 0)
       return -1;
@@ -507,6 +532,17 @@ broker_check_fds (const struct broker_options *opt)
     return broker_usage_error ("--status-fd %d is not a Unix SOCK_SEQPACKET "
                                "socket",
                                opt->status_fd);
+  type = domain = 0;
+  len = sizeof type;
+  if (opt->net_fd >= 0
+      && (getsockopt (opt->net_fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0
+          || (len = sizeof domain,
+              getsockopt (opt->net_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+                 < 0
+          || type != SOCK_SEQPACKET || domain != AF_UNIX))
+    return broker_usage_error ("--net-fd %d is not a Unix SOCK_SEQPACKET "
+                               "socket",
+                               opt->net_fd);
   if (opt->env_fd >= 0 && fcntl (opt->env_fd, F_GETFD) < 0)
     return broker_usage_error ("--env-fd %d: %s", opt->env_fd,
                                strerror (errno));
@@ -580,23 +616,26 @@ broker_close_range (unsigned int first, unsigned int last)
   return broker_close_walk (first, last);
 }
 
-/* Close everything but 0-2, the channel and the output descriptor:
- * whatever else the host leaked (another command's pipe, a credential file)
- * would reach the workload, and a held write end would keep the host from
- * ever seeing end of output.  */
+/* Close everything but 0-2, the channel, the output descriptor and the
+ * net channel: whatever else the host leaked (another command's pipe, a
+ * credential file) would reach the workload, and a held write end would
+ * keep the host from ever seeing end of output.  */
 static int
 broker_close_inherited (struct broker *b)
 {
-  int keep[2] = { b->opt.status_fd, b->opt.output_fd };
+  int keep[3] = { b->opt.status_fd, b->opt.output_fd, b->opt.net_fd };
   unsigned int next = 3;
 
   /* Close the gaps between the kept descriptors, in increasing order.  */
-  if (keep[1] >= 0 && keep[1] < keep[0])
-    {
-      keep[1] = keep[0];
-      keep[0] = b->opt.output_fd;
-    }
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if (keep[j] < keep[i])
+        {
+          int t = keep[i];
+          keep[i] = keep[j];
+          keep[j] = t;
+        }
+  for (int i = 0; i < 3; i++)
     {
       if (keep[i] < 0)
         continue;
@@ -604,8 +643,9 @@ broker_close_inherited (struct broker *b)
         return -1;
       next = (unsigned int) keep[i] + 1;
       /* Kept in the broker, never inherited as such: the workload could
-       * forge messages on the channel, and gets the output only as its
-       * stdout and stderr.  */
+       * forge messages on the channel, would reach the host's proxy
+       * without going through the port the broker listens on, and gets
+       * the output only as its stdout and stderr.  */
       int flags = fcntl (keep[i], F_GETFD);
       if (flags < 0 || fcntl (keep[i], F_SETFD, flags | FD_CLOEXEC) < 0)
         return -1;
@@ -1197,6 +1237,59 @@ broker_proc_self (struct broker *b)
   return broker_bind_readonly (path);
 }
 
+/* One listener on addr (len bytes) at BROKER_NET_PORT: close-on-exec, so
+ * the workload never holds it, and non-blocking, so a connection that
+ * went away between poll and accept cannot stall the broker.  */
+static int
+broker_listen_one (int family, const struct sockaddr *addr, socklen_t len)
+{
+  int one = 1;
+  int fd = socket (family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+  if (fd < 0)
+    return -1;
+  if ((family == AF_INET6
+       && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
+      || bind (fd, addr, len) < 0 || listen (fd, 64) < 0)
+    {
+      int saved = errno;
+      close (fd);
+      errno = saved;
+      return -1;
+    }
+  return fd;
+}
+
+/* With a net channel: listen on 127.0.0.1 and [::1] at BROKER_NET_PORT
+ * inside the command's network namespace (bwrap brought its loopback up),
+ * which is where the workload's proxy variables point.  Loopback only:
+ * the namespace has no other interface, and nothing but the workload is
+ * in it.  IPv6 may be switched off in this kernel; IPv4 may not fail.
+ * Before the workload's filter, which refuses bind and listen unless
+ * allowLocalBinding.  */
+static int
+broker_listen (struct broker *b)
+{
+  struct sockaddr_in v4 = { .sin_family = AF_INET,
+                            .sin_port = htons (BROKER_NET_PORT),
+                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct sockaddr_in6 v6 = { .sin6_family = AF_INET6,
+                             .sin6_port = htons (BROKER_NET_PORT),
+                             .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+
+  if (b->opt.net_fd < 0)
+    return 0;
+  b->listen_fd[0]
+      = broker_listen_one (AF_INET, (struct sockaddr *) &v4, sizeof v4);
+  if (b->listen_fd[0] < 0)
+    return -1;
+  b->listen_fd[1]
+      = broker_listen_one (AF_INET6, (struct sockaddr *) &v6, sizeof v6);
+  if (b->listen_fd[1] < 0 && errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL)
+    return -1;
+  return 0;
+}
+
 /* Read the workload's seccomp filter from --seccomp-fd: classic BPF, whole
  * instructions, no more than the kernel takes.  Now, before the sweep
  * closes the descriptor; it is loaded last (broker_load_filter).  */
@@ -1263,6 +1356,7 @@ static const struct broker_step broker_setup_steps[] = {
   { "setting limits", broker_set_limits },
   { "watching signals", broker_watch_signals },
   { "entering the working directory", broker_enter_cwd },
+  { "listening on the proxy's inside port", broker_listen },
   { "loading the workload's seccomp filter", broker_load_filter },
 };
 
@@ -1508,6 +1602,14 @@ broker_finish (struct broker *b)
 {
   struct broker_msg msg;
 
+  /* Nothing of the scope is left to connect: the listeners and any
+   * connection not yet passed on go before DONE.  */
+  for (int i = 0; i < 2; i++)
+    if (b->listen_fd[i] >= 0)
+      close (b->listen_fd[i]);
+  if (b->pending_fd >= 0)
+    close (b->pending_fd);
+  b->listen_fd[0] = b->listen_fd[1] = b->pending_fd = -1;
   broker_send (b->opt.status_fd, BROKER_MSG_DONE, 0, BROKER_STAGE_NONE);
   shutdown (b->opt.status_fd, SHUT_WR);
   while (recv (b->opt.status_fd, &msg, sizeof msg, 0) > 0 || errno == EINTR)
@@ -1575,18 +1677,109 @@ broker_read_request (struct broker *b)
   return msg.value;
 }
 
-/* Keep the scope until it empties or the host (or a signal) ends it.
+/* Accept one connection from a listener that polled readable, to be
+ * sent next.  A connection already gone is nothing.  */
+static void
+broker_accept (struct broker *b, int listener)
+{
+  int fd;
+
+  do
+    fd = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd >= 0)
+    b->pending_fd = fd;
+}
+
+/* Send the accepted connection to the host and close the broker's copy,
+ * so only the host's proxy holds it.  Without waiting: while the host has
+ * not read the last one, the broker polls for room and accepts nothing
+ * more (the workload's connections wait in the listen queue).  A host
+ * that cannot take it (the channel closed) gets it closed.  */
+static void
+broker_send_pending (struct broker *b)
+{
+  char byte = BROKER_NET_CONNECTION;
+  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr msg = { .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof control.buf };
+  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+  ssize_t n;
+
+  memset (control.buf, 0, sizeof control.buf);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c), &b->pending_fd, sizeof (int));
+  do
+    n = sendmsg (b->opt.net_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return;
+  close (b->pending_fd);
+  b->pending_fd = -1;
+}
+
+/* The descriptors the main loop polls: the channel, the signals, and with
+ * a net channel either the listeners or (a connection waiting to go) the
+ * net channel for room.  Returns how many.  */
+static nfds_t
+broker_poll_set (const struct broker *b, struct pollfd fds[4])
+{
+  nfds_t n = 2;
+
+  fds[0] = (struct pollfd){ .fd = b->opt.status_fd, .events = POLLIN };
+  fds[1] = (struct pollfd){ .fd = b->signal_fd, .events = POLLIN };
+  if (b->opt.net_fd < 0)
+    return n;
+  if (b->pending_fd >= 0)
+    {
+      fds[n++] = (struct pollfd){ .fd = b->opt.net_fd, .events = POLLOUT };
+      return n;
+    }
+  for (int i = 0; i < 2; i++)
+    if (b->listen_fd[i] >= 0)
+      fds[n++] = (struct pollfd){ .fd = b->listen_fd[i], .events = POLLIN };
+  return n;
+}
+
+/* Act on the net channel's and the listeners' readiness.  */
+static void
+broker_serve_net (struct broker *b, const struct pollfd *fds, nfds_t n)
+{
+  for (nfds_t i = 2; i < n; i++)
+    {
+      if (fds[i].revents == 0)
+        continue;
+      if (fds[i].fd == b->opt.net_fd)
+        broker_send_pending (b);
+      else if (b->pending_fd < 0)
+        broker_accept (b, fds[i].fd);
+    }
+  if (b->pending_fd >= 0)
+    broker_send_pending (b);
+}
+
+/* Keep the scope until it empties or the host (or a signal) ends it,
+ * passing on the workload's connections to the proxy meanwhile.
  * Returns the broker's exit status.  */
 static int
 broker_supervise (struct broker *b)
 {
   for (;;)
     {
-      struct pollfd fds[2] = { { .fd = b->opt.status_fd, .events = POLLIN },
-                               { .fd = b->signal_fd, .events = POLLIN } };
+      struct pollfd fds[4];
+      nfds_t n = broker_poll_set (b, fds);
       int sig = 0;
 
-      if (poll (fds, 2, -1) < 0)
+      if (poll (fds, n, -1) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -1598,6 +1791,7 @@ broker_supervise (struct broker *b)
         sig = broker_read_request (b);
       if (sig != 0)
         return broker_stop (b, sig);
+      broker_serve_net (b, fds, n);
       if (broker_reap (b) == BROKER_SCOPE_EMPTY)
         return broker_finish (b);
     }
@@ -1606,7 +1800,8 @@ broker_supervise (struct broker *b)
 int
 main (int argc, char **argv)
 {
-  struct broker b = { .signal_fd = -1 };
+  struct broker b
+      = { .signal_fd = -1, .listen_fd = { -1, -1 }, .pending_fd = -1 };
 
   if (argc < 1)
     {

@@ -44,6 +44,16 @@ enum broker_stage
   BROKER_STAGE_EXEC = 3 /* sent by the workload itself before it exits 127 */
 };
 
+/* The net channel (--net-fd): a second SOCK_SEQPACKET pair, given only
+ * to a command whose policy names domains.  The broker listens on this
+ * port at 127.0.0.1 and ::1 inside the command's network namespace and
+ * sends each connection it accepts as one record: one byte,
+ * BROKER_NET_CONNECTION, and the descriptor (SCM_RIGHTS).  The port is
+ * sandbox/netpolicy.h's NETWORK_INSIDE_PORT; the namespace is the
+ * command's own, so it is always free.  */
+#define BROKER_NET_PORT 3128
+#define BROKER_NET_CONNECTION 'c'
+
 struct broker_msg
 {
   uint32_t magic; /* BROKER_STATUS_MAGIC */

@@ -139,6 +139,10 @@ static const struct config_key config_keys[] = {
                CONFIG_CHECK_DOMAIN, 253, 256, net_domains),
   CONFIG_BOOL ("sandbox.network.allowLocalBinding", CONFIG_RULE_NO_GRANT,
                net_allow_local_binding),
+  /* Private ranges an allowed name resolves to: the person's own network
+   * is theirs to open, never a project's.  */
+  CONFIG_BOOL ("sandbox.network.allowPrivateAddresses", CONFIG_RULE_HOME_ONLY,
+               net_allow_private),
   /* 107: a Unix socket path must fit sun_path with its NUL.  */
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
@@ -1330,6 +1334,7 @@ config_policy_input (const struct config *cfg, const char *workspace,
   config_policy_list (&cfg->fs_unreadable, &in->unreadable);
   config_policy_list (&cfg->net_domains, &in->domains);
   in->allow_local_binding = cfg->net_allow_local_binding;
+  in->allow_private_addresses = cfg->net_allow_private;
   config_policy_list (&cfg->net_unix_sockets, &in->unix_sockets);
   in->cpu_seconds = cfg->cpu_seconds;
   in->open_files = cfg->open_files;

@@ -47,8 +47,9 @@ struct config
   struct config_list fs_protected;  /* sandbox.filesystem.protected */
   struct config_list fs_unreadable; /* sandbox.filesystem.unreadable */
 
-  struct config_list net_domains;      /* sandbox.network.domains */
-  bool net_allow_local_binding;        /* sandbox.network.allowLocalBinding */
+  struct config_list net_domains; /* sandbox.network.domains */
+  bool net_allow_local_binding;   /* sandbox.network.allowLocalBinding */
+  bool net_allow_private; /* sandbox.network.allowPrivateAddresses, home-only */
   struct config_list net_unix_sockets; /* sandbox.network.allowUnixSockets */
 
   uint64_t output_bytes;  /* sandbox.limits.outputBytes, bytes (10 MiB) */

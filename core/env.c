@@ -7,11 +7,16 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/xalloc.h"
 
 const char *const env_base_names[]
     = { "PATH", "HOME", "LC_ALL", "LC_CTYPE", "LANG", "TERM", "TMPDIR", NULL };
+
+const char *const env_proxy_names[]
+    = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
+        "NO_PROXY",   "no_proxy",    NULL };
 
 /* Whether name is a portable shell variable name.  */
 static bool
@@ -102,9 +107,47 @@ env_push (struct env *env, const char *name, const char *value,
   return 0;
 }
 
+/* Refuse a named variable crucible sets for the proxy.  */
+static int
+env_check_proxy_names (const struct env_var *named, size_t n_named,
+                       struct cr_error **err)
+{
+  for (size_t i = 0; i < n_named; i++)
+    for (const char *const *p = env_proxy_names; *p != NULL; p++)
+      if (strcmp (named[i].name, *p) == 0)
+        return cr_error_set (err, 0,
+                             "environment variable %s is crucible's own for "
+                             "this command: its network goes through the "
+                             "host's proxy, which %s names; do not send it",
+                             *p, *p);
+  return 0;
+}
+
+/* Append the proxy variables.  */
+static int
+env_push_proxy (struct env *env, const char *proxy_url, struct cr_error **err)
+{
+  for (const char *const *p = env_proxy_names; *p != NULL; p++)
+    {
+      const char *value
+          = strcasecmp (*p, "NO_PROXY") == 0 ? ENV_NO_PROXY : proxy_url;
+      if (env_push (env, *p, value, strlen (value), err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 env_build (struct env **out, char *const *host, const struct env_var *named,
            size_t n_named, struct cr_error **err)
+{
+  return env_build_proxied (out, host, named, n_named, NULL, err);
+}
+
+int
+env_build_proxied (struct env **out, char *const *host,
+                   const struct env_var *named, size_t n_named,
+                   const char *proxy_url, struct cr_error **err)
 {
   /* The count bound comes before any per-variable check: the check for a
    * name given twice looks back over the names before it.  */
@@ -117,6 +160,8 @@ env_build (struct env **out, char *const *host, const struct env_var *named,
   for (size_t i = 0; i < n_named; i++)
     if (env_check_named (named, i, err) < 0)
       goto fail;
+  if (proxy_url != NULL && env_check_proxy_names (named, n_named, err) < 0)
+    goto fail;
   for (const char *const *name = env_base_names; *name != NULL; name++)
     {
       const char *value = env_host_lookup (host, *name);
@@ -128,6 +173,8 @@ env_build (struct env **out, char *const *host, const struct env_var *named,
     if (env_push (env, named[i].name, named[i].value, named[i].value_len, err)
         < 0)
       goto fail;
+  if (proxy_url != NULL && env_push_proxy (env, proxy_url, err) < 0)
+    goto fail;
   *out = env;
   return 0;
 

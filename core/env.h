@@ -39,6 +39,22 @@ extern const char *const env_base_names[];
 int env_build (struct env **out, char *const *host, const struct env_var *named,
                size_t n_named, struct cr_error **err);
 
+/* The proxy variables a command with domains gets, NULL-terminated:
+ * HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy (the proxy's URL) and
+ * NO_PROXY, no_proxy (ENV_NO_PROXY).  */
+extern const char *const env_proxy_names[];
+#define ENV_NO_PROXY "localhost,127.0.0.1,::1"
+
+/* The same, for a command whose network goes through the host's proxy at
+ * proxy_url (http://USER:PASSWORD@127.0.0.1:3128; NULL: no proxy, which
+ * is env_build): the proxy variables are added after the others, within
+ * the same bounds, and a call naming one of them is refused, saying so
+ * (a variable of its own would send the command around the proxy's
+ * credential, or nowhere).  Nothing inherited is ever a proxy setting.  */
+int env_build_proxied (struct env **out, char *const *host,
+                       const struct env_var *named, size_t n_named,
+                       const char *proxy_url, struct cr_error **err);
+
 /* Split a command-line "NAME=VALUE" into an env_var pointing into arg.  */
 int env_parse_assignment (const char *arg, struct env_var *out,
                           struct cr_error **err);

@@ -57,6 +57,7 @@ static const char *const journal_fact_names[JOURNAL_FACT_COUNT] = {
   [JOURNAL_PUBLICATION] = "publication",
   [JOURNAL_CAPABILITIES] = "capabilities",
   [JOURNAL_PEER] = "peer",
+  [JOURNAL_NETWORK] = "network",
 };
 
 /* Names every line has, and names that would invite forbidden content: a

@@ -48,6 +48,7 @@ enum journal_fact
   JOURNAL_CAPABILITIES,   /* "capabilities": the policy met the backend's claims
                            */
   JOURNAL_PEER,           /* "peer": a peer was ended, or its answer ignored */
+  JOURNAL_NETWORK, /* "network": the proxy refused one of its connections */
   JOURNAL_FACT_COUNT
 };
 

@@ -15,13 +15,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "broker/status.h"
 #include "core/capture.h"
 #include "core/notes.h"
+#include "core/proxy.h"
 #include "lib/buf.h"
+#include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
 #include "core/pubjob.h"
 #include "sandbox/publish.h"
+#include "sandbox/netchan.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
  * command cannot starve keys or other commands.  */
@@ -89,6 +93,11 @@ struct command
   bool start_failed;
   bool left_running; /* answered early: background or ctrl+b */
   struct cr_error *start_error;
+  /* A command with domains: its registration with the host's proxy (its
+   * own credential) and the net channel watched for its connections
+   * (-1 when not, or no more).  */
+  struct proxy_client *proxy_client;
+  int net_fd;
 
   char *text; /* the answer, then (left running) the ending note */
   size_t text_len;
@@ -115,6 +124,11 @@ struct supervisor
   struct buf endings;
   uint64_t *untold;
   size_t n_untold;
+  /* The host's proxy, made when the first command with domains starts;
+   * one for all of this process's commands, each with its own client.  */
+  struct proxy *proxy;
+  proxy_asker_fn asker; /* given to the proxy when it is made */
+  void *asker_data;
 };
 
 struct supervisor *
@@ -266,6 +280,9 @@ command_free (struct command *cmd)
         sandbox_publication_clear (&pub);
       cr_error_free (err);
     }
+  if (cmd->net_fd >= 0)
+    loop_remove_fd (cmd->sup->loop, cmd->net_fd);
+  proxy_client_free (cmd->proxy_client);
   free (cmd->publication);
   cr_error_free (cmd->start_error);
   free (cmd->call_id);
@@ -481,6 +498,77 @@ command_stop_scope (struct command *cmd)
     }
 }
 
+/* The proxy refused one of the command's connections: a fact with the
+ * reason's class only, never the name or address asked for.  */
+static void
+command_on_refusal (void *data, const char *reason_class)
+{
+  struct command *cmd = data;
+  struct journal_field f[] = { JOURNAL_STR ("event", "refused"),
+                               JOURNAL_STR ("class", reason_class) };
+  supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, 2);
+}
+
+/* Take what the net channel holds: each connection the workload made to
+ * the proxy's inside port goes to the command's client, which alone
+ * checks its credential; a record the channel refuses was closed there.
+ * The channel's end means nothing more comes.  */
+static void
+command_on_net (struct loop *loop, int fd, short revents, void *data)
+{
+  struct command *cmd = data;
+  struct cr_error *err = NULL;
+  int conn, r;
+
+  (void) fd;
+  (void) revents;
+  while ((r = sandbox_network_take (cmd->session, &conn, &err)) != NETCHAN_NONE)
+    {
+      if (r < 0)
+        {
+          cr_error_clear (&err);
+          continue;
+        }
+      if (r == NETCHAN_ENDED)
+        {
+          loop_remove_fd (loop, cmd->net_fd);
+          cmd->net_fd = -1;
+          return;
+        }
+      /* From here the connection is the proxy's, refused or not.  */
+      if (proxy_client_take (cmd->proxy_client, conn, &err) < 0)
+        cr_error_clear (&err);
+    }
+}
+
+/* Close the command's proxy connections and record its counts, before
+ * its slot goes; true when none is left (closing is synchronous).  */
+static bool
+command_net_close (struct command *cmd)
+{
+  struct proxy_counts c;
+
+  if (cmd->net_fd >= 0)
+    loop_remove_fd (cmd->sup->loop, cmd->net_fd);
+  cmd->net_fd = -1;
+  if (cmd->proxy_client == NULL)
+    return true;
+  if (!proxy_client_close (cmd->proxy_client))
+    return false;
+  proxy_client_counts (cmd->proxy_client, &c);
+  struct journal_field f[] = {
+    JOURNAL_STR ("event", "ended"),
+    JOURNAL_INT64 ("allowed", (int64_t) c.allowed),
+    JOURNAL_INT64 ("refused", (int64_t) c.refused),
+    JOURNAL_INT64 ("bytes_out", (int64_t) c.bytes_out),
+    JOURNAL_INT64 ("bytes_in", (int64_t) c.bytes_in),
+  };
+  supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, sizeof f / sizeof *f);
+  proxy_client_free (cmd->proxy_client);
+  cmd->proxy_client = NULL;
+  return true;
+}
+
 /* Release the slot once the scope is empty and the command ended.  */
 static void
 command_release (struct command *cmd)
@@ -492,6 +580,9 @@ command_release (struct command *cmd)
   cmd->status_fd = -1;
   command_close_output (cmd);
   command_cancel (cmd, &cmd->stop_timer);
+  /* The relays are the command's too: none may outlive its slot.  */
+  if (!command_net_close (cmd))
+    return;
   struct sandbox_usage usage = { 0 };
   if (sandbox_dispose (cmd->session, &usage, &err) < 0)
     {
@@ -1044,6 +1135,13 @@ command_watch (struct command *cmd, struct cr_error **err)
                       err)
              < 0)
     return -1;
+  int net = cmd->proxy_client != NULL ? sandbox_network_fd (cmd->session) : -1;
+  if (net >= 0)
+    {
+      if (loop_add_fd (sup->loop, net, POLLIN, command_on_net, cmd, err) < 0)
+        return -1;
+      cmd->net_fd = net;
+    }
   return 0;
 }
 
@@ -1075,8 +1173,17 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
 {
   struct env *env = NULL;
   int fds[2];
+  cleanup_free char *proxy_url = NULL;
 
-  if (env_build (&env, sup->host_env, req->env, req->n_env, err) < 0)
+  /* The command's own credential in its proxy URL, never in argv; the
+   * variables replace any the call might name (env_build_proxied).  */
+  if (cmd->proxy_client != NULL)
+    proxy_url = xasprintf (
+        "http://%s:%s@127.0.0.1:%d", proxy_client_user (cmd->proxy_client),
+        proxy_client_password (cmd->proxy_client), BROKER_NET_PORT);
+  if (env_build_proxied (&env, sup->host_env, req->env, req->n_env, proxy_url,
+                         err)
+      < 0)
     return -1;
   if (supervisor_pipe (fds, err) < 0)
     {
@@ -1111,7 +1218,7 @@ command_new (struct supervisor *sup, const struct command_request *req,
   cmd->listener = *listener;
   cmd->session = session;
   memcpy (cmd->sandbox_id, session->id, sizeof cmd->sandbox_id);
-  cmd->out_fd = cmd->status_fd = -1;
+  cmd->out_fd = cmd->status_fd = cmd->net_fd = -1;
   cmd->label = notes_label (req->description, req->line);
   cmd->serial = ++sup->next_serial;
   cmd->call_id = req->call_id != NULL ? xstrdup (req->call_id) : NULL;
@@ -1119,6 +1226,38 @@ command_new (struct supervisor *sup, const struct command_request *req,
       = capture_limits_for_result (sup->config->output_bytes);
   cmd->capture = capture_new (&limits, -1);
   return cmd;
+}
+
+/* For a command whose policy names domains: the host's proxy (made now
+ * if this is the first), the command's client with its own credential,
+ * attributed to its sandbox ID, and the credential handed to the masker
+ * before the first byte of output, so no view shows it.  */
+static int
+command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
+                   struct cr_error **err)
+{
+  struct supervisor *sup = cmd->sup;
+
+  if (policy->n_domains == 0)
+    return 0;
+  if (sup->proxy == NULL)
+    {
+      sup->proxy = proxy_new (sup->loop, sup->host_env, err);
+      if (sup->proxy == NULL)
+        return -1;
+      if (sup->asker != NULL)
+        proxy_set_asker (sup->proxy, sup->asker, sup->asker_data);
+    }
+  struct proxy_grant g = { .sandbox_id = cmd->sandbox_id,
+                           .domains = (char *const *) policy->domains,
+                           .n_domains = policy->n_domains,
+                           .allow_private = policy->allow_private_addresses };
+  cmd->proxy_client = proxy_client_new (sup->proxy, &g, err);
+  if (cmd->proxy_client == NULL)
+    return -1;
+  proxy_client_on_refusal (cmd->proxy_client, command_on_refusal, cmd);
+  const char *password = proxy_client_password (cmd->proxy_client);
+  return capture_add_secret (cmd->capture, password, strlen (password), err);
 }
 
 /* Admit, prepare and start one command.  */
@@ -1163,7 +1302,8 @@ supervisor_start_command (struct supervisor *sup,
   };
   supervisor_fact (sup, JOURNAL_POLICY, cmd, pf, sizeof pf / sizeof *pf);
   supervisor_negotiation_fact (sup, cmd, &policy);
-  if (supervisor_launch (sup, cmd, req, shell, err) < 0)
+  if (command_net_begin (cmd, &policy, err) < 0
+      || supervisor_launch (sup, cmd, req, shell, err) < 0)
     {
       struct cr_error *ignored = NULL;
       sandbox_dispose (session, NULL, &ignored);
@@ -1355,13 +1495,36 @@ supervisor_free (struct supervisor *sup)
       struct command *cmd = sup->commands;
       sup->commands = cmd->next;
       command_close_output (cmd);
+      /* The net channel goes with the session: unwatched first.  */
+      if (cmd->net_fd >= 0)
+        loop_remove_fd (sup->loop, cmd->net_fd);
+      cmd->net_fd = -1;
       sandbox_abandon (cmd->session);
       command_free (cmd);
     }
+  /* After every client: the proxy closes whatever is left.  */
+  proxy_free (sup->proxy);
   buf_free (&sup->endings);
   free (sup->untold);
   free (sup->workspace);
   free (sup);
+}
+
+void
+supervisor_set_net_asker (struct supervisor *sup, proxy_asker_fn fn, void *data)
+{
+  sup->asker = fn;
+  sup->asker_data = data;
+  if (sup->proxy != NULL)
+    proxy_set_asker (sup->proxy, fn, data);
+}
+
+void
+supervisor_net_answer (struct supervisor *sup, uint64_t question,
+                       enum proxy_answer a)
+{
+  if (sup->proxy != NULL)
+    proxy_answer (sup->proxy, question, a);
 }
 
 void

@@ -17,6 +17,7 @@
 #include "core/env.h"
 #include "core/journal.h"
 #include "core/loop.h"
+#include "core/proxy.h"
 #include "core/result.h"
 #include "lib/error.h"
 #include "sandbox/backend.h"
@@ -190,6 +191,18 @@ struct journal *supervisor_journal (const struct supervisor *sup);
  * or NULL), for the journal.  */
 void supervisor_note_approval (struct supervisor *sup, const char *call_id,
                                bool allowed);
+
+/* The person's say on a name the host's proxy does not allow (the
+ * approval panel, an MCP elicitation): fn is handed to the proxy
+ * (proxy_set_asker) when the first command with domains makes it, or at
+ * once when it exists; NULL clears it, and a connection then waiting is
+ * refused.  Without an asker every such name gets the 403.  */
+void supervisor_set_net_asker (struct supervisor *sup, proxy_asker_fn fn,
+                               void *data);
+/* Answer a question the asker was given (proxy_answer); nothing when no
+ * proxy was made.  */
+void supervisor_net_answer (struct supervisor *sup, uint64_t question,
+                            enum proxy_answer a);
 
 /* Watch every command started from now on (obs is copied; NULL: none).  */
 void supervisor_set_observer (struct supervisor *sup,

@@ -232,6 +232,14 @@ sandbox_publication_clear (struct sandbox_publication *p)
   memset (p, 0, sizeof *p);
 }
 
+int
+sandbox_network_fd (const struct sandbox_session *s)
+{
+  if (s->ops->network_fd == NULL)
+    return -1;
+  return s->ops->network_fd (s);
+}
+
 void
 sandbox_backend_free (struct sandbox_backend *b)
 {

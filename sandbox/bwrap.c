@@ -80,6 +80,10 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
   memset (out, 0, sizeof *out);
   for (size_t i = 0; i < sizeof enforced / sizeof *enforced; i++)
     out->support[enforced[i]] = SANDBOX_ENFORCED;
+  /* Domains reach the network through the host's proxy alone, over the
+   * broker's net channel (doc/linux-confinement.md, "The network through
+   * the host's proxy").  */
+  out->support[SANDBOX_NETWORK_ALLOWLIST] = SANDBOX_ENFORCED;
   cleanup_free char *cgroup = cgroup_pids_parent ();
   if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
@@ -342,6 +346,9 @@ bwrap_prepare (struct sandbox_backend *base,
   s->base.ops = &bwrap_ops;
   s->backend = b;
   s->channel = -1;
+  s->net_channel = -1;
+  s->net = policy->n_domains > 0;
+  s->allow_local_binding = policy->allow_local_binding;
   s->err_fd = -1;
   s->statedir = statedir;
   s->processes = b->opt.processes;
@@ -359,6 +366,12 @@ static int
 bwrap_status_fd (const struct sandbox_session *base)
 {
   return ((const struct bwrap_session *) base)->channel;
+}
+
+static int
+bwrap_network_fd (const struct sandbox_session *base)
+{
+  return ((const struct bwrap_session *) base)->net_channel;
 }
 
 /* What is waiting in the error pipe, quoted; NULL for nothing.  */
@@ -621,6 +634,8 @@ bwrap_session_free (struct bwrap_session *s)
   free (s->groups_note);
   if (s->err_fd >= 0)
     close (s->err_fd);
+  if (s->net_channel >= 0)
+    close (s->net_channel);
   free (s->message);
   free (s->statedir);
   free (s->root);
@@ -769,6 +784,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .abandon = bwrap_abandon,
   .publish = bwrap_publish,
   .free = bwrap_free,
+  .network_fd = bwrap_network_fd,
 };
 
 /* A NULL-terminated copy of n strings.  */

@@ -127,7 +127,9 @@ void bwrap_backend_settings (const struct sandbox_backend *b,
 #define BWRAP_FD_WORKLOAD_SECCOMP                                              \
   9                       /* the workload's filter, for the broker             \
                            */
-#define BWRAP_FD_EXTRA 10 /* the granted sockets, for --ro-bind-fd */
+#define BWRAP_FD_NET 10   /* the broker's end of the net channel, or none */
+#define BWRAP_FD_HOSTS 11 /* the view's /etc/hosts, for --ro-bind-data */
+#define BWRAP_FD_EXTRA 12 /* the granted sockets, for --ro-bind-fd */
 
 /* Everything one launch's argument vector depends on.  */
 struct bwrap_plan
@@ -154,12 +156,21 @@ struct bwrap_plan
   size_t n_socket_names;
   char *const *socket_dests;
   size_t n_socket_binds;
+  /* The command has domains: the broker gets the net channel at
+   * BWRAP_FD_NET (--net-fd) and listens for the proxy inside.  */
+  bool net;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";
  * free with bwrap_argv_free.  No environment value is in it.  */
 char **bwrap_build_argv (const struct bwrap_plan *plan);
 void bwrap_argv_free (char **argv);
+
+/* The /etc/hosts every confined view gets, whether or not the network is
+ * open: localhost and nothing else, so that names the workload reaches
+ * go through the proxy's own resolution.  */
+#define BWRAP_HOSTS                                                            \
+  "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 /* The environment the workload gets: envp without HOME and TMPDIR, then
  * the private ones.  As one block of NAME=VALUE strings, each ending in

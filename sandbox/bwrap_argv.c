@@ -117,7 +117,7 @@ char **
 bwrap_build_argv (const struct bwrap_plan *plan)
 {
   struct bwrap_argv a = { 0 };
-  char fd_text[6][16];
+  char fd_text[8][16];
 
   snprintf (fd_text[5], sizeof fd_text[5], "%d", BWRAP_FD_WORKLOAD_SECCOMP);
   snprintf (fd_text[0], sizeof fd_text[0], "%d", BWRAP_FD_BROKER);
@@ -125,10 +125,17 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   snprintf (fd_text[2], sizeof fd_text[2], "%d", BWRAP_FD_STATUS);
   snprintf (fd_text[3], sizeof fd_text[3], "%d", BWRAP_FD_ENV);
   snprintf (fd_text[4], sizeof fd_text[4], "%d", BWRAP_FD_OUTPUT);
+  snprintf (fd_text[6], sizeof fd_text[6], "%d", BWRAP_FD_NET);
+  snprintf (fd_text[7], sizeof fd_text[7], "%d", BWRAP_FD_HOSTS);
   bwrap_args (&a, "bwrap", (char *) NULL);
   bwrap_args_namespaces (&a);
   bwrap_args_runtime (&a);
   bwrap_args (&a, "--proc", "/proc", "--dev", "/dev", (char *) NULL);
+  /* localhost resolves (BWRAP_HOSTS); the host's own file, with its
+   * names and neighbours, is never shown.  No resolv.conf: there is no
+   * name server to reach.  */
+  bwrap_args (&a, "--perms", "0444", "--ro-bind-data", fd_text[7], "/etc/hosts",
+              (char *) NULL);
   /* A fresh /tmp, the private TMPDIR; HOME inside it, private too.  */
   bwrap_args (&a, "--tmpfs", "/tmp", "--perms", "0700", "--dir", BWRAP_HOME,
               (char *) NULL);
@@ -150,6 +157,11 @@ bwrap_build_argv (const struct bwrap_plan *plan)
     }
   bwrap_args (&a, "--remount-ro", "/", "--seccomp", fd_text[1], "--",
               BWRAP_HIDDEN_BROKER, "--status-fd", fd_text[2], (char *) NULL);
+  /* The net channel, like the filter, a descriptor only the broker
+   * holds: the network stays unshared, and the broker relays the one
+   * port inside to the host's proxy.  */
+  if (plan->net)
+    bwrap_args (&a, "--net-fd", fd_text[6], (char *) NULL);
   bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
               "--seccomp-fd", fd_text[5], "--cwd", plan->workspace, "--confine",
               "--lower", BWRAP_HIDDEN_LOWER, "--upper",

@@ -47,6 +47,8 @@ struct bwrap_fds
   int status, broker, seccomp, env, output; /* BWRAP_FD_* */
   int self;                                 /* bwrap, executed through it */
   int workload_seccomp; /* BWRAP_FD_WORKLOAD_SECCOMP, or -1 */
+  int net;              /* BWRAP_FD_NET, or -1 */
+  int hosts;            /* BWRAP_FD_HOSTS, or -1 */
   const int *extra;     /* at BWRAP_FD_EXTRA and on: the granted sockets */
   size_t n_extra;
   int cgroup_procs; /* written "0" to join the pids cgroup, or -1 */
@@ -94,6 +96,12 @@ struct bwrap_session
   struct pubguard_root *guard_roots;
   struct pubguard guard;
   char *groups_note; /* paths its group keeps from changing, or NULL */
+  /* The policy's network (copied at prepare): domains make a net channel,
+   * whose host end is net_channel once started (-1 before, or without);
+   * allow_local_binding leaves bind and listen to the workload.  */
+  bool net;
+  bool allow_local_binding;
+  int net_channel;
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */

@@ -54,8 +54,9 @@ static int
 bwrap_child_fds (const struct bwrap_fds *f)
 {
   int src[BWRAP_MAX_FDS]
-      = { f->in,      f->out, f->err,    f->status, f->broker,
-          f->seccomp, f->env, f->output, f->self,   f->workload_seccomp };
+      = { f->in,      f->out,  f->err,    f->status, f->broker,
+          f->seccomp, f->env,  f->output, f->self,   f->workload_seccomp,
+          f->net,     f->hosts };
   int n_fds = BWRAP_FD_EXTRA, moved[BWRAP_MAX_FDS];
 
   for (size_t i = 0; i < f->n_extra && n_fds < BWRAP_MAX_FDS; i++)
@@ -200,6 +201,52 @@ bwrap_env_fd (char *const *envp, struct cr_error **err)
   if (lseek (fd, 0, SEEK_SET) < 0)
     return cr_error_set (err, errno, "rewinding the command's environment");
   return steal_fd (&fd);
+}
+
+/* A memfd holding the view's /etc/hosts (BWRAP_HOSTS), rewound, for
+ * --ro-bind-data, which reads it to its end.  */
+static int
+bwrap_hosts_fd (struct cr_error **err)
+{
+  static const char hosts[] = BWRAP_HOSTS;
+  cleanup_close int fd = memfd_create ("crucible-hosts", MFD_CLOEXEC);
+
+  if (fd < 0)
+    return cr_error_set (err, errno, "making the command's /etc/hosts");
+  if (write (fd, hosts, sizeof hosts - 1) != (ssize_t) (sizeof hosts - 1))
+    return cr_error_set (err, errno, "writing the command's /etc/hosts");
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    return cr_error_set (err, errno, "rewinding the command's /etc/hosts");
+  return steal_fd (&fd);
+}
+
+/* With domains: the net channel, a SOCK_SEQPACKET pair whose one end goes
+ * to the broker (*broker_end) and whose other, non-blocking, is the
+ * session's net_channel.  Nothing else has either end: bwrap closes what
+ * it does not pass on, the broker keeps its end close-on-exec, and the
+ * workload reaches the host's proxy only through the port the broker
+ * listens on.  */
+static int
+bwrap_net_channel (struct bwrap_session *s, int *broker_end,
+                   struct cr_error **err)
+{
+  int pair[2];
+
+  *broker_end = -1;
+  if (!s->net)
+    return 0;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return cr_error_set (err, errno, "making the command's net channel");
+  if (fcntl (pair[0], F_SETFL, O_NONBLOCK) < 0)
+    {
+      int saved = errno;
+      close (pair[0]);
+      close (pair[1]);
+      return cr_error_set (err, saved, "setting up the command's net channel");
+    }
+  s->net_channel = pair[0];
+  *broker_end = pair[1];
+  return 0;
 }
 
 /* The path of a "gitdir: PATH" line in buf (NUL-terminated, n bytes), cut
@@ -625,6 +672,17 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   return rc;
 }
 
+/* Whether the workload may bind and listen: allowLocalBinding, or a
+ * Unix socket grant, whose own servers need both calls and which a
+ * filter cannot tell from an inet socket's (bind's address is behind a
+ * pointer).  Either way what it binds is in its own namespace, which no
+ * other process reaches (doc/linux-confinement.md, "Local binding").  */
+static bool
+bwrap_binding_allowed (const struct bwrap_session *s)
+{
+  return s->allow_local_binding || s->backend->opt.n_unix_sockets > 0;
+}
+
 /* The launch itself, once the grants are resolved.  */
 static int
 bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
@@ -633,7 +691,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
 {
   struct bwrap_backend *b = s->backend;
   cleanup_close int devnull = -1, seccomp = -1, env = -1, procs = -1;
-  cleanup_close int workload_seccomp = -1;
+  cleanup_close int workload_seccomp = -1, hosts = -1, net = -1;
   int pair[2], errp[2];
 
   if (bwrap_owner (s, workspace, err) < 0)
@@ -660,8 +718,12 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, errno,
                          "opening /dev/null for the command's input");
   if ((seccomp = sandbox_seccomp_fd (b->opt.n_unix_sockets > 0, err)) < 0
-      || (workload_seccomp = sandbox_seccomp_workload_fd (err)) < 0
-      || (env = bwrap_env_fd (cmd->envp, err)) < 0)
+      || (workload_seccomp
+          = sandbox_seccomp_workload_fd (bwrap_binding_allowed (s), err))
+             < 0
+      || (env = bwrap_env_fd (cmd->envp, err)) < 0
+      || (hosts = bwrap_hosts_fd (err)) < 0
+      || bwrap_net_channel (s, &net, err) < 0)
     return -1;
   if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
     return cr_error_set (err, errno, "making bwrap's error pipe");
@@ -688,7 +750,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                              .socket_names = g->names,
                              .n_socket_names = g->n_names,
                              .socket_dests = g->dests,
-                             .n_socket_binds = g->n_binds };
+                             .n_socket_binds = g->n_binds,
+                             .net = s->net };
   char **argv = bwrap_build_argv (&plan);
   /* bwrap's own stdout and stderr are not the command's: bwrap and the
    * broker hold them for the whole run, and the host must see the end of
@@ -703,6 +766,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .output = cmd->output_fd,
                          .self = b->bwrap.fd,
                          .workload_seccomp = workload_seccomp,
+                         .net = net,
+                         .hosts = hosts,
                          .extra = g->fds,
                          .n_extra = g->n_binds,
                          .cgroup_procs = procs,

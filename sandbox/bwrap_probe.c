@@ -35,7 +35,7 @@ static const char *const bwrap_required_options[] = {
   "--bind",        "--symlink",         "--proc",
   "--dev",         "--tmpfs",           "--dir",
   "--perms",       "--remount-ro",      "--cap-drop",
-  "--cap-add",     "--seccomp",
+  "--cap-add",     "--seccomp",         "--ro-bind-data",
 };
 
 const char *const *

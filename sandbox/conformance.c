@@ -150,6 +150,14 @@ conformance_policy (struct sandbox_policy *p, enum sandbox_feature f,
     p->output_bytes = CONFORMANCE_OUTPUT_BYTES;
   else if (f == SANDBOX_CONCURRENCY_LIMIT)
     p->concurrency = CONFORMANCE_CONCURRENCY;
+  else if (f == SANDBOX_NETWORK_ALLOWLIST)
+    {
+      /* An allowlist names what it allows: a documentation name, never
+       * reached (an audit starts nothing).  */
+      static const char *const domains[] = { "example.com" };
+      p->domains = domains;
+      p->n_domains = 1;
+    }
 }
 
 /* Drop a session prepared only to see whether it could be.  */

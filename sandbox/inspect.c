@@ -267,7 +267,7 @@ inspect_network (const struct policy *p)
   if (p->domains == 0)
     buf_puts (&b, "closed");
   else
-    buf_printf (&b, "%zu %s through the host proxy", p->domains,
+    buf_printf (&b, "%zu %s, through the host proxy", p->domains,
                 p->domains == 1 ? "domain" : "domains");
   if (p->allow_local_binding)
     buf_puts (&b, ", local binding");

@@ -570,6 +570,12 @@ policy_resolve (const struct policy_input *in, struct policy **out,
       p->domains = in->domains.count;
       p->allow_local_binding = in->allow_local_binding;
       p->unix_sockets = in->unix_sockets.count;
+      /* The network the backend makes: the names for the host's proxy,
+       * whether the workload may listen, and the proxy's address rule.  */
+      p->sandbox.domains = (const char *const *) in->domains.items;
+      p->sandbox.n_domains = in->domains.count;
+      p->sandbox.allow_local_binding = in->allow_local_binding;
+      p->sandbox.allow_private_addresses = in->allow_private_addresses;
     }
   policy_resolve_requirements (p, in);
   if (in->enabled)

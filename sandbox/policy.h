@@ -67,6 +67,7 @@ struct policy_input
   struct policy_list domains;
   bool allow_local_binding;
   struct policy_list unix_sockets;
+  bool allow_private_addresses; /* home-only; the proxy's, not the view's */
 
   uint64_t cpu_seconds;
   uint64_t open_files;

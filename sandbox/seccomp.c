@@ -236,8 +236,24 @@ seccomp_refuse_with (scmp_filter_ctx ctx, const char *name, int err)
   return seccomp_rule_add (ctx, SCMP_ACT_ERRNO ((unsigned int) err), nr, 0);
 }
 
+/* bind(2) and listen(2), unless local binding is allowed: without them
+ * the workload serves nothing on any socket, so its loopback reaches the
+ * broker's relay to the host proxy and nothing else (spec,
+ * allowLocalBinding).  Refused with the errno every refusal of the outer
+ * filter gives.  connect(2) stays: it is how the relay is reached.  */
+static int
+seccomp_refuse_binding (scmp_filter_ctx ctx)
+{
+  static const char *const calls[] = { "bind", "listen" };
+  int rc = 0;
+
+  for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof *calls; i++)
+    rc = seccomp_refuse_with (ctx, calls[i], SANDBOX_SECCOMP_ERRNO);
+  return rc;
+}
+
 int
-sandbox_seccomp_workload_fd (struct cr_error **err)
+sandbox_seccomp_workload_fd (bool allow_binding, struct cr_error **err)
 {
   size_t n
       = sizeof seccomp_workload_refusals / sizeof *seccomp_workload_refusals;
@@ -251,6 +267,8 @@ sandbox_seccomp_workload_fd (struct cr_error **err)
     rc = seccomp_refuse_clone_flags (ctx);
   if (rc == 0)
     rc = seccomp_refuse_ioctls (ctx);
+  if (rc == 0 && !allow_binding)
+    rc = seccomp_refuse_binding (ctx);
   if (rc < 0)
     return cr_error_set (err, -rc, "making the workload's seccomp filter");
   return seccomp_export_memfd (ctx, "the workload's seccomp filter", err);

@@ -46,7 +46,10 @@ const struct sandbox_seccomp_refusal *
 sandbox_seccomp_workload_refusals (size_t *n);
 
 /* A memfd holding the workload's filter as BPF, at offset 0,
- * close-on-exec; the caller owns it.  */
-int sandbox_seccomp_workload_fd (struct cr_error **err);
+ * close-on-exec; the caller owns it.  allow_binding false adds bind(2)
+ * and listen(2) to the refusals, with SANDBOX_SECCOMP_ERRNO: the
+ * workload cannot serve on any socket (allowLocalBinding false).  The
+ * broker makes its own listeners before it loads this filter.  */
+int sandbox_seccomp_workload_fd (bool allow_binding, struct cr_error **err);
 
 #endif

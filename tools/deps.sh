@@ -6,7 +6,7 @@ DEPS_BUILD="build-essential autoconf automake libtool autopoint gettext pkg-conf
 libncurses-dev libtermkey-dev libvterm-dev libyajl-dev libpcre2-dev
 libseccomp-dev nettle-dev libidn2-dev"
 DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace python3
-locales keyutils"
+locales keyutils curl"
 # What building the Debian packages needs beyond DEPS_BUILD (debian/).
 DEPS_PACKAGE="debhelper lintian dpkg-dev"
 # tests/integration/proxy.sh: an upstream proxy, clients and the test network.

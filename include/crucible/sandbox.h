@@ -103,6 +103,20 @@ struct sandbox_policy
    * key and the path; NULL when there is none.  sandbox_check_policy
    * refuses the policy with it, so prepare and inspection agree.  */
   const char *unheld_root;
+  /* sandbox.network.domains, as configured (the host's proxy normalises
+   * and matches them): a confined command with any reaches those names,
+   * and nothing else, through the host-owned proxy (network_allowlist);
+   * none keeps the network closed.  Owned by whoever filled the policy,
+   * valid until prepare returns.  Appended with the three after it, so a
+   * caller built before them still lines up.  */
+  const char *const *domains;
+  size_t n_domains;
+  /* sandbox.network.allowLocalBinding: the workload may bind and listen
+   * on its own loopback; false refuses bind(2) and listen(2).  */
+  bool allow_local_binding;
+  /* sandbox.network.allowPrivateAddresses (home only): the proxy may
+   * connect to private ranges an allowed name resolves to.  */
+  bool allow_private_addresses;
 };
 
 /* The one command to start in a prepared session.  */
@@ -220,6 +234,12 @@ struct sandbox_backend_ops
    * existed still lines up.  */
   int (*publish) (struct sandbox_session *s, const char *call_id,
                   struct sandbox_publication *out, struct cr_error **err);
+  /* The host's end of the net channel once started: a SOCK_SEQPACKET
+   * socket on which each connection the workload made to the proxy's
+   * inside port arrives as one descriptor (SCM_RIGHTS); -1 when the
+   * command has no domains.  NULL for a backend without one.  After
+   * publish, for the same reason.  */
+  int (*network_fd) (const struct sandbox_session *s);
 };
 
 struct sandbox_backend
@@ -280,5 +300,8 @@ bool sandbox_keeps_writes (const struct sandbox_session *s);
 int sandbox_publish (struct sandbox_session *s, const char *call_id,
                      struct sandbox_publication *out, struct cr_error **err);
 void sandbox_backend_free (struct sandbox_backend *b);
+/* The session's net channel (network_fd above), to poll for reading; -1
+ * when it has none.  */
+int sandbox_network_fd (const struct sandbox_session *s);
 
 #endif

@@ -5,14 +5,21 @@
  *               [--require FEATURE]... [--cpu-seconds N] [--open-files N]
  *               [--processes N] [--memory-bytes N] [--policy-processes N]
  *               [--policy-memory-bytes N] [--unreadable PATTERN]...
- *               [--allow-socket PATH]... [--timeout SECONDS] -- COMMAND-LINE
+ *               [--allow-socket PATH]... [--domain NAME]...
+ *               [--allow-local-binding] [--timeout SECONDS] -- COMMAND-LINE
  *
  * The command's output goes to stdout as it comes.  On stderr, at the end:
  * "sandbox_run: exit N" or "signal N" or "failed stage=S errno=E", then
  * "sandbox_run: usage known=0|1".  Exits with the command's status, 128+N
  * for a signal, 125 when it could not be run.  --probe prints the probe;
  * --claims the capability matrix.  The environment given is PATH, LANG=C
- * and the --env variables; HOME and TMPDIR are the backend's.  */
+ * and the --env variables; HOME and TMPDIR are the backend's.
+ *
+ * With --domain the command gets a net channel: every connection it makes
+ * to 127.0.0.1:3128 or [::1]:3128 arrives here (sandbox_network_take) and
+ * is answered "crucible-host NNN" (its number from 1) and closed, standing
+ * in for the proxy; at the end stderr says "sandbox_run: connections N".
+ * A record the channel refuses is "sandbox_run: net: MESSAGE".  */
 #include <config.h>
 
 #include <errno.h>
@@ -29,6 +36,7 @@
 
 #include "sandbox/backend.h"
 #include "sandbox/bwrap.h"
+#include "sandbox/netchan.h"
 
 #define RUN_MAX_ENV 32
 #define RUN_MAX_LIST 80
@@ -43,6 +51,7 @@ struct run_args
   struct bwrap_options opt;
   const char *unreadable[RUN_MAX_LIST];
   const char *sockets[RUN_MAX_LIST];
+  const char *domains[RUN_MAX_LIST];
   double timeout;
   const char *line;
 };
@@ -105,6 +114,11 @@ run_parse (int argc, char **argv, struct run_args *a)
       else if (strcmp (o, "--allow-socket") == 0
                && a->opt.n_unix_sockets < RUN_MAX_LIST)
         a->sockets[a->opt.n_unix_sockets++] = argv[++i];
+      else if (strcmp (o, "--domain") == 0
+               && a->policy.n_domains < RUN_MAX_LIST)
+        a->domains[a->policy.n_domains++] = argv[++i];
+      else if (strcmp (o, "--allow-local-binding") == 0)
+        a->policy.allow_local_binding = true;
       else if (strcmp (o, "--timeout") == 0)
         a->timeout = strtod (argv[++i], NULL);
       else
@@ -112,6 +126,7 @@ run_parse (int argc, char **argv, struct run_args *a)
     }
   a->opt.unreadable = a->unreadable;
   a->opt.unix_sockets = a->sockets;
+  a->policy.domains = a->domains;
   if (i + 1 < argc)
     a->line = argv[i + 1];
   return a->probe || a->claims || a->line != NULL
@@ -144,6 +159,35 @@ run_copy (int fd, bool *got)
   return true;
 }
 
+/* Take what the net channel holds: answer each connection with its
+ * number and close it.  */
+static void
+run_net (struct sandbox_session *s, unsigned *connections)
+{
+  struct cr_error *err = NULL;
+  int fd, r;
+
+  while ((r = sandbox_network_take (s, &fd, &err)) != NETCHAN_NONE)
+    {
+      if (r < 0)
+        {
+          fprintf (stderr, "sandbox_run: net: %s\n", err->msg);
+          cr_error_clear (&err);
+          continue;
+        }
+      if (r == NETCHAN_ENDED)
+        return;
+      char line[64];
+      int n = snprintf (line, sizeof line, "crucible-host %03u\n",
+                        ++*connections);
+      struct pollfd w = { .fd = fd, .events = POLLOUT };
+      poll (&w, 1, 1000);
+      if (write (fd, line, (size_t) n) != n)
+        fprintf (stderr, "sandbox_run: net: answering: %s\n", strerror (errno));
+      close (fd);
+    }
+}
+
 /* Drive one started session to DONE.  Returns the exit status to use.  */
 static int
 run_drive (struct sandbox_session *s, int out, double timeout)
@@ -152,13 +196,18 @@ run_drive (struct sandbox_session *s, int out, double timeout)
   bool out_open = true, stopped = false;
   double deadline = timeout > 0 ? run_now () + timeout : 0;
   struct cr_error *err = NULL;
+  unsigned connections = 0;
 
   for (;;)
     {
-      struct pollfd p[2] = { { .fd = sandbox_status_fd (s), .events = POLLIN },
-                             { .fd = out_open ? out : -1, .events = POLLIN } };
-      poll (p, 2, 50);
+      struct pollfd p[3]
+          = { { .fd = sandbox_status_fd (s), .events = POLLIN },
+              { .fd = out_open ? out : -1, .events = POLLIN },
+              { .fd = sandbox_network_fd (s), .events = POLLIN } };
+      poll (p, 3, 50);
       bool got;
+      if (p[2].revents)
+        run_net (s, &connections);
       if (p[1].revents)
         out_open = run_copy (out, &got);
       if (deadline > 0 && !stopped && run_now () > deadline)
@@ -195,6 +244,8 @@ run_drive (struct sandbox_session *s, int out, double timeout)
   /* Every writer is gone once DONE has come: the rest is in the pipe.  */
   for (bool got = true; out_open && got;)
     out_open = run_copy (out, &got);
+  if (sandbox_network_fd (s) >= 0)
+    fprintf (stderr, "sandbox_run: connections %u\n", connections);
   if (status >= 0 && WIFEXITED (status))
     fprintf (stderr, "sandbox_run: exit %d\n", WEXITSTATUS (status));
   else if (status >= 0 && WIFSIGNALED (status))

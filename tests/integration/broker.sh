@@ -6,7 +6,7 @@
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-plan 58
+plan 61
 
 BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
 PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
@@ -325,6 +325,20 @@ check "--env-fd equal to --status-fd: 125" \
 check "--seccomp-fd equal to --status-fd: 125" \
   rejects "--seccomp-fd: '3' is not a descriptor number" --status-fd 3 \
   --seccomp-fd 3 -- "${RAN[@]}"
+check "--net-fd equal to --status-fd: 125" \
+  rejects "--net-fd: '3' is not a descriptor number of 3 or above, apart from the others" \
+  --status-fd 3 --confine --net-fd 3 -- "${RAN[@]}"
+check "--net-fd without --confine: 125" \
+  rejects "--net-fd needs --confine" --status-fd 3 --net-fd 5 -- "${RAN[@]}"
+# A net channel that is not a SOCK_SEQPACKET Unix socket (a file here)
+# refuses the launch before anything runs.
+rm -f "$TMP/ran"
+echo plain >"$TMP/plain"
+"$PEER" -o "$TMP/report" -- "$BROKER" --status-fd 3 --confine --net-fd 5 \
+  -- "${RAN[@]}" >/dev/null 2>"$TMP/err" 5<"$TMP/plain"
+check "--net-fd that is not a SOCK_SEQPACKET socket: 125, nothing runs" \
+  sh -c "grep -q 'net-fd 5 is not a Unix SOCK_SEQPACKET socket' '$TMP/err' \
+    && [ ! -e '$TMP/ran' ]"
 
 # The workload's filter from --seccomp-fd, loaded last: a one-instruction
 # program (return ALLOW) binds the workload (Seccomp: 2, filter mode); a

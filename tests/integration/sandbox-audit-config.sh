@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 7
+plan 9
 
 new_workspace
 home_config() { mkdir -p "$HOME/.crucible" && printf '%s\n' "$1" >"$HOME/.crucible/config.json"; }
@@ -23,7 +23,9 @@ if [ "$rc" -eq 3 ]; then
     "unreadable: every row of the audit says run's reason" \
     "unreadable and a socket grant: run refuses, naming it" \
     "unreadable and a socket grant: every row of the audit --json says why" \
-    "unreadable and a socket grant: every row of the audit says run's reason"; do
+    "unreadable and a socket grant: every row of the audit says run's reason" \
+    "domains: network_allowlist is claimed and the policy naming domains accepted" \
+    "domains: the audit finds no fault"; do
     skip "$d" "no usable bwrap backend: $err" bwrap
   done
   exit 0
@@ -68,3 +70,14 @@ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 check "unreadable and a socket grant" "{\"sandbox\":{\"enabled\":true,\"filesystem\":{\"unreadable\":[\"a/../b\"]},\"network\":{\"allowUnixSockets\":[\"$WS/granted.sock\"]}}}" \
   "sandbox.filesystem.unreadable: 'a/../b' has a '.' or '..' component" \
   "sandbox.filesystem.unreadable: 'a/../b' has a '.' or '..' component"
+
+# A configuration naming domains: the audit offers network_allowlist a
+# policy that names one, and the backend, which claims it, takes it.  A
+# backend that disclaimed it would read "unsupported  refused" here (as
+# compat does), one that claimed it and refused would be a fault.
+home_config '{"sandbox":{"enabled":true,"network":{"domains":["example.com","*.example.org"]}}}'
+crun sandbox audit
+like "$out" $'\n  network_allowlist +enforced +accepted\n' \
+  "domains: network_allowlist is claimed and the policy naming domains accepted"
+like "$rc|$out" $'^0\\|.*\n  network +holds\n.*\nfaults: none' \
+  "domains: the audit finds no fault"

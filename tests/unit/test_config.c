@@ -657,6 +657,28 @@ test_project_limits (void **state)
   config_free (cfg);
 }
 
+/* Private addresses: home's alone; a project may not even turn it off
+ * (it grants nothing, but the key is the person's).  */
+static void
+test_private_addresses (void **state)
+{
+  (void) state;
+  struct config *cfg = config_new_defaults ();
+  assert_false (cfg->net_allow_private);
+  merge_ok (cfg, "{\"sandbox\":{\"network\":{\"allowPrivateAddresses\":true}}}",
+            CONFIG_HOME);
+  assert_true (cfg->net_allow_private);
+  config_free (cfg);
+  expect_project_error (
+      "{\"sandbox\":{\"network\":{\"allowPrivateAddresses\":true}}}",
+      "project.json:1: sandbox.network.allowPrivateAddresses: may only be set "
+      "in the home configuration (~/.crucible/config.json), not in a project");
+  expect_project_error (
+      "{\"sandbox\":{\"network\":{\"allowPrivateAddresses\":false}}}",
+      "project.json:1: sandbox.network.allowPrivateAddresses: may only be set "
+      "in the home configuration (~/.crucible/config.json), not in a project");
+}
+
 /* Local binding: a project may turn it off, or keep home's grant.  */
 static void
 test_project_local_binding (void **state)
@@ -1286,6 +1308,7 @@ main (void)
     cmocka_unit_test (test_project_enabled),
     cmocka_unit_test (test_project_limits),
     cmocka_unit_test (test_project_local_binding),
+    cmocka_unit_test (test_private_addresses),
     cmocka_unit_test (test_project_network_subset),
     cmocka_unit_test (test_project_writable),
     cmocka_unit_test (test_project_unions),

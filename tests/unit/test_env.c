@@ -150,6 +150,56 @@ test_parse_assignment (void **state)
   cr_error_free (err);
 }
 
+/* With a proxy: the six variables come last with the URL and the
+ * loopback exceptions, replacing nothing inherited (nothing inherited is
+ * a proxy setting); a call naming one is refused, saying so; without a
+ * proxy a call may name them as any other.  */
+static void
+test_proxy (void **state)
+{
+  char *host[] = { "PATH=/bin", "HTTPS_PROXY=http://host-upstream:8080",
+                   "http_proxy=http://up:1", NULL };
+  const char *url = "http://crucible:0123@127.0.0.1:3128";
+  struct env *env = NULL;
+  struct cr_error *err = NULL;
+  struct env_var named[] = { { "FOO", "bar", 3 } };
+
+  (void) state;
+  assert_int_equal (env_build_proxied (&env, host, named, 1, url, &err), 0);
+  const char *want[] = { "PATH=/bin",
+                         "FOO=bar",
+                         "HTTP_PROXY=http://crucible:0123@127.0.0.1:3128",
+                         "HTTPS_PROXY=http://crucible:0123@127.0.0.1:3128",
+                         "http_proxy=http://crucible:0123@127.0.0.1:3128",
+                         "https_proxy=http://crucible:0123@127.0.0.1:3128",
+                         "NO_PROXY=localhost,127.0.0.1,::1",
+                         "no_proxy=localhost,127.0.0.1,::1" };
+  assert_int_equal (env->count, 8);
+  for (size_t i = 0; i < 8; i++)
+    assert_string_equal (env->vars[i], want[i]);
+  env_free (env);
+  for (const char *const *p = env_proxy_names; *p != NULL; p++)
+    {
+      struct env_var mine[] = { { *p, "http://elsewhere:1", 18 } };
+      char *msg = NULL;
+      env = NULL;
+      assert_int_equal (env_build_proxied (&env, host, mine, 1, url, &err), -1);
+      assert_null (env);
+      assert_true (asprintf (&msg,
+                             "environment variable %s is crucible's own "
+                             "for this command: its network goes through "
+                             "the host's proxy, which %s names; do not "
+                             "send it",
+                             *p, *p)
+                   > 0);
+      assert_string_equal (err->msg, msg);
+      free (msg);
+      cr_error_clear (&err);
+      env = build_ok (host, mine, 1);
+      env_free (env);
+    }
+}
+
 int
 main (void)
 {
@@ -160,6 +210,7 @@ main (void)
     cmocka_unit_test (test_refusals),
     cmocka_unit_test (test_bounds),
     cmocka_unit_test (test_parse_assignment),
+    cmocka_unit_test (test_proxy),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -269,7 +269,7 @@ test_refused (void **state)
       "    read_write  workspace           %s\n"
       "    protected   protected_metadata  %s\n"
       "  hidden    0 patterns\n"
-      "  network   2 domains through the host proxy\n"
+      "  network   2 domains, through the host proxy\n"
       "  ceilings\n"
       "    cpu 60m                 enforced\n"
       "    4096 open files         enforced\n"

@@ -300,8 +300,8 @@ test_every_fact_name (void **state)
           "finish",        "ending",      "background",     "stop",
           "stop_failed",   "cleanup",     "cleanup_failed", "refusal",
           "approval",      "violation",   "usage",          "publication",
-          "capabilities",  "peer" };
-  assert_int_equal (JOURNAL_FACT_COUNT, 18);
+          "capabilities",  "peer",        "network" };
+  assert_int_equal (JOURNAL_FACT_COUNT, 19);
   struct journal *j = open_ok (*state);
   for (int i = 0; i < JOURNAL_FACT_COUNT; i++)
     {
@@ -311,10 +311,10 @@ test_every_fact_name (void **state)
   assert_null (journal_fact_name (JOURNAL_FACT_COUNT));
   assert_null (journal_fact_name ((enum journal_fact) - 1));
   yajl_val v[20] = { NULL };
-  assert_int_equal (read_facts (j, v, 20, NULL), 18);
-  for (int i = 0; i < 18; i++)
+  assert_int_equal (read_facts (j, v, 20, NULL), 19);
+  for (int i = 0; i < 19; i++)
     assert_string_equal (get_str (v[i], "fact"), names[i]);
-  free_facts (v, NULL, 18);
+  free_facts (v, NULL, 19);
   journal_close (j);
 }
 

@@ -221,7 +221,7 @@ test_workload_refuses_table (void **state)
       = sandbox_seccomp_workload_refusals (&n);
 
   (void) state;
-  test_prog_read (sandbox_seccomp_workload_fd (&err), &p);
+  test_prog_read (sandbox_seccomp_workload_fd (false, &err), &p);
   for (size_t i = 0; i < sizeof promised / sizeof *promised; i++)
     {
       size_t k = 0;
@@ -262,7 +262,7 @@ test_workload_arguments (void **state)
 #if defined(__s390__) || defined(__s390x__)
   clone_arg = 1;
 #endif
-  test_prog_read (sandbox_seccomp_workload_fd (&err), &p);
+  test_prog_read (sandbox_seccomp_workload_fd (false, &err), &p);
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
       uint64_t flags = ns[i] | SIGCHLD;
@@ -305,7 +305,7 @@ test_workload_allows (void **state)
   struct seccomp_data foreign = { .nr = 0, .arch = AUDIT_ARCH_I386 };
 
   (void) state;
-  test_prog_read (sandbox_seccomp_workload_fd (&err), &p);
+  test_prog_read (sandbox_seccomp_workload_fd (false, &err), &p);
   for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
     {
       int nr = seccomp_syscall_resolve_name (allowed[i]);
@@ -348,6 +348,45 @@ test_outer_filter (void **state)
                     SECCOMP_RET_ALLOW);
 }
 
+/* bind(2) and listen(2): refused with SANDBOX_SECCOMP_ERRNO by default,
+ * whatever the arguments, and allowed with allowLocalBinding; connect(2),
+ * accept4(2) and socket(AF_INET) stay allowed either way (the relay is
+ * reached with connect; the broker accepts under this filter).  */
+static void
+test_workload_binding (void **state)
+{
+  static struct test_prog p;
+  static const char *const refused[] = { "bind", "listen" };
+  static const char *const kept[] = { "connect", "accept4", "socket" };
+  struct cr_error *err = NULL;
+
+  (void) state;
+  for (int allow = 0; allow <= 1; allow++)
+    {
+      test_prog_read (sandbox_seccomp_workload_fd (allow, &err), &p);
+      for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        {
+          int nr = seccomp_syscall_resolve_name (refused[i]);
+          assert_true (nr >= 0);
+          uint32_t want
+              = allow ? SECCOMP_RET_ALLOW : ERRNO_OF (SANDBOX_SECCOMP_ERRNO);
+          if (test_call (&p, nr, 0, 0) != want
+              || test_call (&p, nr, ~0ULL, ~0ULL) != want
+              || test_call (&p, nr, 3, AF_INET) != want)
+            fail_msg ("%s is not %s with allowLocalBinding %s", refused[i],
+                      allow ? "allowed" : "refused", allow ? "true" : "false");
+        }
+      for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        {
+          int nr = seccomp_syscall_resolve_name (kept[i]);
+          if (nr < 0)
+            continue;
+          if (test_call (&p, nr, AF_INET, 0) != SECCOMP_RET_ALLOW)
+            fail_msg ("%s is not allowed", kept[i]);
+        }
+    }
+}
+
 int
 main (void)
 {
@@ -356,6 +395,7 @@ main (void)
     cmocka_unit_test (test_workload_arguments),
     cmocka_unit_test (test_workload_allows),
     cmocka_unit_test (test_outer_filter),
+    cmocka_unit_test (test_workload_binding),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -1,0 +1,163 @@
+/* The host's end of the net channel (sandbox/netchan.h).  */
+#include <config.h>
+
+#include "sandbox/netchan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+
+/* Close every descriptor a record carried.  */
+static void
+netchan_close_all (const int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+/* The descriptors of msg's SCM_RIGHTS records, into fds (at most
+ * NETCHAN_MAX_FDS); *other set when a control record of any other kind
+ * came.  Returns how many.  */
+static size_t
+netchan_collect (struct msghdr *msg, int *fds, bool *other)
+{
+  size_t n = 0;
+
+  *other = false;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (msg); c != NULL;
+       c = CMSG_NXTHDR (msg, c))
+    {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        {
+          *other = true;
+          continue;
+        }
+      size_t k = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      for (size_t i = 0; i < k && n < NETCHAN_MAX_FDS; i++)
+        memcpy (&fds[n++], CMSG_DATA (c) + i * sizeof (int), sizeof (int));
+    }
+  return n;
+}
+
+/* One socket option as an int, or -1.  */
+static int
+netchan_sockopt (int fd, int level, int name)
+{
+  int v = 0;
+  socklen_t len = sizeof v;
+
+  if (getsockopt (fd, level, name, &v, &len) < 0 || len != sizeof v)
+    return -1;
+  return v;
+}
+
+/* Why fd is not a connection the proxy may take, or NULL when it is: a
+ * socket, of AF_INET or AF_INET6, SOCK_STREAM over TCP, not a listener,
+ * with a peer.  A listener or a datagram socket handed over would let the
+ * proxy be made to serve something other than one accepted stream; a
+ * file or a Unix socket is no connection from inside at all.  */
+static const char *
+netchan_audit (int fd)
+{
+  struct stat st;
+  struct sockaddr_storage peer;
+  socklen_t len = sizeof peer;
+
+  if (fstat (fd, &st) < 0 || !S_ISSOCK (st.st_mode))
+    return "not a socket";
+  int domain = netchan_sockopt (fd, SOL_SOCKET, SO_DOMAIN);
+  if (domain != AF_INET && domain != AF_INET6)
+    return "not an IPv4 or IPv6 socket";
+  if (netchan_sockopt (fd, SOL_SOCKET, SO_TYPE) != SOCK_STREAM
+      || netchan_sockopt (fd, SOL_SOCKET, SO_PROTOCOL) != IPPROTO_TCP)
+    return "not a TCP stream";
+  if (netchan_sockopt (fd, SOL_SOCKET, SO_ACCEPTCONN) != 0)
+    return "a listening socket";
+  if (getpeername (fd, (struct sockaddr *) &peer, &len) < 0)
+    return "not connected";
+  return NULL;
+}
+
+int
+netchan_take (int fd, int *fd_out, struct cr_error **err)
+{
+  char byte = 0;
+  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  union
+  {
+    char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr msg = { .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof control.buf };
+  int fds[NETCHAN_MAX_FDS];
+  bool other;
+  ssize_t n;
+
+  *fd_out = -1;
+  if (fd < 0)
+    return NETCHAN_ENDED;
+  /* MSG_CMSG_CLOEXEC: what arrives never reaches a child of the host,
+   * not even for the moment before it is checked.  */
+  do
+    n = recvmsg (fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return NETCHAN_NONE;
+  if (n < 0 && errno == ECONNRESET)
+    return NETCHAN_ENDED;
+  if (n < 0)
+    return cr_error_set (err, errno, "reading the command's net channel");
+  size_t got = netchan_collect (&msg, fds, &other);
+  if (n == 0 && got == 0 && !other)
+    return NETCHAN_ENDED;
+  /* Anything but one byte with one descriptor is refused whole: a
+   * truncated record may have lost descriptors on the way (the kernel
+   * drops what does not fit), and a second descriptor in one record is
+   * not something the broker sends.  */
+  const char *why = NULL;
+  if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+    why = "a truncated record";
+  else if (other)
+    why = "a control record other than a descriptor";
+  else if (n != 1 || byte != NETCHAN_CONNECTION)
+    why = "a record that is not a connection";
+  else if (got != 1)
+    why = got == 0 ? "a record without a descriptor"
+                   : "a record with more than one descriptor";
+  else
+    why = netchan_audit (fds[0]);
+  if (why != NULL)
+    {
+      netchan_close_all (fds, got);
+      return cr_error_set (
+          err, 0, "refused what the command's net channel sent: %s", why);
+    }
+  int flags = fcntl (fds[0], F_GETFL);
+  if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
+    {
+      int saved = errno;
+      close (fds[0]);
+      return cr_error_set (err, saved,
+                           "making a connection from the command "
+                           "non-blocking");
+    }
+  *fd_out = fds[0];
+  return NETCHAN_FD;
+}
+
+int
+sandbox_network_take (struct sandbox_session *s, int *fd_out,
+                      struct cr_error **err)
+{
+  return netchan_take (sandbox_network_fd (s), fd_out, err);
+}
