@@ -327,14 +327,12 @@ net_setup() {
 # The processes of both namespaces and all their descendants (a confined
 # command's bwrap, broker and workload are in namespaces of their own).
 net_pids() {
-  local p ns seeds=() all
+  local seeds=() all
   [ "${#NET_NS[@]}" -gt 0 ] || return 0
-  for p in /proc/[0-9]*; do
-    ns=$(readlink "$p/ns/net" 2>/dev/null) || continue
-    if [ "$ns" = "${NET_NS[0]}" ] || [ "$ns" = "${NET_NS[1]}" ]; then
-      seeds+=("${p#/proc/}")
-    fi
-  done
+  # One stat for every process: its network namespace's inode.
+  mapfile -t seeds < <(stat -L -c '%n %i' /proc/[0-9]*/ns/net 2>/dev/null |
+    awk -v a="${NET_NS[0]//[!0-9]/}" -v b="${NET_NS[1]//[!0-9]/}" \
+      '$2 == a || $2 == b { split($1, f, "/"); print f[3] }')
   [ "${#seeds[@]}" -gt 0 ] || return 0
   all=$(ps -e -o pid=,ppid=)
   awk -v seeds="${seeds[*]}" '

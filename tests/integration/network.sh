@@ -262,7 +262,7 @@ http_proxy=http://crucible:$STARS@127.0.0.1:3128
 https_proxy=http://crucible:$STARS@127.0.0.1:3128" \
     "confined ($WHO): env shows the four proxy variables, the password masked one '*' per byte"
   conf "$PASSWORD"'
-printf "%s" "${p%????????????????}" | tr -d "\n"; sleep 0.3; printf "%s\n" "${p#????????????????}"'
+printf "%s" "${p%????????????????}"; sleep 0.3; printf "%s\n" "${p#????????????????}"'
   is "$cout" "$STARS" "confined ($WHO): the credential split across two writes is masked"
   # Only copies of the password and dots, shifted by one byte each line, so
   # that a copy straddles every cut wherever it falls.
@@ -282,7 +282,7 @@ printf "....%s" "${p%????????????????????}"; sleep 30' --timeout 2
   # Newlines cost two encoded bytes: under the capture's budget in raw bytes,
   # over the 30,000-byte encoded cap.
   FILL2="$PASSWORD"'
-i=0; while [ $i -lt 600 ]; do d=$((i % 33)); printf "%.${d}s%s\n\n\n\n\n\n\n\n\n\n" ................................. "$p"; i=$((i + 1)); done'
+i=0; while [ $i -lt 480 ]; do d=$((i % 33)); printf "%.${d}s%s\n\n\n\n\n\n\n\n\n\n" ................................. "$p"; i=$((i + 1)); done'
   conf "$FILL2"
   masked "at the 30,000-byte encoded cap"
   like "$cout" "\[encoded output was [0-9]+ bytes" "confined ($WHO): that output was cut by the encoded cap"
