@@ -167,6 +167,10 @@ PASSWORD='p=${HTTPS_PROXY#http://crucible:}; p=${p%@127.0.0.1:3128}
 [ ${#p} -eq 32 ] || { echo "no credential in HTTPS_PROXY"; exit 3; }'
 STARS='********************************'
 
+# In a refusal check, first the same command's own control: the proxy
+# serves an allowed name (else it exits 0, which fails the check).
+PROXY_OK='curl -sSf --max-time 20 -o /dev/null http://allowed.test/hello.txt || { echo "the proxy did not serve allowed.test"; exit 0; };'
+
 # masked WHAT: the result, less its notes, holds nothing but '*', '.' and
 # newlines, at least one '*', and it ran (status 0 unless told otherwise).
 masked() {
@@ -203,10 +207,12 @@ for who in $ids; do
     "pip download from the test index works" "${CA_ENV_CTL[@]}"
   conf_like "$PIP -d dl nettestpkg && ls dl" "nettestpkg-1.0-py3-none-any.whl" \
     "pip download from the test index works" "${CA_ENV[@]}"
-  NPM="npm install --no-audit --no-fund --no-update-notifier --cache ../npmcache --registry https://npm.test/npm/ nettestpkg >/dev/null"
-  ctl_like "mkdir np-ctl && cd np-ctl && $NPM && cat node_modules/nettestpkg/index.js" \
+  # Each run its own cache, so that the confined install cannot be served
+  # from what the control fetched.
+  NPM="npm install --no-audit --no-fund --no-update-notifier --prefer-online --fetch-retries 0 --fetch-timeout 20000 --registry https://npm.test/npm/ nettestpkg >/dev/null"
+  ctl_like "mkdir np-ctl && cd np-ctl && $NPM --cache ../npmcache-ctl && cat node_modules/nettestpkg/index.js" \
     "module.exports = 'installed through the proxy'" "npm install from the test registry works" "${CA_ENV_CTL[@]}"
-  conf_like "mkdir np && cd np && $NPM && cat node_modules/nettestpkg/index.js" \
+  conf_like "mkdir np && cd np && $NPM --cache ../npmcache && cat node_modules/nettestpkg/index.js" \
     "module.exports = 'installed through the proxy'" "npm install from the test registry works" "${CA_ENV[@]}"
 
   # --- a name not allowed: the 403 and its words -------------------------
@@ -223,12 +229,12 @@ for who in $ids; do
   ctl "$DIRECT"
   like "$uout" "ESCAPED 192\.0\.2\.10.*ESCAPED 2001:db8::10" \
     "control ($WHO): unconfined, direct connections to the origin's addresses work"
-  conf_refused "$DIRECT; exit 1" \
+  conf_refused "$PROXY_OK $DIRECT; exit 1" \
     "direct connections to the origin's addresses fail"
   ctl "$DNS_QUERY; getent hosts allowed.test"
   like "$uout" "ESCAPED.*192\.0\.2\.10 +allowed\.test" \
     "control ($WHO): unconfined, a DNS query is answered and the test names resolve"
-  conf_refused "$DNS_QUERY; getent hosts allowed.test && echo ESCAPED; exit 1" \
+  conf_refused "$PROXY_OK $DNS_QUERY; getent hosts allowed.test && echo ESCAPED; exit 1" \
     "a DNS query gets no answer and names do not resolve inside"
   conf_like "getent ahosts localhost | grep -q '^127\.0\.0\.1 ' && echo RESOLVED" \
     RESOLVED "localhost resolves inside"
@@ -236,13 +242,13 @@ for who in $ids; do
   # --- allowed names that resolve where the proxy must not go ------------
   ctl_like "$CURL http://rebind-loop.test:$NET_LOOPBACK_PORT/hello.txt" "$NET_LOOPBACK_TEXT" \
     "the host's loopback service answers"
-  conf_refused "$CURL -f http://rebind-loop.test:$NET_LOOPBACK_PORT/hello.txt | grep -q loopback && echo ESCAPED; exit 1" \
+  conf_refused "$PROXY_OK $CURL -f http://rebind-loop.test:$NET_LOOPBACK_PORT/hello.txt | grep -q loopback && echo ESCAPED; exit 1" \
     "an allowed name resolving to 127.0.0.1 is refused"
   ctl_like "$CURL http://rebind-meta.test/hello.txt" "$HELLO_RE" "169.254.169.254 answers"
-  conf_refused "$CURL -f http://rebind-meta.test/hello.txt | grep -q hello && echo ESCAPED; exit 1" \
+  conf_refused "$PROXY_OK $CURL -f http://rebind-meta.test/hello.txt | grep -q hello && echo ESCAPED; exit 1" \
     "an allowed name resolving to 169.254.169.254 is refused"
   ctl_like "$CURL http://private.test/hello.txt" "$HELLO_RE" "the private neighbour 10.0.0.1 answers"
-  conf_refused "$CURL -f http://private.test/hello.txt | grep -q hello && echo ESCAPED; exit 1" \
+  conf_refused "$PROXY_OK $CURL -f http://private.test/hello.txt | grep -q hello && echo ESCAPED; exit 1" \
     "an allowed name resolving to a private address is refused"
   config "$ALL_DOMAINS" '"allowPrivateAddresses":true'
   conf_like "$CURL http://private.test/hello.txt" "$HELLO_RE" \
@@ -397,7 +403,7 @@ PY
   like "$mcp_out" $'\n'"listed: the dev server" \
     "confined ($WHO): the next command reaches a listed port of a server left running"
   like "$mcp_out" $'\n'"unlisted: unreached" \
-    "confined ($WHO): the next command does not reach an unlisted port (control: the host check above saw it served)"
+    "confined ($WHO): the next command does not reach an unlisted port"
   like "$mcp_out" $'\n'"other credential: different 407" \
     "confined ($WHO): two commands side by side have different credentials; one's is 407 to the other"
   config
