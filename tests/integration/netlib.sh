@@ -33,6 +33,13 @@
 # NET_UPSTREAM_TLS    https://192.0.2.1:3129, the same as an https:// upstream
 #                     (no TLS server needed: crucible must refuse to use it)
 # NET_UPSTREAM_LOG    tinyproxy's log (its CONNECT lines)
+# NET_AUTH_URL        http://crucible:<32 hex>@127.0.0.1:3130: a second
+#                     tinyproxy on inner's loopback requiring that Basic
+#                     credential, the controls' stand-in for crucible's
+#                     proxy (another port than 3128, so that no confined
+#                     check could ever be served by it)
+# NET_AUTH_ENV        the proxy variables a confined command gets, naming
+#                     NET_AUTH_URL (NAME=VALUE words, for env)
 # NET_HELLO           the text of /hello.txt on every origin
 # NET_LOOPBACK_PORT   the port of inner's loopback service
 # NET_LOOPBACK_TEXT   what it answers for /hello.txt
@@ -46,6 +53,8 @@ NET_UPSTREAM=http://192.0.2.1:3129
 NET_UPSTREAM_TLS=https://192.0.2.1:3129
 NET_HELLO='hello from the origin'
 NET_LOOPBACK_PORT=8080
+NET_AUTH_PORT=3130
+NET_AUTH_ENV=()
 NET_LOOPBACK_TEXT='the loopback service of the host'
 NET_NAMES='allowed.test other.test git.test pypi.test npm.test
 upstream.test'
@@ -301,6 +310,25 @@ DisableViaHeader Yes
 EOF
   net_bg net_run tinyproxy -d -c "$NET_DIR/tinyproxy.conf"
 
+  # The controls' stand-in for crucible's proxy: the same shape of URL
+  # (user "crucible", 32 hex digits), another port, on inner's loopback.
+  NET_AUTH_PASSWORD=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  NET_AUTH_URL="http://crucible:$NET_AUTH_PASSWORD@127.0.0.1:$NET_AUTH_PORT"
+  NET_AUTH_ENV=("HTTP_PROXY=$NET_AUTH_URL" "HTTPS_PROXY=$NET_AUTH_URL"
+    "http_proxy=$NET_AUTH_URL" "https_proxy=$NET_AUTH_URL"
+    NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1)
+  cat >"$NET_DIR/tinyproxy-auth.conf" <<EOF
+Port $NET_AUTH_PORT
+Listen 127.0.0.1
+Timeout 60
+LogFile "$NET_DIR/auth-proxy.log"
+LogLevel Connect
+MaxClients 100
+DisableViaHeader Yes
+BasicAuth crucible $NET_AUTH_PASSWORD
+EOF
+  net_bg net_run tinyproxy -d -c "$NET_DIR/tinyproxy-auth.conf"
+
   if ! net_wait_file "$NET_DIR/origin.ready"; then
     NET_WHY="the origins did not start: $(tail -n 5 "$NET_DIR/bg.log")"
     return 1
@@ -309,6 +337,7 @@ EOF
   for ((i = 0; i < 200; i++)); do
     net_run curl -s -o /dev/null "http://127.0.0.1:$NET_LOOPBACK_PORT/hello.txt" &&
       net_run curl -s -o /dev/null -x "$NET_UPSTREAM" http://allowed.test/hello.txt &&
+      net_run curl -s -o /dev/null -x "$NET_AUTH_URL" http://allowed.test/hello.txt &&
       return 0
     sleep 0.05
   done

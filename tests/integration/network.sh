@@ -21,7 +21,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=49
+PER_IDENTITY=50
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -192,26 +192,31 @@ for who in $ids; do
   UPSTREAM_ENV=()
 
   # --- the tools, through the proxy ------------------------------------
-  ctl_like "$CURL http://allowed.test/hello.txt" "$HELLO_RE" "curl over HTTP reaches allowed.test"
+  # The tools' controls go through the stand-in (NET_AUTH_ENV): the same
+  # variables, a Debian proxy that wants the same kind of credential.
+  ctl_like "$CURL http://allowed.test/hello.txt" "$HELLO_RE" \
+    "curl over HTTP reaches allowed.test through an authenticated proxy" "${NET_AUTH_ENV[@]}"
   conf_like "$CURL http://allowed.test/hello.txt" "$HELLO_RE" "curl over HTTP reaches an allowed name"
-  ctl_like "$CURL --cacert ca.pem https://allowed.test/hello.txt" "$HELLO_RE" "curl over HTTPS reaches allowed.test"
+  ctl_like "$CURL --cacert ca.pem https://allowed.test/hello.txt" "$HELLO_RE" \
+    "curl over HTTPS reaches allowed.test through an authenticated proxy" "${NET_AUTH_ENV[@]}"
   conf_like "$CURL --cacert ca.pem https://allowed.test/hello.txt" "$HELLO_RE" "curl over HTTPS reaches an allowed name"
-  ctl_like "$CURL --cacert ca.pem https://v6.test:8443/hello.txt" "$HELLO_RE" "HTTPS to an IPv6 origin on port 8443"
+  ctl_like "$CURL --cacert ca.pem https://v6.test:8443/hello.txt" "$HELLO_RE" \
+    "HTTPS to an IPv6 origin on port 8443 through an authenticated proxy" "${NET_AUTH_ENV[@]}"
   conf_like "$CURL --cacert ca.pem https://v6.test:8443/hello.txt" "$HELLO_RE" "HTTPS to an allowed IPv6 origin on another port"
   ctl_like "git clone -q https://git.test/git/repo.git clone-ctl && cat clone-ctl/README" \
-    "cloned through the proxy" "git clone https:// works" "${CA_ENV_CTL[@]}"
+    "cloned through the proxy" "git clone https:// works through an authenticated proxy" "${NET_AUTH_ENV[@]}" "${CA_ENV_CTL[@]}"
   conf_like "git clone -q https://git.test/git/repo.git clone && cat clone/README" \
     "cloned through the proxy" "git clone https:// works" "${CA_ENV[@]}"
   PIP="/usr/bin/python3 -m pip download -q --no-cache-dir --no-deps --retries 0 --timeout 20 --index-url https://pypi.test/simple/"
   ctl_like "$PIP -d dl-ctl nettestpkg && ls dl-ctl" "nettestpkg-1.0-py3-none-any.whl" \
-    "pip download from the test index works" "${CA_ENV_CTL[@]}"
+    "pip download from the test index works through an authenticated proxy" "${NET_AUTH_ENV[@]}" "${CA_ENV_CTL[@]}"
   conf_like "$PIP -d dl nettestpkg && ls dl" "nettestpkg-1.0-py3-none-any.whl" \
     "pip download from the test index works" "${CA_ENV[@]}"
   # Each run its own cache, so that the confined install cannot be served
   # from what the control fetched.
   NPM="npm install --no-audit --no-fund --no-update-notifier --prefer-online --fetch-retries 0 --fetch-timeout 20000 --registry https://npm.test/npm/ nettestpkg >/dev/null"
   ctl_like "mkdir np-ctl && cd np-ctl && $NPM --cache ../npmcache-ctl && cat node_modules/nettestpkg/index.js" \
-    "module.exports = 'installed through the proxy'" "npm install from the test registry works" "${CA_ENV_CTL[@]}"
+    "module.exports = 'installed through the proxy'" "npm install from the test registry works through an authenticated proxy" "${NET_AUTH_ENV[@]}" "${CA_ENV_CTL[@]}"
   conf_like "mkdir np && cd np && $NPM --cache ../npmcache && cat node_modules/nettestpkg/index.js" \
     "module.exports = 'installed through the proxy'" "npm install from the test registry works" "${CA_ENV[@]}"
 
@@ -256,6 +261,9 @@ for who in $ids; do
   config
 
   # --- the credential: 407 without it ----------------------------------
+  ctl "$CURL -i -x http://127.0.0.1:$NET_AUTH_PORT http://allowed.test/hello.txt"
+  like "$uout" "^HTTP/1\.[01] 407.*[Pp]roxy-[Aa]uthenticate: Basic" \
+    "control ($WHO): unconfined, the stand-in proxy answers 407 with the Basic challenge, which this check reads"
   conf "$CURL -i -x http://127.0.0.1:3128 http://allowed.test/hello.txt; \
 $CURL -i -x http://crucible:00000000000000000000000000000000@127.0.0.1:3128 http://allowed.test/hello.txt"
   like "$cout" "^HTTP/1\.[01] 407.*[Pp]roxy-[Aa]uthenticate: Basic.*HTTP/1\.[01] 407.*[Pp]roxy-[Aa]uthenticate: Basic" \
