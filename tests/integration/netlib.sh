@@ -57,10 +57,11 @@ NET_AUTH_PORT=3130
 NET_AUTH_ENV=()
 NET_LOOPBACK_TEXT='the loopback service of the host'
 NET_NAMES='allowed.test other.test git.test pypi.test npm.test
-upstream.test'
+wild.test sub.wild.test deep.sub.wild.test'
 NET_HOSTS_FILE='127.0.0.1 localhost
 ::1 localhost ip6-localhost ip6-loopback
-192.0.2.10 allowed.test other.test git.test pypi.test npm.test upstream.test
+192.0.2.10 allowed.test other.test git.test pypi.test npm.test
+192.0.2.10 wild.test sub.wild.test deep.sub.wild.test
 192.0.2.11 second.test noproxy.test
 2001:db8::10 v6.test
 127.0.0.1 rebind-loop.test

@@ -21,7 +21,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=50
+PER_IDENTITY=54
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -52,7 +52,7 @@ if ! net_setup; then
 fi
 ok 0 "the test network is built (two namespaces, origins, a test CA, tinyproxy)"
 
-ALL_DOMAINS='"allowed.test","git.test","pypi.test","npm.test","v6.test","noproxy.test","rebind-loop.test","rebind-meta.test","private.test"'
+ALL_DOMAINS='"allowed.test","*.wild.test","git.test","pypi.test","npm.test","v6.test","noproxy.test","rebind-loop.test","rebind-meta.test","private.test"'
 HELLO_RE="$NET_HELLO"
 # become WHO: AS (the identity prefix), a fresh workspace WS and home H it
 # owns, with the test CA in the workspace (the confined view has it there).
@@ -220,6 +220,16 @@ for who in $ids; do
   conf_like "mkdir np && cd np && $NPM --cache ../npmcache && cat node_modules/nettestpkg/index.js" \
     "module.exports = 'installed through the proxy'" "npm install from the test registry works" "${CA_ENV[@]}"
 
+  # --- names: case, a trailing dot, "*." at any depth but not the name itself
+  config '"Allowed.Test"'
+  conf_like "$CURL http://allowed.TEST./hello.txt" "$HELLO_RE" \
+    "names compare without case, one trailing dot ignored (\"Allowed.Test\" allows allowed.TEST.)"
+  config
+  ctl_like "$CURL http://wild.test/hello.txt" "$HELLO_RE" "wild.test is reachable"
+  conf "$CURL -w '\n%{http_code}\n' http://sub.wild.test/hello.txt http://deep.sub.wild.test/hello.txt http://wild.test/hello.txt"
+  like "$cout" "^$NET_HELLO"$'\n'"200"$'\n'"$NET_HELLO"$'\n'"200"$'\n'".*"$'\n'"403"$'\n' \
+    "confined ($WHO): *.wild.test allows names at any depth below it, not wild.test itself"
+
   # --- a name not allowed: the 403 and its words -------------------------
   ctl_like "$CURL http://other.test/hello.txt" "$HELLO_RE" "other.test is reachable"
   conf "$CURL -w '\n%{http_code}\n' http://other.test/hello.txt"
@@ -316,6 +326,13 @@ i=0; while [ $i -lt 480 ]; do d=$((i % 33)); printf "%.${d}s%s\n\n\n\n\n\n\n\n\n
     ok 1 "confined ($WHO): a NO_PROXY host bypasses the upstream"
     diag "result: $cout" "upstream log: $(cat "$NET_UPSTREAM_LOG")"
   fi
+  # An upstream whose URL carries its own credential (the stand-in, which
+  # requires one): crucible sends it, the command never sees it.
+  : >"$NET_DIR/auth-proxy.log"
+  UPSTREAM_ENV=("HTTPS_PROXY=$NET_AUTH_URL")
+  conf "$CURL --cacert ca.pem https://allowed.test/hello.txt; env | grep -c $NET_AUTH_PASSWORD"
+  like "$cout|$(cat "$NET_DIR/auth-proxy.log")" "$HELLO_RE"$'\n'"0"$'\n'".*\|.*CONNECT 192\.0\.2\.10:443 " \
+    "confined ($WHO): an upstream's own credential from its URL is sent to it, and the command does not see it"
   UPSTREAM_ENV=("HTTPS_PROXY=$NET_UPSTREAM_TLS")
   conf "$CURL -v --cacert ca.pem https://allowed.test/hello.txt"
   like "$cout" "< HTTP/1\.[01] 502" "confined ($WHO): under an https:// upstream, a permitted connection fails with 502"
