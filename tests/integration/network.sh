@@ -349,7 +349,7 @@ i=0; while [ $i -lt 480 ]; do d=$((i % 33)); printf "%.${d}s%s\n\n\n\n\n\n\n\n\n
   SERVE='mkdir -p site && echo "the dev server" >site/index.html &&
 /usr/bin/python3 -m http.server 5173 --bind 127.0.0.1 --directory site 2>&1 &
 /usr/bin/python3 -m http.server 5174 --bind 127.0.0.1 --directory site 2>&1 &
-sleep 12'
+sleep 8'
   (conf "$SERVE"; printf '%s' "$cout" >"$WS/serve.out") &
   s_pid=$!
   listed=1 unlisted=1
