@@ -91,13 +91,14 @@ config() {
 # (no proxy, no CA variables), plus what UPSTREAM_ENV names.
 UPSTREAM_ENV=()
 # conf SNIPPET [crucible run options...]: SNIPPET confined through crucible
-# run in the inner namespace, as the identity.  $cout the result, $crc its
-# status.
+# run in the inner namespace, as the identity, within 60 s unless the
+# options give a --timeout.  $cout the result, $crc its status.
 conf() {
-  local snippet=$1
+  local snippet=$1 limit=(--timeout 60)
   shift
+  [[ " $* " == *" --timeout "* ]] && limit=()
   cout=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
-    "${UPSTREAM_ENV[@]}" "${AS[@]}" "$CRUCIBLE" run --timeout 60 "$@" -- \
+    "${UPSTREAM_ENV[@]}" "${AS[@]}" "$CRUCIBLE" run "${limit[@]}" "$@" -- \
     "$snippet" 2>"$TEST_TMP/cerr") && crc=0 || crc=$?
   cout+=$(cat "$TEST_TMP/cerr")
 }
@@ -434,5 +435,9 @@ PY
   config
 done
 
+net_dir=$NET_DIR
 net_teardown
-ok $? "net_teardown leaves no process of the test network (and so no namespace or mount)"
+td=$?
+# The hosts file was bound only inside inner's own mount namespace.
+grep -qF "$net_dir" /proc/self/mountinfo && td=1
+ok "$td" "net_teardown leaves no process of the test network (and so no namespace), and no mount here"
