@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The test network for the network tests (issue 13): two network
 # namespaces joined by a veth pair, built by the test as root, so that no
 # test sends a packet anywhere else.  Sourced after lib.sh.
