@@ -151,11 +151,13 @@ DNS_QUERY="/usr/bin/python3 -c 'import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
 q = b\"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07allowed\\x04test\\x00\\x00\\x01\\x00\\x01\"
 s.sendto(q, (\"192.0.2.10\", 53)); s.recv(512); print(\"ESCAPED\")'"
-# Direct TCP connections to the origin, IPv4 and IPv6, bypassing the proxy.
+# Direct TCP connections bypassing the proxy: the origin (IPv4, IPv6), the
+# upstream proxy, and the loopback service of the namespace crucible runs in.
 DIRECT="/usr/bin/python3 -c 'import socket
-for a in (\"192.0.2.10\", \"2001:db8::10\"):
+for a, port in ((\"192.0.2.10\", 80), (\"2001:db8::10\", 80), (\"192.0.2.1\", 3129),
+                (\"127.0.0.1\", $NET_LOOPBACK_PORT)):
     try:
-        socket.create_connection((a, 80), 3).close(); print(\"ESCAPED\", a)
+        socket.create_connection((a, port), 3).close(); print(\"ESCAPED\", a)
     except OSError as e:
         print(a, e)'"
 LISTEN="/usr/bin/python3 -c 'import socket
@@ -243,10 +245,10 @@ for who in $ids; do
 
   # --- nothing but the proxy is reachable ------------------------------
   ctl "$DIRECT"
-  like "$uout" "ESCAPED 192\.0\.2\.10.*ESCAPED 2001:db8::10" \
-    "control ($WHO): unconfined, direct connections to the origin's addresses work"
+  like "$uout" "ESCAPED 192\.0\.2\.10.*ESCAPED 2001:db8::10.*ESCAPED 192\.0\.2\.1.*ESCAPED 127\.0\.0\.1" \
+    "control ($WHO): unconfined, direct connections to the origin, the upstream proxy and the host's loopback service work"
   conf_refused "$PROXY_OK $DIRECT; exit 1" \
-    "direct connections to the origin's addresses fail"
+    "direct connections to the origin, the upstream proxy and the host's loopback service fail"
   ctl "$DNS_QUERY; getent hosts allowed.test"
   like "$uout" "ESCAPED.*192\.0\.2\.10 +allowed\.test" \
     "control ($WHO): unconfined, a DNS query is answered and the test names resolve"
