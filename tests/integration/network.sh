@@ -109,7 +109,7 @@ ctl() {
   local snippet=$1
   shift
   uout=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
-    "$@" "${AS[@]}" /bin/sh -c "$snippet" 2>&1) && urc=0 || urc=$?
+    "$@" "${AS[@]}" timeout 120 /bin/sh -c "$snippet" 2>&1) && urc=0 || urc=$?
 }
 
 # ctl_like SNIPPET PATTERN DESCRIPTION [NAME=VALUE...]
@@ -384,7 +384,8 @@ sleep 8'
   config "$ALL_DOMAINS" '"allowLocalBinding":true,"ports":[5173]' "" '"permissions":{"mode":"fullAccess"}'
   mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
     /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
-import json, subprocess, sys, time
+import json, signal, subprocess, sys, time
+signal.alarm(120)  # a call that never comes back fails the checks, not the run
 p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 def send(m):
     p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
