@@ -385,8 +385,14 @@ sleep 8'
   mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
     /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
 import json, signal, subprocess, sys, time
-signal.alarm(120)  # a call that never comes back fails the checks, not the run
 p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def give_up(signum, frame):
+    # A call that never comes back fails the checks, not the run.
+    print("timed out waiting for crucible mcp")
+    p.kill()
+    sys.exit(1)
+signal.signal(signal.SIGALRM, give_up)
+signal.alarm(120)
 def send(m):
     p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
 def recv(want):
