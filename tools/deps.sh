@@ -9,8 +9,12 @@ DEPS_TEST="libcmocka-dev bubblewrap tmux util-linux cppcheck clang-tidy strace p
 locales keyutils curl"
 # What building the Debian packages needs beyond DEPS_BUILD (debian/).
 DEPS_PACKAGE="debhelper lintian dpkg-dev"
-# tests/integration/proxy.sh: an upstream proxy, clients and the test network.
-DEPS_TEST="$DEPS_TEST tinyproxy curl openssl iproute2"
+# The test network (tests/integration/netlib.sh, network.sh, bench/network):
+# namespaces and a veth pair, a test CA, an upstream proxy, the clients.
+DEPS_TEST="$DEPS_TEST iproute2 openssl tinyproxy-bin curl git python3-pip"
+# npm: Debian's, unless a Node.js that carries its own is installed
+# (NodeSource's nodejs provides npm and conflicts with Debian's).
+command -v npm >/dev/null 2>&1 || DEPS_TEST="$DEPS_TEST npm"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
