@@ -14,6 +14,10 @@ skip_rest() {
   for i in $(seq "$1" $N); do skip "first run $i" "$2" "${3:-}"; done
   exit 0
 }
+# What it tests is a fresh clone's own plain build, not the build running
+# the suite: under the sanitizers it would build and test the same again.
+[ -z "${CRUCIBLE_SANITIZED:-}" ] ||
+  skip_rest 1 "a sanitizer build: the fresh clone's plain build is what this tests, and the plain stage runs it"
 git -C "$CRUCIBLE_SRCDIR" rev-parse --git-dir >/dev/null 2>&1 ||
   skip_rest 1 "the source tree is not a git checkout, so there is nothing to clone"
 tui_have_tmux || skip_rest 1 "tmux is not installed" tmux
