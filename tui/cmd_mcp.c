@@ -887,6 +887,27 @@ mcp_serve (struct mcp *m, struct cr_error **err)
   return 0;
 }
 
+/* The client's answer, handed back to the proxy that asked.  */
+static void
+mcp_net_answered (void *data, uint64_t question, enum mcp_net_answer a)
+{
+  struct mcp *m = data;
+  supervisor_net_answer (m->sup, question,
+                         a == MCP_NET_COMMAND ? PROXY_ANSWER_COMMAND
+                                              : PROXY_ANSWER_REFUSE);
+}
+
+/* The proxy's question about a name a command's policy does not allow:
+ * put to the client through elicitation, for this command only.  */
+static void
+mcp_on_net_question (void *data, uint64_t question, struct proxy_client *c,
+                     const char *name)
+{
+  struct mcp *m = data;
+  (void) c;
+  mcp_net_ask (m, question, name, mcp_net_answered, m);
+}
+
 /* Set up the server's parts; returns -1 with *err set.  */
 static int
 mcp_setup (struct mcp *m, struct cr_error **err)
@@ -897,6 +918,7 @@ mcp_setup (struct mcp *m, struct cr_error **err)
     return -1;
   m->loop = m->host.loop;
   m->sup = m->host.sup;
+  supervisor_set_net_asker (m->sup, mcp_on_net_question, m);
   m->journal = m->host.journal;
   m->rules = m->host.rules;
   m->refusal = m->host.refusal;

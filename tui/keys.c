@@ -24,8 +24,8 @@ enum keys_csi
 {
   KEYS_CSI_NONE,  /* not in one */
   KEYS_CSI_ESC,   /* after ESC */
-  KEYS_CSI_PARAM, /* after ESC [, in its parameter bytes */
-  KEYS_CSI_INTER  /* its intermediate bytes, which are dropped */
+  KEYS_CSI_PARAM, /* after ESC [ or 0x9b, before any intermediate */
+  KEYS_CSI_INTER  /* after an intermediate byte, which is dropped */
 };
 
 /* The final byte a sequence whose intermediates were dropped ends with:
@@ -43,6 +43,7 @@ struct keys
   struct buf paste; /* the paste so far */
   bool in_paste;
   enum keys_csi csi;
+  int utf8_left; /* continuation bytes of a character still to come */
   uint64_t force_timer;
 };
 
@@ -77,12 +78,16 @@ keys_drain (struct keys *k)
 }
 
 /* Copy p[0..n) to out (n bytes of room), leaving out what libtermkey
- * cannot take: libtermkey 0.22 reads past its key table (and crashes)
+ * cannot take.  libtermkey 0.22 reads past its key table (and crashes)
  * on a control sequence with an intermediate byte (0x20-0x2f) before the
  * final byte of a cursor or function key, such as ESC [ , D, which any
- * terminal or paste can send.  The intermediates are dropped and such a
- * sequence ends with KEYS_CSI_NEUTRAL instead of its own final, so that
- * no key is made up from it; the state is kept across reads, so a
+ * terminal or paste can send.  Its reading of a sequence is followed
+ * here: one starts at a key's first byte with ESC [ (after any number of
+ * ESCs) or with the 8-bit CSI 0x9b (a byte that is text only inside a
+ * UTF-8 character), runs over every byte until a final one (0x40-0x7f),
+ * and may hold intermediates anywhere.  The intermediates are dropped and
+ * such a sequence ends with KEYS_CSI_NEUTRAL instead of its own final, so
+ * that no key is made up from it; the state is kept across reads, so a
  * sequence cut between two reads is read the same.  Returns the bytes
  * copied.  */
 static size_t
@@ -92,32 +97,40 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
   for (size_t i = 0; i < n; i++)
     {
       unsigned char c = (unsigned char) p[i];
-      switch (k->csi)
+      if (k->csi == KEYS_CSI_PARAM || k->csi == KEYS_CSI_INTER)
         {
-        case KEYS_CSI_ESC:
-          k->csi = c == '[' ? KEYS_CSI_PARAM : KEYS_CSI_NONE;
-          break;
-        case KEYS_CSI_PARAM:
           if (c >= 0x20 && c <= 0x2f)
             {
               k->csi = KEYS_CSI_INTER;
               continue;
             }
-          if (c < 0x30 || c > 0x3f)
-            k->csi = KEYS_CSI_NONE;
-          break;
-        case KEYS_CSI_INTER:
-          if (c >= 0x20 && c <= 0x2f)
-            continue;
-          k->csi = KEYS_CSI_NONE;
-          if (c >= 0x40 && c <= 0x7e)
-            c = KEYS_CSI_NEUTRAL;
-          break;
-        case KEYS_CSI_NONE:
-          break;
+          if (c >= 0x40 && c <= 0x7f)
+            {
+              if (k->csi == KEYS_CSI_INTER)
+                c = KEYS_CSI_NEUTRAL;
+              k->csi = KEYS_CSI_NONE;
+            }
+          out[o++] = (char) c;
+          continue;
         }
-      if (k->csi == KEYS_CSI_NONE && c == 0x1b)
-        k->csi = KEYS_CSI_ESC;
+      if (k->csi == KEYS_CSI_ESC)
+        k->csi = c == '[' ? KEYS_CSI_PARAM
+                 : c == 0x1b ? KEYS_CSI_ESC
+                             : KEYS_CSI_NONE;
+      else if (k->utf8_left > 0 && (c & 0xc0) == 0x80)
+        k->utf8_left--;
+      else
+        {
+          /* A key starts here.  */
+          k->utf8_left = c >= 0xf0 && c <= 0xf7   ? 3
+                         : c >= 0xe0 && c <= 0xef ? 2
+                         : c >= 0xc0 && c <= 0xdf ? 1
+                                                  : 0;
+          if (c == 0x1b)
+            k->csi = KEYS_CSI_ESC;
+          else if (c == 0x9b)
+            k->csi = KEYS_CSI_PARAM;
+        }
       out[o++] = (char) c;
     }
   return o;

@@ -775,6 +775,30 @@ ui_net_ask (struct ui *ui, uint64_t question, const char *name,
   ui_net_show (ui);
 }
 
+/* The person's answer, handed back to the proxy that asked.  */
+static void
+ui_net_answered (void *data, uint64_t question, enum netask_answer a)
+{
+  struct ui *ui = data;
+  static const enum proxy_answer to_proxy[] = {
+    [NETASK_REFUSE] = PROXY_ANSWER_REFUSE,
+    [NETASK_COMMAND] = PROXY_ANSWER_COMMAND,
+    [NETASK_ALWAYS] = PROXY_ANSWER_ALWAYS,
+  };
+  supervisor_net_answer (ui->sup, question, to_proxy[a]);
+}
+
+/* The proxy's question about a name a command's policy does not allow
+ * (supervisor_set_net_asker): asked in the netask panel.  */
+static void
+ui_on_net_question (void *data, uint64_t question, struct proxy_client *c,
+                    const char *name)
+{
+  struct ui *ui = data;
+  ui_net_ask (ui, question, name, proxy_client_sandbox_id (c),
+              ui_net_answered, ui);
+}
+
 /* --- quitting ---------------------------------------------------------- */
 
 /* Quit: every process group ends, saying how many first.  */
@@ -1375,6 +1399,7 @@ ui_run (struct ui *ui, const struct ui_options *opts)
                                      .cleaned = ui_on_cleaned,
                                      .data = ui };
   supervisor_set_observer (ui->sup, &obs);
+  supervisor_set_net_asker (ui->sup, ui_on_net_question, ui);
   struct session_options so
       = { .agent_command
           = opts->agent != NULL ? opts->agent : ui->cfg->agent_command,
