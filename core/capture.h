@@ -95,15 +95,16 @@ uint64_t capture_lines (const struct capture *cap);
 bool capture_over_ceiling (const struct capture *cap);
 
 /* The retained head and tail (masked, of the released bytes).  When nothing
- * was dropped the whole stream is the head and the tail is empty.  Pointers are valid until the next feed or
- * free; *omitted is the number of bytes dropped between them.  */
+ * was dropped the whole stream is the head and the tail is empty.  Pointers are
+ * valid until the next feed or free; *omitted is the number of bytes dropped
+ * between them.  */
 void capture_retained (const struct capture *cap, const char **head,
                        size_t *head_len, const char **tail, size_t *tail_len,
                        uint64_t *omitted);
 
-/* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether writing it
- * failed is said by capture_spool_failed(): the full view then says that
- * what it shows is incomplete.  */
+/* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether
+ * writing it failed is said by capture_spool_failed(): the full view then says
+ * that what it shows is incomplete.  */
 int capture_spool_fd (const struct capture *cap);
 bool capture_spool_failed (const struct capture *cap);
 

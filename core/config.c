@@ -789,8 +789,7 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
 {
   struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
   bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
-  if ((field == &p->cfg->workspace_allow
-       || field == &p->cfg->workspace_domains)
+  if ((field == &p->cfg->workspace_allow || field == &p->cfg->workspace_domains)
       && p->other_workspace)
     {
       /* Another workspace's rules: checked, then let go.  */

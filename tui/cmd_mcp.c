@@ -72,7 +72,7 @@ struct mcp
   bool initialized;
   bool can_elicit; /* the client declared elicitation */
   int host_signal;
-  struct jsonrpc_asks asks; /* questions sent, whose answers are awaited */
+  struct jsonrpc_asks asks;     /* questions sent, whose answers are awaited */
   struct jsonrpc_asks net_asks; /* network questions sent (mcp_net_ask) */
   struct mcp_net *nets;         /* and each one's state */
   struct mcp_call *calls;
@@ -603,8 +603,9 @@ mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
       return;
     }
   struct mcp_net *q = xcalloc (1, sizeof *q);
-  *q = (struct mcp_net){ .mcp = m, .question = question, .fn = fn,
-                         .data = data };
+  *q = (struct mcp_net){
+    .mcp = m, .question = question, .fn = fn, .data = data
+  };
   q->timer = loop_add_timer (m->loop, MCP_NET_WAIT_MS, mcp_net_timeout, q);
   q->next = m->nets;
   m->nets = q;

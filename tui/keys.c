@@ -114,7 +114,7 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
           continue;
         }
       if (k->csi == KEYS_CSI_ESC)
-        k->csi = c == '[' ? KEYS_CSI_PARAM
+        k->csi = c == '['    ? KEYS_CSI_PARAM
                  : c == 0x1b ? KEYS_CSI_ESC
                              : KEYS_CSI_NONE;
       else if (k->utf8_left > 0 && (c & 0xc0) == 0x80)

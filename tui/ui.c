@@ -712,9 +712,9 @@ ui_net_save (struct ui *ui, const char *name)
       ui_notice (ui, THEME_DIM, text);
       return true;
     }
-  cleanup_free char *text = xasprintf (
-      _ ("%s was not saved: %s; it is allowed for this command"), name,
-      err->msg);
+  cleanup_free char *text
+      = xasprintf (_ ("%s was not saved: %s; it is allowed for this command"),
+                   name, err->msg);
   cr_error_free (err);
   ui_notice (ui, THEME_WARNING, text);
   return false;
@@ -795,8 +795,8 @@ ui_on_net_question (void *data, uint64_t question, struct proxy_client *c,
                     const char *name)
 {
   struct ui *ui = data;
-  ui_net_ask (ui, question, name, proxy_client_sandbox_id (c),
-              ui_net_answered, ui);
+  ui_net_ask (ui, question, name, proxy_client_sandbox_id (c), ui_net_answered,
+              ui);
 }
 
 /* --- quitting ---------------------------------------------------------- */

@@ -74,11 +74,11 @@ on_key (void *data, TermKey *tk, const TermKeyKey *key)
       };
       for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (map[i].sym == key->code.sym)
-          prompt_edit (&r->prompt, key->modifiers & TERMKEY_KEYMOD_CTRL
-                                       ? (map[i].edit == PROMPT_LEFT
-                                              ? PROMPT_WORD_LEFT
-                                              : PROMPT_WORD_RIGHT)
-                                       : map[i].edit);
+          prompt_edit (&r->prompt,
+                       key->modifiers & TERMKEY_KEYMOD_CTRL
+                           ? (map[i].edit == PROMPT_LEFT ? PROMPT_WORD_LEFT
+                                                         : PROMPT_WORD_RIGHT)
+                           : map[i].edit);
     }
   else if (key->type == TERMKEY_TYPE_UNICODE
            && key->modifiers == TERMKEY_KEYMOD_CTRL)

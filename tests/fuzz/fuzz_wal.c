@@ -39,8 +39,8 @@ scratch_dir (void)
 static void
 put_log (int dirfd, const uint8_t *data, size_t len)
 {
-  int fd = openat (dirfd, "wal", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                   0600);
+  int fd
+      = openat (dirfd, "wal", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
     abort ();
   while (len > 0)

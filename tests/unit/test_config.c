@@ -1221,12 +1221,10 @@ test_home_add_domain (void **state)
   char *rules[] = { "Bash(make *)" };
   assert_int_equal (config_home_add_allow (d->home_file, "/ws", rules, 1, &err),
                     0);
-  assert_int_equal (config_home_add_domain (d->home_file, "/ws", "pypi.org",
-                                            &err),
-                    0);
-  assert_int_equal (config_home_add_domain (d->home_file, "/ws", "pypi.org",
-                                            &err),
-                    0);
+  assert_int_equal (
+      config_home_add_domain (d->home_file, "/ws", "pypi.org", &err), 0);
+  assert_int_equal (
+      config_home_add_domain (d->home_file, "/ws", "pypi.org", &err), 0);
   char *text = read_file (d->home_file);
   assert_string_equal (text, "{\n"
                              "  \"workspaces\": {\n"
