@@ -246,11 +246,34 @@ netpolicy_name_ascii (const char *name, char **out, struct cr_error **err)
   return 0;
 }
 
+/* The last step of normalising: ascii (lower case, after IDNA mapping)
+ * is an address, a numeric form getaddrinfo would read as one, or a name
+ * to check.  Done after the mapping, since TR46 maps `\uff11\uff12\uff17.1`
+ * (full-width digits) and `\u00b31` to ASCII digits.  */
+static int
+netpolicy_name_finish (char *ascii, char **out, struct cr_error **err)
+{
+  struct in_addr v4;
+  if ((*out = netpolicy_literal_text (ascii)) != NULL)
+    return 0;
+  /* The forms inet_aton reads as an address (and so getaddrinfo does,
+   * without asking DNS) but inet_pton does not: a name check must not be
+   * passable by writing an address another way.  */
+  if (inet_aton (ascii, &v4) != 0)
+    return cr_error_set (err, 0,
+                         "the host is an IPv4 address written other "
+                         "than as four decimal numbers");
+  if (netpolicy_name_check (ascii, err) < 0)
+    return -1;
+  *out = xstrdup (ascii);
+  return 0;
+}
+
 int
 netpolicy_name_normalise (const char *host, char **out, struct cr_error **err)
 {
   cleanup_free char *name = NULL;
-  struct in_addr v4;
+  cleanup_free char *ascii = NULL;
   size_t n = strlen (host);
   *out = NULL;
   if (n == 0)
@@ -262,20 +285,9 @@ netpolicy_name_normalise (const char *host, char **out, struct cr_error **err)
   name = xstrndup (host, host[n - 1] == '.' ? n - 1 : n);
   if (name[0] == '\0')
     return cr_error_set (err, 0, "the host name is empty");
-  /* The forms inet_aton reads as an address (and so getaddrinfo does,
-   * without asking DNS) but inet_pton does not: a name check must not be
-   * passable by writing an address another way.  */
-  if (inet_aton (name, &v4) != 0)
-    return cr_error_set (err, 0,
-                         "the host is an IPv4 address written other "
-                         "than as four decimal numbers");
-  cleanup_free char *ascii = NULL;
   if (netpolicy_name_ascii (name, &ascii, err) < 0 || ascii == NULL)
     return -1;
-  if (netpolicy_name_check (ascii, err) < 0)
-    return -1;
-  *out = steal_pointer (&ascii);
-  return 0;
+  return netpolicy_name_finish (ascii, out, err);
 }
 
 struct netpolicy_names

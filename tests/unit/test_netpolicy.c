@@ -173,6 +173,12 @@ test_normalise (void **state)
   refuse_norm ("2130706433");
   refuse_norm ("0x7f000001");
   refuse_norm ("[example.com]");
+  /* Found by fuzz_httpreq: TR46 maps superscript and full-width digits to
+   * ASCII ones, so the numeric check comes after the mapping.  */
+  refuse_norm ("\xc2\xb3\x31");
+  refuse_norm ("1\xef\xbc\x92\x37.1");
+  expect_norm ("\xef\xbc\x91\xef\xbc\x99\xef\xbc\x92.0.2.10", "192.0.2.10");
+  expect_norm ("192.0.2.10.", "192.0.2.10");
   /* A label of 63 bytes is the longest; 64 is refused.  */
   char label[80];
   memset (label, 'a', 63);
