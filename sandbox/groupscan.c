@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,9 +98,9 @@ groupscan_dir (struct groupscan *g, int fd, int depth)
                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub < 0)
         continue;
-      if (base > 0)
-        g->path[base] = '/';
-      strcpy (g->path + base + (base > 0), de->d_name);
+      /* Room was checked above.  */
+      snprintf (g->path + base, sizeof g->path - base, "%s%s",
+                base > 0 ? "/" : "", de->d_name);
       groupscan_dir (g, sub, depth + 1);
       g->path[base] = '\0';
     }
