@@ -85,11 +85,39 @@ netchan_audit (int fd)
   return NULL;
 }
 
-int
-netchan_take (int fd, int *fd_out, struct cr_error **err)
+/* Why a record of n bytes (what it carried in m, or the one byte) with
+ * got descriptors is not one the broker sends, or NULL.  */
+static const char *
+netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m,
+               size_t got)
 {
-  char byte = 0;
-  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  bool with_fd;
+
+  if (n == 1 && byte == NETCHAN_CONNECTION)
+    with_fd = true;
+  else if (n == (ssize_t) sizeof *m && m->zero == 0
+           && (m->kind == BROKER_NET_LISTENING || m->kind == BROKER_NET_GONE
+               || m->kind == BROKER_NET_FAILED))
+    with_fd = false;
+  else if (n == (ssize_t) sizeof *m && m->zero == 0
+           && (m->kind == BROKER_NET_CONNECTED
+               || m->kind == BROKER_NET_ACCEPTED))
+    with_fd = true;
+  else
+    return "a record that is not a connection";
+  if (!with_fd && got > 0)
+    return "a descriptor on a record that carries none";
+  if (with_fd && got != 1)
+    return got == 0 ? "a record without a descriptor"
+                    : "a record with more than one descriptor";
+  return NULL;
+}
+
+int
+netchan_read (int fd, struct netchan_record *rec, struct cr_error **err)
+{
+  struct broker_net_msg m = { 0 };
+  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
   union
   {
     char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
@@ -103,7 +131,7 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
   bool other;
   ssize_t n;
 
-  *fd_out = -1;
+  *rec = (struct netchan_record){ .fd = -1 };
   if (fd < 0)
     return NETCHAN_ENDED;
   /* MSG_CMSG_CLOEXEC: what arrives never reaches a child of the host,
@@ -120,7 +148,7 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
   size_t got = netchan_collect (&msg, fds, &other);
   if (n == 0 && got == 0 && !other)
     return NETCHAN_ENDED;
-  /* Anything but one byte with one descriptor is refused whole: a
+  /* Anything but a record the broker sends, whole, is refused: a
    * truncated record may have lost descriptors on the way (the kernel
    * drops what does not fit), and a second descriptor in one record is
    * not something the broker sends.  */
@@ -129,12 +157,9 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
     why = "a truncated record";
   else if (other)
     why = "a control record other than a descriptor";
-  else if (n != 1 || byte != NETCHAN_CONNECTION)
-    why = "a record that is not a connection";
-  else if (got != 1)
-    why = got == 0 ? "a record without a descriptor"
-                   : "a record with more than one descriptor";
   else
+    why = netchan_shape (n, (char) m.kind, &m, got);
+  if (why == NULL && got == 1)
     why = netchan_audit (fds[0]);
   if (why != NULL)
     {
@@ -142,6 +167,11 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
       return cr_error_set (
           err, 0, "refused what the command's net channel sent: %s", why);
     }
+  rec->kind = n == 1 ? NETCHAN_CONNECTION : m.kind;
+  rec->port = n == 1 ? 0 : m.port;
+  rec->id = n == 1 ? 0 : m.id;
+  if (got == 0)
+    return NETCHAN_FD;
   int flags = fcntl (fds[0], F_GETFL);
   if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
     {
@@ -151,8 +181,46 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
                            "making a connection from the command "
                            "non-blocking");
     }
-  *fd_out = fds[0];
+  rec->fd = fds[0];
   return NETCHAN_FD;
+}
+
+int
+netchan_take (int fd, int *fd_out, struct cr_error **err)
+{
+  struct netchan_record rec;
+  int r = netchan_read (fd, &rec, err);
+
+  *fd_out = -1;
+  if (r != NETCHAN_FD)
+    return r;
+  if (rec.kind != NETCHAN_CONNECTION)
+    {
+      if (rec.fd >= 0)
+        close (rec.fd);
+      return cr_error_set (err, 0,
+                           "refused what the command's net channel sent: "
+                           "a record that is not a connection");
+    }
+  *fd_out = rec.fd;
+  return NETCHAN_FD;
+}
+
+int
+netchan_send (int fd, int kind, unsigned port, uint32_t id,
+              struct cr_error **err)
+{
+  struct broker_net_msg m
+      = { .kind = (uint8_t) kind, .port = (uint16_t) port, .id = id };
+  ssize_t n;
+
+  do
+    n = send (fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t) sizeof m)
+    return cr_error_set (err, n < 0 ? errno : 0,
+                         "asking the command's broker about port %u", port);
+  return 0;
 }
 
 int

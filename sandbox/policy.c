@@ -576,6 +576,11 @@ policy_resolve (const struct policy_input *in, struct policy **out,
       p->sandbox.n_domains = in->domains.count;
       p->sandbox.allow_local_binding = in->allow_local_binding;
       p->sandbox.allow_private_addresses = in->allow_private_addresses;
+      /* Checked by the configuration (1024..65535, at most 16).  */
+      for (size_t i = 0; i < in->ports.count && i < 16; i++)
+        p->ports[i] = (uint16_t) strtoul (in->ports.items[i], NULL, 10);
+      p->sandbox.ports = p->ports;
+      p->sandbox.n_ports = in->ports.count < 16 ? in->ports.count : 16;
     }
   policy_resolve_requirements (p, in);
   if (in->enabled)
