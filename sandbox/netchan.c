@@ -188,21 +188,70 @@ netchan_read (int fd, struct netchan_record *rec, struct cr_error **err)
 int
 netchan_take (int fd, int *fd_out, struct cr_error **err)
 {
-  struct netchan_record rec;
-  int r = netchan_read (fd, &rec, err);
+  char byte = 0;
+  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  union
+  {
+    char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr msg = { .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof control.buf };
+  int fds[NETCHAN_MAX_FDS];
+  bool other;
+  ssize_t n;
 
   *fd_out = -1;
-  if (r != NETCHAN_FD)
-    return r;
-  if (rec.kind != NETCHAN_CONNECTION)
+  if (fd < 0)
+    return NETCHAN_ENDED;
+  /* MSG_CMSG_CLOEXEC: what arrives never reaches a child of the host,
+   * not even for the moment before it is checked.  */
+  do
+    n = recvmsg (fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return NETCHAN_NONE;
+  if (n < 0 && errno == ECONNRESET)
+    return NETCHAN_ENDED;
+  if (n < 0)
+    return cr_error_set (err, errno, "reading the command's net channel");
+  size_t got = netchan_collect (&msg, fds, &other);
+  if (n == 0 && got == 0 && !other)
+    return NETCHAN_ENDED;
+  /* Anything but one byte with one descriptor is refused whole: a
+   * truncated record may have lost descriptors on the way (the kernel
+   * drops what does not fit), and a second descriptor in one record is
+   * not something the broker sends.  */
+  const char *why = NULL;
+  if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+    why = "a truncated record";
+  else if (other)
+    why = "a control record other than a descriptor";
+  else if (n != 1 || byte != NETCHAN_CONNECTION)
+    why = "a record that is not a connection";
+  else if (got != 1)
+    why = got == 0 ? "a record without a descriptor"
+                   : "a record with more than one descriptor";
+  else
+    why = netchan_audit (fds[0]);
+  if (why != NULL)
     {
-      if (rec.fd >= 0)
-        close (rec.fd);
-      return cr_error_set (err, 0,
-                           "refused what the command's net channel sent: "
-                           "a record that is not a connection");
+      netchan_close_all (fds, got);
+      return cr_error_set (
+          err, 0, "refused what the command's net channel sent: %s", why);
     }
-  *fd_out = rec.fd;
+  int flags = fcntl (fds[0], F_GETFL);
+  if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
+    {
+      int saved = errno;
+      close (fds[0]);
+      return cr_error_set (err, saved,
+                           "making a connection from the command "
+                           "non-blocking");
+    }
+  *fd_out = fds[0];
   return NETCHAN_FD;
 }
 
