@@ -21,6 +21,10 @@
 /* Each direction of a relay holds at most this many bytes: what the
  * receiving side has not taken stops the reading of the other.  */
 #define PORTFWD_BUF 65536
+/* The most connections the session relays or waits on at once: past it a
+ * new one is closed, so a command opening connections without end cannot
+ * make the host hold buffers without end.  */
+#define PORTFWD_MAX_CONNECTIONS 512
 
 /* A connection waiting for the server's broker to connect inside.  */
 struct portfwd_pending
@@ -77,6 +81,7 @@ struct portfwd
   struct portfwd_pending *pending;
   struct portfwd_relay *relays;
   uint32_t next_id;
+  size_t connections; /* pending and relayed */
 };
 
 struct portfwd *
@@ -140,6 +145,7 @@ portfwd_relay_close (struct portfwd_relay *r)
         *p = r->next;
         break;
       }
+  pf->connections--;
   for (int k = 0; k < 2; k++)
     {
       loop_remove_fd (pf->loop, r->fd[k]);
@@ -256,6 +262,7 @@ portfwd_relay_start (struct portfwd *pf, int a, struct portfwd_member *ma,
           free (r->buf[0]);
           free (r->buf[1]);
           free (r);
+          pf->connections--;
           return;
         }
     }
@@ -271,6 +278,11 @@ static void
 portfwd_ask (struct portfwd *pf, struct portfwd_member *server, unsigned port,
              int client_fd, struct portfwd_member *client)
 {
+  if (pf->connections >= PORTFWD_MAX_CONNECTIONS)
+    {
+      close (client_fd);
+      return;
+    }
   struct portfwd_pending *q = xcalloc (1, sizeof *q);
   struct cr_error *err = NULL;
   q->id = pf->next_id++;
@@ -289,6 +301,8 @@ portfwd_ask (struct portfwd *pf, struct portfwd_member *server, unsigned port,
     }
   q->next = pf->pending;
   pf->pending = q;
+  /* Counted from here until its relay closes (or it is dropped).  */
+  pf->connections++;
 }
 
 /* Take the pending connection of id that server was asked for, or NULL.  */
@@ -472,7 +486,10 @@ portfwd_answered (struct portfwd_member *m, struct netchan_record *rec)
   if (rec->kind == BROKER_NET_CONNECTED)
     portfwd_relay_start (m->pf, q->client_fd, q->client, rec->fd, m);
   else
-    close (q->client_fd);
+    {
+      close (q->client_fd);
+      m->pf->connections--;
+    }
   rec->fd = -1;
   free (q);
 }
@@ -584,6 +601,7 @@ portfwd_leave (struct portfwd_member *m)
       *p = q->next;
       close (q->client_fd);
       free (q);
+      pf->connections--;
     }
   for (struct portfwd_relay *r = pf->relays, *next; r != NULL; r = next)
     {
