@@ -106,8 +106,6 @@ struct broker_options
   int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
   int seccomp_fd;  /* the workload's seccomp filter as BPF, or -1 */
   int net_fd;      /* the net channel (status.h), or -1: no listeners */
-  uint16_t ports[BROKER_NET_MAX_PORTS]; /* --port: sandbox.network.ports */
-  int n_ports;
   const char *cwd; /* absolute, or NULL to stay where started */
   bool confine;    /* own mount namespace, projection, capabilities dropped */
   const char *lower, *upper, *work, *root; /* the overlay, all or none */
@@ -121,6 +119,9 @@ struct broker_options
   const char *sockets[BROKER_MAX_SOCKETS]; /* names under root, kept */
   int n_sockets;
   struct broker_limits limits;
+  /* --port: sandbox.network.ports */
+  uint16_t ports[BROKER_NET_MAX_PORTS];
+  int n_ports;
   char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
 };
 
@@ -1797,9 +1798,8 @@ static void
 broker_port_send (struct broker *b, int kind, unsigned port, uint32_t id,
                   int fd)
 {
-  struct broker_net_msg m = { .kind = (uint8_t) kind,
-                              .port = (uint16_t) port,
-                              .id = id };
+  struct broker_net_msg m
+      = { .kind = (uint8_t) kind, .port = (uint16_t) port, .id = id };
   struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
   union
   {
@@ -1967,8 +1967,7 @@ broker_port_read (struct broker *b)
   struct broker_net_msg m;
   ssize_t n;
 
-  while ((n = recv (b->opt.net_fd, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC))
-         > 0)
+  while ((n = recv (b->opt.net_fd, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC)) > 0)
     if (n == (ssize_t) sizeof m)
       broker_port_request (b, &m);
 }
@@ -2013,11 +2012,10 @@ broker_poll_set (const struct broker *b, struct pollfd fds[BROKER_POLL_MAX])
   fds[1] = (struct pollfd){ .fd = b->signal_fd, .events = POLLIN };
   if (b->opt.net_fd < 0)
     return n;
-  fds[n++] = (struct pollfd){ .fd = b->opt.net_fd,
-                              .events = (short) (POLLIN
-                                                 | (b->pending_fd >= 0
-                                                        ? POLLOUT
-                                                        : 0)) };
+  fds[n++] = (struct pollfd){
+    .fd = b->opt.net_fd,
+    .events = (short) (POLLIN | (b->pending_fd >= 0 ? POLLOUT : 0))
+  };
   for (int i = 0; i < 2 && b->pending_fd < 0; i++)
     if (b->listen_fd[i] >= 0)
       fds[n++] = (struct pollfd){ .fd = b->listen_fd[i], .events = POLLIN };

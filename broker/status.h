@@ -68,7 +68,7 @@ enum broker_stage
  *   FORWARD / UNFORWARD  listen on 127.0.0.1 and ::1 at the port inside
  *                     and send what is accepted, or stop.
  * The broker acts only on its own --port ports; the host trusts no record
- * and checks each against what it asked (sandbox/netchan.c, core/portfwd.c).  */
+ * and checks each against what it asked (sandbox/netchan.c, core/portfwd.c). */
 #define BROKER_NET_MAX_PORTS 16
 #define BROKER_NET_LISTENING 'L'
 #define BROKER_NET_GONE 'G'

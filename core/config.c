@@ -802,9 +802,8 @@ config_port_entry (struct config_parse *p, const struct config_key *key,
   char *end = NULL;
   errno = 0;
   unsigned long v = strtoul (spelled, &end, 10);
-  if (spelled[0] == '-' || spelled[0] == '\0' || *end != '\0'
-      || errno == ERANGE || v < (unsigned long) key->min
-      || v > (unsigned long) key->max)
+  if (spelled[0] == '-' || spelled[0] == '\0' || *end != '\0' || errno == ERANGE
+      || v < (unsigned long) key->min || v > (unsigned long) key->max)
     return config_fail (p, key->name, "%s", _ (CONFIG_PORTS_EXPECTED));
   cleanup_free char *value = xasprintf ("%lu", v);
   if (config_list_has (&p->items, value))

@@ -251,8 +251,8 @@ portfwd_relay_start (struct portfwd *pf, int a, struct portfwd_member *ma,
     {
       r->buf[k] = xmalloc (PORTFWD_BUF);
       r->end[k] = (struct portfwd_end){ .r = r, .side = k };
-      if (loop_add_fd (pf->loop, r->fd[k], POLLIN, portfwd_on_relay,
-                       &r->end[k], NULL)
+      if (loop_add_fd (pf->loop, r->fd[k], POLLIN, portfwd_on_relay, &r->end[k],
+                       NULL)
           < 0)
         {
           if (k == 1)

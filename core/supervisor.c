@@ -135,7 +135,8 @@ struct supervisor
   /* The host's proxy, made when the first command with domains starts;
    * one for all of this process's commands, each with its own client.  */
   struct proxy *proxy;
-  struct portfwd *portfwd; /* made when the first command with ports starts */
+  /* Made when the first command with ports starts.  */
+  struct portfwd *portfwd;
   proxy_asker_fn asker; /* given to the proxy when it is made */
   void *asker_data;
 };
@@ -1493,9 +1494,9 @@ supervisor_output (struct supervisor *sup, int64_t number, size_t *len)
         free (note);
         char *so_far = result_compose (&in, &so_far_len);
         char *where = command_where (c);
-        char *text = notes_output_running (c->number, where, so_far,
-                                           so_far_len,
-                                           capture_total_bytes (c->capture), len);
+        char *text
+            = notes_output_running (c->number, where, so_far, so_far_len,
+                                    capture_total_bytes (c->capture), len);
         free (where);
         free (so_far);
         return text;

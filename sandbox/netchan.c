@@ -88,8 +88,7 @@ netchan_audit (int fd)
 /* Why a record of n bytes (what it carried in m, or the one byte) with
  * got descriptors is not one the broker sends, or NULL.  */
 static const char *
-netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m,
-               size_t got)
+netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m, size_t got)
 {
   bool with_fd;
 

@@ -114,8 +114,8 @@ host_connect (unsigned port)
 static void
 tcp_pair (int *near, int *far)
 {
-  struct sockaddr_in a = { .sin_family = AF_INET,
-                           .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct sockaddr_in a
+      = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   socklen_t len = sizeof a;
   int l = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   assert_int_equal (bind (l, (struct sockaddr *) &a, sizeof a), 0);
