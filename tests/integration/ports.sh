@@ -10,7 +10,7 @@
 # (so the ports are free and no other test's are touched).
 . "$(dirname "$0")/lib.sh"
 
-PER=20
+PER=22
 ids=root
 can_drop_privileges && ids="root nobody"
 N=$(($(wc -w <<<"$ids") * PER))
@@ -199,6 +199,19 @@ print("first:", first.replace("\n", " "))
 print("listed:", call(3, "bash", command="curl -s --max-time 3 http://localhost:5173/ || echo unreached").strip())
 print("listed6:", call(4, "bash", command="curl -s -g --max-time 3 'http://[::1]:5173/' || echo unreached").strip())
 print("unlisted:", call(5, "bash", command="curl -s --max-time 3 http://localhost:5174/ || echo unreached").strip())
+# The next command's broker forwards 5173 with listeners of its own: the
+# workload holds none of them (nor any socket), and a socket it makes is
+# counted (the control).
+COUNT = ("import os, socket, sys\n"
+         "s = socket.socket() if sys.argv[1] == 'one' else None\n"
+         "def kind(f):\n"
+         "    try:\n"
+         "        return os.readlink('/proc/self/fd/' + f)\n"
+         "    except OSError:\n"
+         "        return ''\n"
+         "print(sum(kind(f).startswith('socket:') for f in os.listdir('/proc/self/fd')))")
+print("sockets held:", call(6, "bash", command="/usr/bin/python3 -c \"$C\" none", env={"C": COUNT}).strip())
+print("sockets control:", call(7, "bash", command="/usr/bin/python3 -c \"$C\" one", env={"C": COUNT}).strip())
 print("host:", host(5173))
 p.stdin.close()
 p.terminate()
@@ -211,6 +224,8 @@ PY
   like "$mcp_out" $'\n'"listed: the dev server" "$who: the next command reaches a listed port at localhost"
   like "$mcp_out" $'\n'"listed6: the dev server" "$who: ... and at [::1]"
   like "$mcp_out" $'\n'"unlisted: unreached" "$who: the next command does not reach an unlisted port"
+  like "$mcp_out" $'\n'"sockets held: 0" "$who: the next command's workload holds none of its broker's forwarding sockets"
+  like "$mcp_out" $'\n'"sockets control: 1" "$who: control: a socket the workload makes is counted"
   like "$mcp_out" $'\n'"host: the dev server"$'\n'"host after: unreached" \
     "$who: the session's server answers from the host until crucible ends"
 done
