@@ -327,6 +327,16 @@ policy_put_network (struct jsonw *w, const struct policy_input *in,
   jsonw_member_bool (w, "allow_local_binding", allow_local_binding);
   jsonw_key (w, "unix_sockets");
   policy_put_digests (w, "crucible-unix_socket-v1", &in->unix_sockets);
+  /* sandbox.network.ports, in the order given; only when there are any,
+   * so the digests of every policy without them stay what they were.  */
+  if (in->ports.count > 0)
+    {
+      jsonw_key (w, "ports");
+      jsonw_array_open (w);
+      for (size_t i = 0; i < in->ports.count; i++)
+        jsonw_uint (w, strtoull (in->ports.items[i], NULL, 10));
+      jsonw_array_close (w);
+    }
   jsonw_object_close (w);
 }
 
