@@ -1834,8 +1834,10 @@ broker_port_send (struct broker *b, int kind, unsigned port, uint32_t id,
 }
 
 /* Scan one of /proc/net/tcp and tcp6 (this namespace's) for listeners
- * (state 0A) on a --port port at a loopback or wildcard address, marking
- * them in up.  A missing file is nothing (IPv6 may be off).  */
+ * (state 0A) on a --port port, marking them in up.  Any address counts:
+ * the namespace has only its loopback, so a listener is on 127.0.0.1,
+ * ::1 or a wildcard, each of which broker_port_connect reaches.  A
+ * missing file is nothing (IPv6 may be off).  */
 static void
 broker_port_scan (const struct broker *b, const char *path, bool *up)
 {
