@@ -59,7 +59,7 @@
 #define BROKER_NAME "crucible-sandbox-broker"
 #define BROKER_USAGE                                                           \
   "usage: " BROKER_NAME " --status-fd N [--env-fd N] [--output-fd N]\n"        \
-  "         [--seccomp-fd N] [--net-fd N] [--cwd DIR]\n"                       \
+  "         [--seccomp-fd N] [--net-fd N [--port N]...] [--cwd DIR]\n"         \
   "         [--confine [--lower DIR --upper DIR --work DIR --root DIR]\n"      \
   "          [--protect RELPATH]... [--hide DIR]...\n"                         \
   "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
@@ -119,6 +119,9 @@ struct broker_options
   const char *sockets[BROKER_MAX_SOCKETS]; /* names under root, kept */
   int n_sockets;
   struct broker_limits limits;
+  /* --port: sandbox.network.ports */
+  uint16_t ports[BROKER_NET_MAX_PORTS];
+  int n_ports;
   char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
 };
 
@@ -134,6 +137,10 @@ struct broker
   bool workload_reaped;       /* its status has been collected (and reported) */
   int listen_fd[2];           /* 127.0.0.1 and [::1]:BROKER_NET_PORT, or -1 */
   int pending_fd;             /* accepted, not yet sent on the net channel */
+  /* Per --port: whether the workload listens on it (last said to the
+   * host), and the broker's own listeners when the host forwards it.  */
+  bool port_up[BROKER_NET_MAX_PORTS];
+  int fwd_fd[BROKER_NET_MAX_PORTS][2];
 };
 
 enum broker_scope
@@ -325,6 +332,8 @@ struct broker_args
 {
   const char *status_fd, *env_fd, *output_fd, *cpu, *files, *procs, *as;
   const char *seccomp_fd, *net_fd;
+  const char *ports[BROKER_NET_MAX_PORTS];
+  int n_ports;
 };
 
 /* Check --seccomp-fd: a descriptor of 3 or above, none of the others.  */
@@ -362,6 +371,28 @@ broker_check_net_fd (const struct broker_args *a, struct broker_options *opt)
   return 0;
 }
 
+/* Check --port: each a port of 1024 and above, only with --net-fd (the
+ * host learns of it and reaches it over the channel alone).  */
+static int
+broker_check_ports (const struct broker_args *a, struct broker_options *opt)
+{
+  if (a->n_ports > 0 && a->net_fd == NULL)
+    return broker_usage_error ("--port needs --net-fd");
+  for (int i = 0; i < a->n_ports; i++)
+    {
+      char *end = NULL;
+      errno = 0;
+      unsigned long v = strtoul (a->ports[i], &end, 10);
+      if (a->ports[i][0] < '0' || a->ports[i][0] > '9' || *end != '\0'
+          || errno != 0 || v < 1024 || v > 65535 || v == BROKER_NET_PORT)
+        return broker_usage_error ("--port: '%s' is not a port from 1024 to "
+                                   "65535 other than %d",
+                                   a->ports[i], BROKER_NET_PORT);
+      opt->ports[opt->n_ports++] = (uint16_t) v;
+    }
+  return 0;
+}
+
 /* Check the parsed values themselves.  */
 static int
 broker_check_values (const struct broker_args *a, struct broker_options *opt)
@@ -389,7 +420,8 @@ broker_check_values (const struct broker_args *a, struct broker_options *opt)
     return broker_usage_error ("--output-fd: '%s' is not a descriptor number "
                                "of 3 or above, apart from the others",
                                a->output_fd);
-  if (broker_check_seccomp_fd (a, opt) < 0 || broker_check_net_fd (a, opt) < 0)
+  if (broker_check_seccomp_fd (a, opt) < 0 || broker_check_net_fd (a, opt) < 0
+      || broker_check_ports (a, opt) < 0)
     return -1;
   /* No search path: inside a sandbox, PATH could find a binary the
    * workspace planted.  The host resolves the program.  */
@@ -465,6 +497,9 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
   if (strcmp (arg, "--socket") == 0)
     return broker_take_repeat (argc, argv, i, opt->sockets, &opt->n_sockets,
                                BROKER_MAX_SOCKETS);
+  if (strcmp (arg, "--port") == 0)
+    return broker_take_repeat (argc, argv, i, a->ports, &a->n_ports,
+                               BROKER_NET_MAX_PORTS);
   if (strcmp (arg, "--hide-sockets") == 0)
     {
       if (opt->hide_sockets)
@@ -1237,7 +1272,7 @@ broker_proc_self (struct broker *b)
   return broker_bind_readonly (path);
 }
 
-/* One listener on addr (len bytes) at BROKER_NET_PORT: close-on-exec, so
+/* One listener on addr (len bytes), its port set: close-on-exec, so
  * the workload never holds it, and non-blocking, so a connection that
  * went away between poll and accept cannot stall the broker.  */
 static int
@@ -1597,6 +1632,18 @@ broker_kill_all (struct broker *b)
  * channel: exiting at once would reset the channel under a STOP the host
  * may be sending at the same moment, and a reset loses the DONE still
  * unread.  The broker exits next.  */
+static void broker_port_close (struct broker *b);
+
+/* Milliseconds of the monotonic clock.  */
+static uint64_t
+broker_now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
 static int
 broker_finish (struct broker *b)
 {
@@ -1610,6 +1657,7 @@ broker_finish (struct broker *b)
   if (b->pending_fd >= 0)
     close (b->pending_fd);
   b->listen_fd[0] = b->listen_fd[1] = b->pending_fd = -1;
+  broker_port_close (b);
   broker_send (b->opt.status_fd, BROKER_MSG_DONE, 0, BROKER_STAGE_NONE);
   shutdown (b->opt.status_fd, SHUT_WR);
   while (recv (b->opt.status_fd, &msg, sizeof msg, 0) > 0 || errno == EINTR)
@@ -1727,11 +1775,238 @@ broker_send_pending (struct broker *b)
   b->pending_fd = -1;
 }
 
+/* --- sandbox.network.ports ----------------------------------------------- */
+
+/* How often the broker looks for the workload's listeners on its ports.  */
+#define BROKER_PORT_WATCH_MS 200
+/* How long one record to the host, or one connection inside, may wait.  */
+#define BROKER_PORT_WAIT_MS 1000
+
+/* The index of port among the --port ports, or -1.  */
+static int
+broker_port_index (const struct broker *b, unsigned port)
+{
+  for (int i = 0; i < b->opt.n_ports; i++)
+    if (b->opt.ports[i] == port)
+      return i;
+  return -1;
+}
+
+/* Send one ports record (and fd, or -1) to the host, waiting at most
+ * BROKER_PORT_WAIT_MS for room.  fd stays the caller's to close.  */
+static void
+broker_port_send (struct broker *b, int kind, unsigned port, uint32_t id,
+                  int fd)
+{
+  struct broker_net_msg m
+      = { .kind = (uint8_t) kind, .port = (uint16_t) port, .id = id };
+  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct pollfd pfd = { .fd = b->opt.net_fd, .events = POLLOUT };
+
+  if (fd >= 0)
+    {
+      memset (control.buf, 0, sizeof control.buf);
+      msg.msg_control = control.buf;
+      msg.msg_controllen = sizeof control.buf;
+      struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (c), &fd, sizeof (int));
+    }
+  for (int tries = 0; tries < 2; tries++)
+    {
+      ssize_t n;
+      do
+        n = sendmsg (b->opt.net_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      while (n < 0 && errno == EINTR);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        return;
+      if (poll (&pfd, 1, BROKER_PORT_WAIT_MS) <= 0)
+        return;
+    }
+}
+
+/* Scan one of /proc/net/tcp and tcp6 (this namespace's) for listeners
+ * (state 0A) on a --port port, marking them in up.  Any address counts:
+ * the namespace has only its loopback, so a listener is on 127.0.0.1,
+ * ::1 or a wildcard, each of which broker_port_connect reaches.  A
+ * missing file is nothing (IPv6 may be off).  */
+static void
+broker_port_scan (const struct broker *b, const char *path, bool *up)
+{
+  char line[512];
+  FILE *f = fopen (path, "re");
+
+  if (f == NULL)
+    return;
+  while (fgets (line, sizeof line, f) != NULL)
+    {
+      char local[64];
+      unsigned port, state;
+      /* "  sl  local_address rem_address   st ..." */
+      if (sscanf (line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", local,
+                  &port, &state)
+          != 3)
+        continue;
+      int i = broker_port_index (b, port);
+      if (i >= 0 && state == 0x0A)
+        up[i] = true;
+    }
+  fclose (f);
+}
+
+/* Look at the workload's listeners and tell the host of each --port port
+ * that began or stopped being served.  A port the broker forwards for
+ * the host is its own listener, not the workload's: never reported.  */
+static void
+broker_port_watch (struct broker *b)
+{
+  bool up[BROKER_NET_MAX_PORTS] = { false };
+
+  broker_port_scan (b, "/proc/net/tcp", up);
+  broker_port_scan (b, "/proc/net/tcp6", up);
+  for (int i = 0; i < b->opt.n_ports; i++)
+    {
+      bool serving = up[i] && b->fwd_fd[i][0] < 0 && b->fwd_fd[i][1] < 0;
+      if (serving == b->port_up[i])
+        continue;
+      b->port_up[i] = serving;
+      broker_port_send (b, serving ? BROKER_NET_LISTENING : BROKER_NET_GONE,
+                        b->opt.ports[i], 0, -1);
+    }
+}
+
+/* Connect to port on this namespace's loopback (127.0.0.1, then ::1),
+ * waiting at most BROKER_PORT_WAIT_MS; the socket or -1.  */
+static int
+broker_port_connect (unsigned port)
+{
+  struct sockaddr_in v4 = { .sin_family = AF_INET,
+                            .sin_port = htons ((uint16_t) port),
+                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct sockaddr_in6 v6 = { .sin6_family = AF_INET6,
+                             .sin6_port = htons ((uint16_t) port),
+                             .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  const struct sockaddr *addr[2]
+      = { (struct sockaddr *) &v4, (struct sockaddr *) &v6 };
+  socklen_t len[2] = { sizeof v4, sizeof v6 };
+  struct timeval tv = { .tv_sec = BROKER_PORT_WAIT_MS / 1000 };
+
+  for (int k = 0; k < 2; k++)
+    {
+      int fd = socket (addr[k]->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0)
+        continue;
+      /* A server whose queue is full cannot hold the broker for long.  */
+      setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+      if (connect (fd, addr[k], len[k]) == 0)
+        return fd;
+      close (fd);
+    }
+  return -1;
+}
+
+/* Start or stop forwarding port i: listeners on 127.0.0.1 and ::1 inside,
+ * whose connections go to the host (another command serves the port).  */
+static void
+broker_port_forward (struct broker *b, int i, bool on)
+{
+  struct sockaddr_in v4 = { .sin_family = AF_INET,
+                            .sin_port = htons (b->opt.ports[i]),
+                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct sockaddr_in6 v6 = { .sin6_family = AF_INET6,
+                             .sin6_port = htons (b->opt.ports[i]),
+                             .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+
+  for (int k = 0; k < 2; k++)
+    if (b->fwd_fd[i][k] >= 0)
+      {
+        close (b->fwd_fd[i][k]);
+        b->fwd_fd[i][k] = -1;
+      }
+  /* The workload serves it itself: nothing to forward.  */
+  if (!on || b->port_up[i])
+    return;
+  b->fwd_fd[i][0]
+      = broker_listen_one (AF_INET, (struct sockaddr *) &v4, sizeof v4);
+  b->fwd_fd[i][1]
+      = broker_listen_one (AF_INET6, (struct sockaddr *) &v6, sizeof v6);
+}
+
+/* Act on one record from the host: connect, forward or stop forwarding
+ * one of the --port ports.  Anything else is ignored.  */
+static void
+broker_port_request (struct broker *b, const struct broker_net_msg *m)
+{
+  int i = broker_port_index (b, m->port);
+
+  if (i < 0 || m->zero != 0)
+    return;
+  if (m->kind == BROKER_NET_CONNECT)
+    {
+      int fd = broker_port_connect (m->port);
+      broker_port_send (b, fd >= 0 ? BROKER_NET_CONNECTED : BROKER_NET_FAILED,
+                        m->port, m->id, fd);
+      if (fd >= 0)
+        close (fd);
+    }
+  else if (m->kind == BROKER_NET_FORWARD || m->kind == BROKER_NET_UNFORWARD)
+    broker_port_forward (b, i, m->kind == BROKER_NET_FORWARD);
+}
+
+/* Read what the host sent on the net channel.  The channel gone is
+ * nothing here: the status channel says when the host is.  */
+static void
+broker_port_read (struct broker *b)
+{
+  struct broker_net_msg m;
+  ssize_t n;
+
+  while ((n = recv (b->opt.net_fd, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC)) > 0)
+    if (n == (ssize_t) sizeof m)
+      broker_port_request (b, &m);
+}
+
+/* Accept one connection on a forwarded port's listener and send it to
+ * the host marked with the port; the broker keeps no copy.  */
+static void
+broker_port_accept (struct broker *b, int listener, unsigned port)
+{
+  int fd;
+
+  do
+    fd = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    return;
+  broker_port_send (b, BROKER_NET_ACCEPTED, port, 0, fd);
+  close (fd);
+}
+
+/* Close every forwarded port's listeners (before DONE).  */
+static void
+broker_port_close (struct broker *b)
+{
+  for (int i = 0; i < b->opt.n_ports; i++)
+    broker_port_forward (b, i, false);
+}
+
+/* The most descriptors the main loop polls.  */
+#define BROKER_POLL_MAX (5 + 2 * BROKER_NET_MAX_PORTS)
+
 /* The descriptors the main loop polls: the channel, the signals, and with
- * a net channel either the listeners or (a connection waiting to go) the
- * net channel for room.  Returns how many.  */
+ * a net channel the channel itself (the host's requests, and room while
+ * a connection waits to go), the proxy's listeners unless one waits, and
+ * the forwarded ports' listeners.  Returns how many.  */
 static nfds_t
-broker_poll_set (const struct broker *b, struct pollfd fds[4])
+broker_poll_set (const struct broker *b, struct pollfd fds[BROKER_POLL_MAX])
 {
   nfds_t n = 2;
 
@@ -1739,15 +2014,28 @@ broker_poll_set (const struct broker *b, struct pollfd fds[4])
   fds[1] = (struct pollfd){ .fd = b->signal_fd, .events = POLLIN };
   if (b->opt.net_fd < 0)
     return n;
-  if (b->pending_fd >= 0)
-    {
-      fds[n++] = (struct pollfd){ .fd = b->opt.net_fd, .events = POLLOUT };
-      return n;
-    }
-  for (int i = 0; i < 2; i++)
+  fds[n++] = (struct pollfd){
+    .fd = b->opt.net_fd,
+    .events = (short) (POLLIN | (b->pending_fd >= 0 ? POLLOUT : 0))
+  };
+  for (int i = 0; i < 2 && b->pending_fd < 0; i++)
     if (b->listen_fd[i] >= 0)
       fds[n++] = (struct pollfd){ .fd = b->listen_fd[i], .events = POLLIN };
+  for (int i = 0; i < b->opt.n_ports; i++)
+    for (int k = 0; k < 2; k++)
+      if (b->fwd_fd[i][k] >= 0)
+        fds[n++] = (struct pollfd){ .fd = b->fwd_fd[i][k], .events = POLLIN };
   return n;
+}
+
+/* The --port port whose forwarded listener fd is, or 0.  */
+static unsigned
+broker_port_of (const struct broker *b, int fd)
+{
+  for (int i = 0; i < b->opt.n_ports; i++)
+    if (b->fwd_fd[i][0] == fd || b->fwd_fd[i][1] == fd)
+      return b->opt.ports[i];
+  return 0;
 }
 
 /* Act on the net channel's and the listeners' readiness.  */
@@ -1758,8 +2046,16 @@ broker_serve_net (struct broker *b, const struct pollfd *fds, nfds_t n)
     {
       if (fds[i].revents == 0)
         continue;
+      unsigned port = broker_port_of (b, fds[i].fd);
       if (fds[i].fd == b->opt.net_fd)
-        broker_send_pending (b);
+        {
+          if (fds[i].revents & POLLIN)
+            broker_port_read (b);
+          if (b->pending_fd >= 0)
+            broker_send_pending (b);
+        }
+      else if (port != 0)
+        broker_port_accept (b, fds[i].fd, port);
       else if (b->pending_fd < 0)
         broker_accept (b, fds[i].fd);
     }
@@ -1773,18 +2069,37 @@ broker_serve_net (struct broker *b, const struct pollfd *fds, nfds_t n)
 static int
 broker_supervise (struct broker *b)
 {
+  uint64_t next_watch = 0;
+
   for (;;)
     {
-      struct pollfd fds[4];
+      struct pollfd fds[BROKER_POLL_MAX];
       nfds_t n = broker_poll_set (b, fds);
-      int sig = 0;
+      int sig = 0, wait = -1;
 
-      if (poll (fds, n, -1) < 0)
+      /* Ports are watched every BROKER_PORT_WATCH_MS.  */
+      if (b->opt.n_ports > 0)
+        {
+          uint64_t now = broker_now_ms ();
+          if (now >= next_watch)
+            {
+              broker_port_watch (b);
+              next_watch = now + BROKER_PORT_WATCH_MS;
+            }
+          wait = (int) (next_watch - now > BROKER_PORT_WATCH_MS
+                            ? BROKER_PORT_WATCH_MS
+                            : next_watch - now);
+          n = broker_poll_set (b, fds);
+        }
+      int r = poll (fds, n, wait);
+      if (r < 0)
         {
           if (errno == EINTR)
             continue;
           return broker_stop (b, SIGKILL);
         }
+      if (r == 0)
+        continue;
       if (fds[1].revents != 0)
         sig = broker_read_signals (b);
       if (sig == 0 && fds[0].revents != 0)
@@ -1802,6 +2117,9 @@ main (int argc, char **argv)
 {
   struct broker b
       = { .signal_fd = -1, .listen_fd = { -1, -1 }, .pending_fd = -1 };
+
+  for (int i = 0; i < BROKER_NET_MAX_PORTS; i++)
+    b.fwd_fd[i][0] = b.fwd_fd[i][1] = -1;
 
   if (argc < 1)
     {

@@ -54,6 +54,39 @@ enum broker_stage
 #define BROKER_NET_PORT 3128
 #define BROKER_NET_CONNECTION 'c'
 
+/* sandbox.network.ports (--port, at most BROKER_NET_MAX_PORTS): further
+ * records on the same channel, each one struct broker_net_msg (eight
+ * bytes), the port in host order.  The broker to the host:
+ *   LISTENING / GONE  something inside (not the broker) listens on the
+ *                     port at 127.0.0.1, ::1 or a wildcard, or no more;
+ *   CONNECTED + fd    the connection it made to the port for request id;
+ *   FAILED            that connection could not be made;
+ *   ACCEPTED + fd     a connection the workload made to a port the host
+ *                     asked it to forward (another command serves it).
+ * The host to the broker:
+ *   CONNECT           connect to the port inside, answering with id;
+ *   FORWARD / UNFORWARD  listen on 127.0.0.1 and ::1 at the port inside
+ *                     and send what is accepted, or stop.
+ * The broker acts only on its own --port ports; the host trusts no record
+ * and checks each against what it asked (sandbox/netchan.c, core/portfwd.c). */
+#define BROKER_NET_MAX_PORTS 16
+#define BROKER_NET_LISTENING 'L'
+#define BROKER_NET_GONE 'G'
+#define BROKER_NET_CONNECTED 'K'
+#define BROKER_NET_FAILED 'E'
+#define BROKER_NET_ACCEPTED 'A'
+#define BROKER_NET_CONNECT 'C'
+#define BROKER_NET_FORWARD 'F'
+#define BROKER_NET_UNFORWARD 'U'
+
+struct broker_net_msg
+{
+  uint8_t kind;  /* BROKER_NET_* */
+  uint8_t zero;  /* 0 */
+  uint16_t port; /* one of the --port ports */
+  uint32_t id;   /* CONNECT's, echoed by CONNECTED and FAILED; else 0 */
+};
+
 struct broker_msg
 {
   uint32_t magic; /* BROKER_STATUS_MAGIC */

@@ -76,7 +76,8 @@ enum config_check
   CONFIG_CHECK_MODE,     /* "ask" or "fullAccess" */
   CONFIG_CHECK_THEME,    /* letters, digits, '-' and '_' */
   CONFIG_CHECK_RULE,     /* a permission rule core/rules.c compiles */
-  CONFIG_CHECK_BACKEND   /* an id in the backend registry */
+  CONFIG_CHECK_BACKEND,  /* an id in the backend registry */
+  CONFIG_CHECK_PORT      /* list entries are numbers: ports 1024..65535 */
 };
 
 /* One key of the configuration, by its dotted name.  */
@@ -117,6 +118,13 @@ struct config_key
         offsetof (struct config, field)                                        \
   }
 
+/* sandbox.network.ports: the lowest port (below are the system's) and
+ * the most ports.  */
+#define CONFIG_PORT_MIN 1024
+#define CONFIG_PORTS_MAX 16
+#define CONFIG_PORTS_EXPECTED                                                  \
+  "expected an array of port numbers from 1024 to 65535"
+
 /* Every key; doc/configuration.md documents each row.  */
 static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("sandbox"),
@@ -143,6 +151,12 @@ static const struct config_key config_keys[] = {
    * is theirs to open, never a project's.  */
   CONFIG_BOOL ("sandbox.network.allowPrivateAddresses", CONFIG_RULE_HOME_ONLY,
                net_allow_private),
+  /* Ports of a confined server reachable from the host's loopback and
+   * the session's other commands: the person's own machine is theirs to
+   * open, never a project's.  Numbers, stored as decimal strings.  */
+  { "sandbox.network.ports", CONFIG_KIND_LIST, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_PORT, CONFIG_PORT_MIN, 65535, 5, CONFIG_PORTS_MAX,
+    offsetof (struct config, net_ports) },
   /* 107: a Unix socket path must fit sun_path with its NUL.  */
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
@@ -526,6 +540,7 @@ static const struct
    * core/rules.c with the rule as written.  */
   [CONFIG_CHECK_RULE] = { rules_refuse, NULL },
   [CONFIG_CHECK_BACKEND] = { config_refuse_backend, NULL },
+  [CONFIG_CHECK_PORT] = { NULL, NULL },
 };
 
 /* --- failing ----------------------------------------------------------------
@@ -782,6 +797,30 @@ config_list_entry (struct config_parse *p, const char *s, size_t n)
   return 1;
 }
 
+/* Read one entry of a port list (sandbox.network.ports), spelled s: a
+ * whole number from key->min to key->max, not given twice, stored in
+ * decimal.  */
+static int
+config_port_entry (struct config_parse *p, const struct config_key *key,
+                   const char *s, size_t n)
+{
+  cleanup_free char *spelled = xstrndup (s, n);
+  if (p->items_read++ == key->max_count)
+    return config_fail (p, key->name, _ ("more than %zu entries"),
+                        key->max_count);
+  char *end = NULL;
+  errno = 0;
+  unsigned long v = strtoul (spelled, &end, 10);
+  if (spelled[0] == '-' || spelled[0] == '\0' || *end != '\0' || errno == ERANGE
+      || v < (unsigned long) key->min || v > (unsigned long) key->max)
+    return config_fail (p, key->name, "%s", _ (CONFIG_PORTS_EXPECTED));
+  cleanup_free char *value = xasprintf ("%lu", v);
+  if (config_list_has (&p->items, value))
+    return config_fail (p, key->name, _ ("port %lu is listed twice"), v);
+  config_list_add (&p->items, xstrdup (value));
+  return 1;
+}
+
 /* Put the list just read in place: a project adds to the filesystem and
  * deny lists and narrows the network lists; home replaces the default.  */
 static void
@@ -920,6 +959,8 @@ config_on_number (void *ctx, const char *s, size_t n)
 {
   struct config_parse *p = ctx;
   const struct config_key *key = p->pending;
+  if (p->in_list && key->check == CONFIG_CHECK_PORT)
+    return config_port_entry (p, key, s, n);
   if (p->in_list || key == NULL
       || (key->kind != CONFIG_KIND_UINT && key->kind != CONFIG_KIND_NUMBER))
     return config_wrong_type (p);
@@ -936,6 +977,8 @@ config_on_string (void *ctx, const unsigned char *s, size_t n)
 {
   struct config_parse *p = ctx;
   const struct config_key *key = p->pending;
+  if (p->in_list && key->check == CONFIG_CHECK_PORT)
+    return config_fail (p, key->name, "%s", _ (CONFIG_PORTS_EXPECTED));
   if (p->in_list)
     return config_list_entry (p, (const char *) s, n);
   if (key == NULL || key->kind != CONFIG_KIND_STRING)
@@ -1207,6 +1250,23 @@ config_same_file (const char *a, const char *b)
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Ports need a workload that may listen: home's ports without home's
+ * allowLocalBinding is refused, naming both keys.  (A project may still
+ * turn binding off afterwards; its commands then serve nothing.)  */
+static int
+config_check_ports (const struct config *cfg, const char *home,
+                    struct cr_error **err)
+{
+  if (cfg->net_ports.count == 0 || cfg->net_allow_local_binding)
+    return 0;
+  return cr_error_set (err, 0,
+                       _ ("%s: sandbox.network.ports: needs "
+                          "sandbox.network.allowLocalBinding set to true "
+                          "(a port is served only by a command that may "
+                          "listen)"),
+                       home);
+}
+
 struct config *
 config_new_defaults (void)
 {
@@ -1218,6 +1278,7 @@ config_new_defaults (void)
   config_list_init (&cfg->fs_protected);
   config_list_init (&cfg->fs_unreadable);
   config_list_init (&cfg->net_domains);
+  config_list_init (&cfg->net_ports);
   config_list_init (&cfg->net_unix_sockets);
   config_list_init (&cfg->allow);
   config_list_init (&cfg->workspace_allow);
@@ -1243,6 +1304,7 @@ config_free (struct config *cfg)
   config_list_free (&cfg->fs_protected);
   config_list_free (&cfg->fs_unreadable);
   config_list_free (&cfg->net_domains);
+  config_list_free (&cfg->net_ports);
   config_list_free (&cfg->net_unix_sockets);
   config_list_free (&cfg->allow);
   config_list_free (&cfg->workspace_allow);
@@ -1292,6 +1354,8 @@ config_load (struct config **out, const char *home_path, const char *workspace,
     return -1;
   struct config *cfg = config_new_defaults ();
   int ret = config_load_file (cfg, home, CONFIG_HOME, workspace, err);
+  if (ret == 0)
+    ret = config_check_ports (cfg, home, err);
   if (ret == 0 && workspace != NULL)
     {
       cleanup_free char *project = config_project_path (workspace);
@@ -1334,6 +1398,10 @@ config_policy_input (const struct config *cfg, const char *workspace,
   config_policy_list (&cfg->net_domains, &in->domains);
   in->allow_local_binding = cfg->net_allow_local_binding;
   in->allow_private_addresses = cfg->net_allow_private;
+  /* Ports only for a workload that may listen (a project may have turned
+   * binding off).  */
+  if (cfg->net_allow_local_binding)
+    config_policy_list (&cfg->net_ports, &in->ports);
   config_policy_list (&cfg->net_unix_sockets, &in->unix_sockets);
   in->cpu_seconds = cfg->cpu_seconds;
   in->open_files = cfg->open_files;

@@ -51,6 +51,7 @@ struct config
   bool net_allow_local_binding;   /* sandbox.network.allowLocalBinding */
   bool net_allow_private; /* sandbox.network.allowPrivateAddresses, home-only */
   struct config_list net_unix_sockets; /* sandbox.network.allowUnixSockets */
+  struct config_list net_ports; /* sandbox.network.ports, home-only; decimal */
 
   uint64_t output_bytes;  /* sandbox.limits.outputBytes, bytes (10 MiB) */
   uint64_t cpu_seconds;   /* sandbox.limits.cpuSeconds, seconds (3600) */

@@ -67,9 +67,17 @@ notes_refusal (const char *why)
   return xasprintf ("[refused: %s; nothing was run]", why);
 }
 
+/* "\n[#1 is listening on 127.0.0.1:5173]" after a note, when where.  */
+static void
+notes_put_where (struct buf *b, uint64_t number, const char *where)
+{
+  if (where != NULL)
+    buf_printf (b, "\n[#%" PRIu64 " is %s]", number, where);
+}
+
 char *
-notes_left_running (uint64_t number, enum notes_detach who, const char *so_far,
-                    size_t so_far_len, size_t *len)
+notes_left_running (uint64_t number, enum notes_detach who, const char *where,
+                    const char *so_far, size_t so_far_len, size_t *len)
 {
   struct buf b = BUF_INIT;
   if (so_far != NULL && so_far_len > 0)
@@ -80,6 +88,7 @@ notes_left_running (uint64_t number, enum notes_detach who, const char *so_far,
   buf_printf (
       &b, who == NOTES_DETACH_KEY ? NOTES_LEFT_RUNNING_KEY : NOTES_LEFT_RUNNING,
       number);
+  notes_put_where (&b, number, where);
   return buf_steal (&b, len);
 }
 
@@ -147,8 +156,8 @@ notes_ending_note (const struct notes_end *end, const char *printed,
 }
 
 char *
-notes_output_running (uint64_t number, const char *so_far, size_t so_far_len,
-                      uint64_t bytes, size_t *len)
+notes_output_running (uint64_t number, const char *where, const char *so_far,
+                      size_t so_far_len, uint64_t bytes, size_t *len)
 {
   struct buf b = BUF_INIT;
   if (bytes == 0)
@@ -159,6 +168,7 @@ notes_output_running (uint64_t number, const char *so_far, size_t so_far_len,
       buf_append (&b, so_far, so_far_len);
       buf_printf (&b, "\n[#%" PRIu64 " is still running]", number);
     }
+  notes_put_where (&b, number, where);
   return buf_steal (&b, len);
 }
 

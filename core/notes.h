@@ -39,8 +39,11 @@ char *notes_label (const char *description, const char *line);
 /* The answer to a call left running: what it printed so far (a result text
  * with no ending note, or NULL when nothing arrived), a blank line, then
  * the note naming its number.  The caller owns the string.  */
+/* where: the command's servers (sandbox.network.ports, "listening on
+ * 127.0.0.1:5173"), said after the note, or NULL.  */
 char *notes_left_running (uint64_t number, enum notes_detach who,
-                          const char *so_far, size_t so_far_len, size_t *len);
+                          const char *where, const char *so_far,
+                          size_t so_far_len, size_t *len);
 
 /* A refusal in the words the model is given: "[refused: WHY; nothing was
  * run]".  The caller owns the string.  */
@@ -57,8 +60,10 @@ char *notes_ending_note (const struct notes_end *end, const char *printed,
 
 /* bash_output for a running command: what it printed so far, then a note
  * saying it is still running; or the note alone when nothing arrived.  */
-char *notes_output_running (uint64_t number, const char *so_far,
-                            size_t so_far_len, uint64_t bytes, size_t *len);
+/* where as for notes_left_running.  */
+char *notes_output_running (uint64_t number, const char *where,
+                            const char *so_far, size_t so_far_len,
+                            uint64_t bytes, size_t *len);
 
 /* bash_output for a number nothing answers to, naming what is running:
  * running is a list of "#N LABEL" strings.  */

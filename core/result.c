@@ -196,6 +196,8 @@ result_assemble (const struct result_input *in, const char *h, size_t hl,
   free (ending);
   if (in->publication != NULL)
     result_put_note (&b, in->publication);
+  if (in->ports != NULL)
+    result_put_note (&b, in->ports);
   return buf_steal (&b, len);
 }
 

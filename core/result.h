@@ -48,6 +48,8 @@ struct result_input
   size_t max_encoded;      /* the cap on the text; 0: RESULT_MAX_ENCODED */
   const char *publication; /* the note on what became of its writes, or
                               NULL (sandbox/publish words it) */
+  const char *ports;       /* sandbox.network.ports: a host port that was taken
+                              (core/portfwd.c words it), or NULL */
 };
 
 /* Compose the result text.  The caller owns the returned string (valid

@@ -18,6 +18,7 @@
 #include "broker/status.h"
 #include "core/capture.h"
 #include "core/notes.h"
+#include "core/portfwd.h"
 #include "core/proxy.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
@@ -98,6 +99,13 @@ struct command
    * (-1 when not, or no more).  */
   struct proxy_client *proxy_client;
   int net_fd;
+  /* sandbox.network.ports (core/portfwd.h): the command's listed ports,
+   * its membership of the session's forwarder while its net channel is
+   * watched, and the note for its result when a host port was taken.  */
+  uint16_t ports[16];
+  size_t n_ports;
+  struct portfwd_member *ports_member;
+  char *ports_note;
 
   char *text; /* the answer, then (left running) the ending note */
   size_t text_len;
@@ -127,6 +135,8 @@ struct supervisor
   /* The host's proxy, made when the first command with domains starts;
    * one for all of this process's commands, each with its own client.  */
   struct proxy *proxy;
+  /* Made when the first command with ports starts.  */
+  struct portfwd *portfwd;
   proxy_asker_fn asker; /* given to the proxy when it is made */
   void *asker_data;
 };
@@ -282,6 +292,9 @@ command_free (struct command *cmd)
     }
   if (cmd->net_fd >= 0)
     loop_remove_fd (cmd->sup->loop, cmd->net_fd);
+  if (cmd->ports_member != NULL)
+    portfwd_leave (cmd->ports_member);
+  free (cmd->ports_note);
   proxy_client_free (cmd->proxy_client);
   free (cmd->publication);
   cr_error_free (cmd->start_error);
@@ -342,6 +355,7 @@ command_result_input (const struct command *cmd,
     }
   in->ending = out->ending;
   in->publication = cmd->publication;
+  in->ports = cmd->ports_note;
   in->exit_status = out->exit_status;
   in->signal = out->signal;
   in->still_arriving = out->still_arriving;
@@ -509,20 +523,63 @@ command_on_refusal (void *data, const char *reason_class)
   supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, 2);
 }
 
-/* Take what the net channel holds: each connection the workload made to
- * the proxy's inside port goes to the command's client, which alone
- * checks its credential; a record the channel refuses was closed there.
- * The channel's end means nothing more comes.  */
+/* The command's servers stop being reachable: its host listeners, its
+ * forwarded connections and relays (either end) close now.  */
+static void
+command_ports_leave (struct command *cmd)
+{
+  if (cmd->ports_member == NULL)
+    return;
+  portfwd_leave (cmd->ports_member);
+  cmd->ports_member = NULL;
+}
+
+/* One record from the net channel: a connection to the proxy's inside
+ * port goes to the command's client, which alone checks its credential
+ * (closed when the command has none: it names no domains); a record of
+ * sandbox.network.ports goes to the session's forwarder, which checks it
+ * against what it asked (closed when the command has no ports).  */
+static void
+command_net_record (struct command *cmd, struct netchan_record *rec)
+{
+  struct cr_error *err = NULL;
+
+  if (rec->kind == NETCHAN_CONNECTION && cmd->proxy_client != NULL)
+    {
+      /* From here the connection is the proxy's, refused or not.  */
+      if (proxy_client_take (cmd->proxy_client, rec->fd, &err) < 0)
+        cr_error_clear (&err);
+      return;
+    }
+  if (rec->kind == NETCHAN_CONNECTION || cmd->ports_member == NULL)
+    {
+      if (rec->fd >= 0)
+        close (rec->fd);
+      return;
+    }
+  portfwd_record (cmd->ports_member, rec);
+  char *note = portfwd_taken_note (cmd->ports_member);
+  if (note != NULL)
+    {
+      free (cmd->ports_note);
+      cmd->ports_note = note;
+    }
+}
+
+/* Take what the net channel holds, record by record; a record the
+ * channel refuses was closed there.  The channel's end means nothing
+ * more comes.  */
 static void
 command_on_net (struct loop *loop, int fd, short revents, void *data)
 {
   struct command *cmd = data;
   struct cr_error *err = NULL;
-  int conn, r;
+  struct netchan_record rec;
+  int r;
 
   (void) fd;
   (void) revents;
-  while ((r = sandbox_network_take (cmd->session, &conn, &err)) != NETCHAN_NONE)
+  while ((r = netchan_read (cmd->net_fd, &rec, &err)) != NETCHAN_NONE)
     {
       if (r < 0)
         {
@@ -531,13 +588,12 @@ command_on_net (struct loop *loop, int fd, short revents, void *data)
         }
       if (r == NETCHAN_ENDED)
         {
+          command_ports_leave (cmd);
           loop_remove_fd (loop, cmd->net_fd);
           cmd->net_fd = -1;
           return;
         }
-      /* From here the connection is the proxy's, refused or not.  */
-      if (proxy_client_take (cmd->proxy_client, conn, &err) < 0)
-        cr_error_clear (&err);
+      command_net_record (cmd, &rec);
     }
 }
 
@@ -548,6 +604,7 @@ command_net_close (struct command *cmd)
 {
   struct proxy_counts c;
 
+  command_ports_leave (cmd);
   if (cmd->net_fd >= 0)
     loop_remove_fd (cmd->sup->loop, cmd->net_fd);
   cmd->net_fd = -1;
@@ -844,8 +901,10 @@ command_leave_running (struct command *cmd, enum notes_detach who)
       command_result_input (cmd, NULL, &in);
       so_far = result_compose (&in, &so_far_len);
     }
-  cmd->text = notes_left_running (cmd->number, who, so_far, so_far_len,
+  char *where = command_where (cmd);
+  cmd->text = notes_left_running (cmd->number, who, where, so_far, so_far_len,
                                   &cmd->text_len);
+  free (where);
   free (so_far);
   struct command_answer answer
       = { .text = cmd->text, .text_len = cmd->text_len, .left_running = true };
@@ -1135,12 +1194,21 @@ command_watch (struct command *cmd, struct cr_error **err)
                       err)
              < 0)
     return -1;
-  int net = cmd->proxy_client != NULL ? sandbox_network_fd (cmd->session) : -1;
+  int net = cmd->proxy_client != NULL || cmd->n_ports > 0
+                ? sandbox_network_fd (cmd->session)
+                : -1;
   if (net >= 0)
     {
       if (loop_add_fd (sup->loop, net, POLLIN, command_on_net, cmd, err) < 0)
         return -1;
       cmd->net_fd = net;
+      if (cmd->n_ports > 0)
+        {
+          if (sup->portfwd == NULL)
+            sup->portfwd = portfwd_new (sup->loop);
+          cmd->ports_member
+              = portfwd_join (sup->portfwd, net, cmd->ports, cmd->n_ports);
+        }
     }
   return 0;
 }
@@ -1238,6 +1306,9 @@ command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
 {
   struct supervisor *sup = cmd->sup;
 
+  /* The listed ports, for the forwarder once the command runs.  */
+  for (size_t i = 0; i < policy->n_ports && i < 16; i++)
+    cmd->ports[cmd->n_ports++] = policy->ports[i];
   if (policy->n_domains == 0)
     return 0;
   if (sup->proxy == NULL)
@@ -1446,9 +1517,11 @@ supervisor_output (struct supervisor *sup, int64_t number, size_t *len)
             = RESULT_MAX_ENCODED - result_json_size (note, strlen (note));
         free (note);
         char *so_far = result_compose (&in, &so_far_len);
+        char *where = command_where (c);
         char *text
-            = notes_output_running (c->number, so_far, so_far_len,
+            = notes_output_running (c->number, where, so_far, so_far_len,
                                     capture_total_bytes (c->capture), len);
+        free (where);
         free (so_far);
         return text;
       }
@@ -1499,11 +1572,13 @@ supervisor_free (struct supervisor *sup)
       if (cmd->net_fd >= 0)
         loop_remove_fd (sup->loop, cmd->net_fd);
       cmd->net_fd = -1;
+      command_ports_leave (cmd);
       sandbox_abandon (cmd->session);
       command_free (cmd);
     }
   /* After every client: the proxy closes whatever is left.  */
   proxy_free (sup->proxy);
+  portfwd_free (sup->portfwd);
   buf_free (&sup->endings);
   free (sup->untold);
   free (sup->workspace);
@@ -1535,4 +1610,12 @@ supervisor_set_observer (struct supervisor *sup,
     sup->observer = *obs;
   else
     memset (&sup->observer, 0, sizeof sup->observer);
+}
+
+char *
+command_where (const struct command *cmd)
+{
+  if (cmd->ports_member == NULL)
+    return NULL;
+  return portfwd_where (cmd->ports_member);
 }

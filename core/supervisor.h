@@ -172,6 +172,9 @@ const char *command_sandbox_id (const struct command *cmd);
 
 /* Whether a command was left running and has not ended yet.  */
 bool command_left_running (const struct command *cmd);
+/* Where the command's servers are reachable (sandbox.network.ports:
+ * "listening on 127.0.0.1:5173"), or NULL; owned by the caller.  */
+char *command_where (const struct command *cmd);
 
 /* The shell commands run through, or NULL when this machine has none.  */
 const char *supervisor_find_shell (void);

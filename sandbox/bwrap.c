@@ -347,7 +347,9 @@ bwrap_prepare (struct sandbox_backend *base,
   s->backend = b;
   s->channel = -1;
   s->net_channel = -1;
-  s->net = policy->n_domains > 0;
+  for (size_t i = 0; i < policy->n_ports && i < 16; i++)
+    s->ports[s->n_ports++] = policy->ports[i];
+  s->net = policy->n_domains > 0 || s->n_ports > 0;
   s->allow_local_binding = policy->allow_local_binding;
   s->err_fd = -1;
   s->statedir = statedir;

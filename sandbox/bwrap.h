@@ -12,6 +12,7 @@
 #define CRUCIBLE_SANDBOX_BWRAP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/error.h"
@@ -159,6 +160,10 @@ struct bwrap_plan
   /* The command has domains: the broker gets the net channel at
    * BWRAP_FD_NET (--net-fd) and listens for the proxy inside.  */
   bool net;
+  /* sandbox.network.ports: each given to the broker as --port, the ports
+   * it watches and may connect to or listen on for the host.  */
+  const uint16_t *ports;
+  size_t n_ports;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";

@@ -162,6 +162,12 @@ bwrap_build_argv (const struct bwrap_plan *plan)
    * port inside to the host's proxy.  */
   if (plan->net)
     bwrap_args (&a, "--net-fd", fd_text[6], (char *) NULL);
+  for (size_t i = 0; plan->net && i < plan->n_ports; i++)
+    {
+      char port[8];
+      snprintf (port, sizeof port, "%u", (unsigned) plan->ports[i]);
+      bwrap_args (&a, "--port", port, (char *) NULL);
+    }
   bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
               "--seccomp-fd", fd_text[5], "--cwd", plan->workspace, "--confine",
               "--lower", BWRAP_HIDDEN_LOWER, "--upper",

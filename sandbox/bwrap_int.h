@@ -102,6 +102,10 @@ struct bwrap_session
   bool net;
   bool allow_local_binding;
   int net_channel;
+  /* sandbox.network.ports, copied: with any the command has a net
+   * channel even without domains.  */
+  uint16_t ports[16];
+  size_t n_ports;
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */

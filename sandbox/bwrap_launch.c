@@ -751,7 +751,9 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                              .n_socket_names = g->n_names,
                              .socket_dests = g->dests,
                              .n_socket_binds = g->n_binds,
-                             .net = s->net };
+                             .net = s->net,
+                             .ports = s->ports,
+                             .n_ports = s->n_ports };
   char **argv = bwrap_build_argv (&plan);
   /* bwrap's own stdout and stderr are not the command's: bwrap and the
    * broker hold them for the whole run, and the host must see the end of

@@ -85,6 +85,105 @@ netchan_audit (int fd)
   return NULL;
 }
 
+/* Why a record of n bytes (what it carried in m, or the one byte) with
+ * got descriptors is not one the broker sends, or NULL.  */
+static const char *
+netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m, size_t got)
+{
+  bool with_fd;
+
+  if (n == 1 && byte == NETCHAN_CONNECTION)
+    with_fd = true;
+  else if (n == (ssize_t) sizeof *m && m->zero == 0
+           && (m->kind == BROKER_NET_LISTENING || m->kind == BROKER_NET_GONE
+               || m->kind == BROKER_NET_FAILED))
+    with_fd = false;
+  else if (n == (ssize_t) sizeof *m && m->zero == 0
+           && (m->kind == BROKER_NET_CONNECTED
+               || m->kind == BROKER_NET_ACCEPTED))
+    with_fd = true;
+  else
+    return "a record that is not a connection";
+  if (!with_fd && got > 0)
+    return "a descriptor on a record that carries none";
+  if (with_fd && got != 1)
+    return got == 0 ? "a record without a descriptor"
+                    : "a record with more than one descriptor";
+  return NULL;
+}
+
+int
+netchan_read (int fd, struct netchan_record *rec, struct cr_error **err)
+{
+  struct broker_net_msg m = { 0 };
+  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+  union
+  {
+    char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr msg = { .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof control.buf };
+  int fds[NETCHAN_MAX_FDS];
+  bool other;
+  ssize_t n;
+
+  *rec = (struct netchan_record){ .fd = -1 };
+  if (fd < 0)
+    return NETCHAN_ENDED;
+  /* MSG_CMSG_CLOEXEC: what arrives never reaches a child of the host,
+   * not even for the moment before it is checked.  */
+  do
+    n = recvmsg (fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return NETCHAN_NONE;
+  if (n < 0 && errno == ECONNRESET)
+    return NETCHAN_ENDED;
+  if (n < 0)
+    return cr_error_set (err, errno, "reading the command's net channel");
+  size_t got = netchan_collect (&msg, fds, &other);
+  if (n == 0 && got == 0 && !other)
+    return NETCHAN_ENDED;
+  /* Anything but a record the broker sends, whole, is refused: a
+   * truncated record may have lost descriptors on the way (the kernel
+   * drops what does not fit), and a second descriptor in one record is
+   * not something the broker sends.  */
+  const char *why = NULL;
+  if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+    why = "a truncated record";
+  else if (other)
+    why = "a control record other than a descriptor";
+  else
+    why = netchan_shape (n, (char) m.kind, &m, got);
+  if (why == NULL && got == 1)
+    why = netchan_audit (fds[0]);
+  if (why != NULL)
+    {
+      netchan_close_all (fds, got);
+      return cr_error_set (
+          err, 0, "refused what the command's net channel sent: %s", why);
+    }
+  rec->kind = n == 1 ? NETCHAN_CONNECTION : m.kind;
+  rec->port = n == 1 ? 0 : m.port;
+  rec->id = n == 1 ? 0 : m.id;
+  if (got == 0)
+    return NETCHAN_FD;
+  int flags = fcntl (fds[0], F_GETFL);
+  if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
+    {
+      int saved = errno;
+      close (fds[0]);
+      return cr_error_set (err, saved,
+                           "making a connection from the command "
+                           "non-blocking");
+    }
+  rec->fd = fds[0];
+  return NETCHAN_FD;
+}
+
 int
 netchan_take (int fd, int *fd_out, struct cr_error **err)
 {
@@ -153,6 +252,23 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
     }
   *fd_out = fds[0];
   return NETCHAN_FD;
+}
+
+int
+netchan_send (int fd, int kind, unsigned port, uint32_t id,
+              struct cr_error **err)
+{
+  struct broker_net_msg m
+      = { .kind = (uint8_t) kind, .port = (uint16_t) port, .id = id };
+  ssize_t n;
+
+  do
+    n = send (fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t) sizeof m)
+    return cr_error_set (err, n < 0 ? errno : 0,
+                         "asking the command's broker about port %u", port);
+  return 0;
 }
 
 int

@@ -29,6 +29,30 @@ enum netchan_take
   NETCHAN_ENDED = 2 /* the broker's end is closed: nothing more comes */
 };
 
+/* One record from the broker: a proxy connection (kind
+ * NETCHAN_CONNECTION, fd set), or one of status.h's sandbox.network.ports
+ * records (kind BROKER_NET_*, port and id as sent; fd set for CONNECTED
+ * and ACCEPTED, -1 otherwise).  Only the shape and the descriptor are
+ * checked here: whether the port and id are ones the host asked about is
+ * the caller's to check (core/portfwd.c).  */
+struct netchan_record
+{
+  int kind;
+  unsigned port;
+  uint32_t id;
+  int fd; /* checked like netchan_take's, owned by the caller; or -1 */
+};
+
+/* Read one record of any kind from fd without waiting: NETCHAN_NONE,
+ * NETCHAN_FD (*rec filled), NETCHAN_ENDED, or -1 with *err as
+ * netchan_take.  */
+int netchan_read (int fd, struct netchan_record *rec, struct cr_error **err);
+
+/* Send one request (BROKER_NET_CONNECT, _FORWARD, _UNFORWARD) to the
+ * broker without waiting.  */
+int netchan_send (int fd, int kind, unsigned port, uint32_t id,
+                  struct cr_error **err);
+
 /* Read one record from fd without waiting.  -1 with *err when the record
  * was refused (every descriptor it carried closed; the channel is still
  * good for the next) or the read failed.  */

@@ -327,6 +327,16 @@ policy_put_network (struct jsonw *w, const struct policy_input *in,
   jsonw_member_bool (w, "allow_local_binding", allow_local_binding);
   jsonw_key (w, "unix_sockets");
   policy_put_digests (w, "crucible-unix_socket-v1", &in->unix_sockets);
+  /* sandbox.network.ports, in the order given; only when there are any,
+   * so the digests of every policy without them stay what they were.  */
+  if (in->ports.count > 0)
+    {
+      jsonw_key (w, "ports");
+      jsonw_array_open (w);
+      for (size_t i = 0; i < in->ports.count; i++)
+        jsonw_uint (w, strtoull (in->ports.items[i], NULL, 10));
+      jsonw_array_close (w);
+    }
   jsonw_object_close (w);
 }
 
@@ -576,6 +586,11 @@ policy_resolve (const struct policy_input *in, struct policy **out,
       p->sandbox.n_domains = in->domains.count;
       p->sandbox.allow_local_binding = in->allow_local_binding;
       p->sandbox.allow_private_addresses = in->allow_private_addresses;
+      /* Checked by the configuration (1024..65535, at most 16).  */
+      for (size_t i = 0; i < in->ports.count && i < 16; i++)
+        p->ports[i] = (uint16_t) strtoul (in->ports.items[i], NULL, 10);
+      p->sandbox.ports = p->ports;
+      p->sandbox.n_ports = in->ports.count < 16 ? in->ports.count : 16;
     }
   policy_resolve_requirements (p, in);
   if (in->enabled)

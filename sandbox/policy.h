@@ -68,6 +68,7 @@ struct policy_input
   bool allow_local_binding;
   struct policy_list unix_sockets;
   bool allow_private_addresses; /* home-only; the proxy's, not the view's */
+  struct policy_list ports;     /* sandbox.network.ports, decimal, home-only */
 
   uint64_t cpu_seconds;
   uint64_t open_files;
@@ -137,6 +138,8 @@ struct policy
   char **read_only_rel; /* inside the workspace, relative; owned */
   char **protected_rel;
   char *unheld_root; /* the refusal of a root nothing holds, or NULL */
+  /* sandbox.network.ports as numbers; sandbox.ports points here.  */
+  uint16_t ports[16];
 
   char *requested_text; /* canonical, owned */
   char *effective_text; /* canonical, owned */

@@ -39,8 +39,11 @@ tasks_halves (const struct ui_cmd *c, bool selected, char **left, char **right)
             ui_cmd_lines (c));
   *left = xasprintf ("%s %" PRIu64 ". %s", selected ? "\xe2\x80\xba" : " ",
                      command_number (c->cmd), c->label);
-  *right = xasprintf ("%s \xc2\xb7 %s \xc2\xb7 %s", dur, lines,
-                      text_bytes (c->bytes, 1));
+  char *where = command_where (c->cmd);
+  *right = xasprintf ("%s \xc2\xb7 %s \xc2\xb7 %s%s%s", dur, lines,
+                      text_bytes (c->bytes, 1), where ? " \xc2\xb7 " : "",
+                      where ? where : "");
+  free (where);
 }
 
 /* The rows, the counts in one column: at TASKS_COUNTS_COL, further right

@@ -117,6 +117,14 @@ struct sandbox_policy
   /* sandbox.network.allowPrivateAddresses (home only): the proxy may
    * connect to private ranges an allowed name resolves to.  */
   bool allow_private_addresses;
+  /* sandbox.network.ports (home only, with allowLocalBinding): the ports
+   * at or above 1024 a server of the command may be reached at from the
+   * host's 127.0.0.1 and from the session's other commands; the backend
+   * gives a command with any the net channel, over which its broker says
+   * which of them something inside listens on.  Appended after the four
+   * above; owned like them.  */
+  const uint16_t *ports;
+  size_t n_ports;
 };
 
 /* The one command to start in a prepared session.  */

@@ -6,7 +6,7 @@
 # Needs: CRUCIBLE_BIN_DIR (the broker) and CRUCIBLE_HELPER_DIR (broker_peer;
 # defaults to $CRUCIBLE_BUILDDIR/tests/helpers).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-plan 61
+plan 64
 
 BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
 PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
@@ -330,6 +330,14 @@ check "--net-fd equal to --status-fd: 125" \
   --status-fd 3 --confine --net-fd 3 -- "${RAN[@]}"
 check "--net-fd without --confine: 125" \
   rejects "--net-fd needs --confine" --status-fd 3 --net-fd 5 -- "${RAN[@]}"
+check "--port without --net-fd: 125" \
+  rejects "--port needs --net-fd" --status-fd 3 --confine --port 5173 -- "${RAN[@]}"
+check "a --port below 1024: 125" \
+  rejects "--port: '1023' is not a port from 1024 to 65535 other than 3128" \
+  --status-fd 3 --confine --net-fd 5 --port 1023 -- "${RAN[@]}"
+check "--port 3128, the proxy's own: 125" \
+  rejects "--port: '3128' is not a port from 1024 to 65535 other than 3128" \
+  --status-fd 3 --confine --net-fd 5 --port 3128 -- "${RAN[@]}"
 # A net channel that is not a SOCK_SEQPACKET Unix socket (a file here)
 # refuses the launch before anything runs.
 rm -f "$TMP/ran"

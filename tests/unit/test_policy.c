@@ -300,6 +300,35 @@ test_network_requirements (void **state)
   policy_free (p);
 }
 
+/* sandbox.network.ports: handed to the backend as numbers, in both
+ * canonical texts (so the digests tell two policies apart), and absent
+ * from the texts of a policy without them (whose digests stay).  */
+static void
+test_network_ports (void **state)
+{
+  (void) state;
+  struct policy_input in = defaults (true);
+  in.allow_local_binding = true;
+  struct policy *without = resolve (&in);
+  assert_null (strstr (without->requested_text, "ports"));
+  assert_null (strstr (without->effective_text, "ports"));
+  assert_int_equal (without->sandbox.n_ports, 0);
+
+  char *ports[] = { (char *) "5173", (char *) "8080" };
+  in.ports.items = ports;
+  in.ports.count = 2;
+  struct policy *with = resolve (&in);
+  assert_int_equal (with->sandbox.n_ports, 2);
+  assert_int_equal (with->sandbox.ports[0], 5173);
+  assert_int_equal (with->sandbox.ports[1], 8080);
+  assert_non_null (strstr (with->requested_text, "\"ports\":[5173,8080]"));
+  assert_non_null (strstr (with->effective_text, "\"ports\":[5173,8080]"));
+  assert_memory_not_equal (with->effective_digest, without->effective_digest,
+                           POLICY_DIGEST_SIZE);
+  policy_free (with);
+  policy_free (without);
+}
+
 static void
 test_configured_roots (void **state)
 {
@@ -524,6 +553,7 @@ main (void)
     cmocka_unit_test (test_enabled_defaults),
     cmocka_unit_test (test_disabled),
     cmocka_unit_test (test_network_requirements),
+    cmocka_unit_test (test_network_ports),
     cmocka_unit_test (test_configured_roots),
     cmocka_unit_test (test_backend_roots),
     cmocka_unit_test (test_digests_are_stable),
