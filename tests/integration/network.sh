@@ -350,8 +350,8 @@ i=0; while [ $i -lt 480 ]; do d=$((i % 33)); printf "%.${d}s%s\n\n\n\n\n\n\n\n\n
   # --- ports: a listed port answers from the host, an unlisted one does not
   config "$ALL_DOMAINS" '"allowLocalBinding":true,"ports":[5173]'
   SERVE='mkdir -p site && echo "the dev server" >site/index.html &&
-/usr/bin/python3 -m http.server 5173 --bind 127.0.0.1 --directory site 2>&1 &
-/usr/bin/python3 -m http.server 5174 --bind 127.0.0.1 --directory site 2>&1 &
+/usr/bin/python3 -u -m http.server 5173 --bind 127.0.0.1 --directory site 2>&1 &
+/usr/bin/python3 -u -m http.server 5174 --bind 127.0.0.1 --directory site 2>&1 &
 sleep 8'
   (conf "$SERVE"; printf '%s' "$cout" >"$WS/serve.out") &
   s_pid=$!
