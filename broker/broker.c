@@ -1961,6 +1961,39 @@ broker_port_request (struct broker *b, const struct broker_net_msg *m)
     broker_port_forward (b, i, m->kind == BROKER_NET_FORWARD);
 }
 
+static uint64_t broker_now_ms (void);
+
+/* Before the workload starts: take the host's requests until it says
+ * READY, so that the ports other commands of the session serve are
+ * forwarded before the workload can first connect to one.  Bounded: a
+ * host that never says so only delays the start by BROKER_NET_READY_MS,
+ * and a port forwarded later is still forwarded.  */
+static void
+broker_port_await (struct broker *b)
+{
+  if (b->opt.n_ports == 0 || b->opt.net_fd < 0)
+    return;
+  uint64_t until = broker_now_ms () + BROKER_NET_READY_MS;
+  for (;;)
+    {
+      uint64_t now = broker_now_ms ();
+      if (now >= until)
+        return;
+      struct pollfd p = { .fd = b->opt.net_fd, .events = POLLIN };
+      int r = poll (&p, 1, (int) (until - now));
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0 || (p.revents & (POLLHUP | POLLERR)))
+        return;
+      struct broker_net_msg m;
+      ssize_t n = recv (b->opt.net_fd, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC);
+      if (n == (ssize_t) sizeof m && m.kind == BROKER_NET_READY)
+        return;
+      if (n == (ssize_t) sizeof m)
+        broker_port_request (b, &m);
+    }
+}
+
 /* Read what the host sent on the net channel.  The channel gone is
  * nothing here: the status channel says when the host is.  */
 static void
@@ -2127,8 +2160,10 @@ main (int argc, char **argv)
       return BROKER_EXIT_FAILED;
     }
   if (broker_parse_args (argc, argv, &b.opt) < 0
-      || broker_check_fds (&b.opt) < 0 || broker_setup (&b) < 0
-      || broker_start (&b) < 0)
+      || broker_check_fds (&b.opt) < 0 || broker_setup (&b) < 0)
+    return BROKER_EXIT_FAILED;
+  broker_port_await (&b);
+  if (broker_start (&b) < 0)
     return BROKER_EXIT_FAILED;
   return broker_supervise (&b);
 }

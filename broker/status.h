@@ -66,7 +66,12 @@ enum broker_stage
  * The host to the broker:
  *   CONNECT           connect to the port inside, answering with id;
  *   FORWARD / UNFORWARD  listen on 127.0.0.1 and ::1 at the port inside
- *                     and send what is accepted, or stop.
+ *                     and send what is accepted, or stop;
+ *   READY             (port 0) every FORWARD the command starts with has
+ *                     been sent: a broker given --port waits for it (at
+ *                     most BROKER_NET_READY_MS) before it starts the
+ *                     workload, so that a port another command serves is
+ *                     forwarded from the workload's first instruction.
  * The broker acts only on its own --port ports; the host trusts no record
  * and checks each against what it asked (sandbox/netchan.c, core/portfwd.c). */
 #define BROKER_NET_MAX_PORTS 16
@@ -78,6 +83,8 @@ enum broker_stage
 #define BROKER_NET_CONNECT 'C'
 #define BROKER_NET_FORWARD 'F'
 #define BROKER_NET_UNFORWARD 'U'
+#define BROKER_NET_READY 'R'
+#define BROKER_NET_READY_MS 5000
 
 struct broker_net_msg
 {

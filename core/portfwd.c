@@ -454,6 +454,11 @@ portfwd_join (struct portfwd *pf, int chan, const uint16_t *ports,
         m->forwarding[i] = true;
       cr_error_free (err);
     }
+  /* The broker starts the workload once it has these (BROKER_NET_READY);
+   * one it cannot be sent waits out its bound instead.  */
+  struct cr_error *err = NULL;
+  netchan_send (chan, BROKER_NET_READY, 0, 0, &err);
+  cr_error_free (err);
   return m;
 }
 
