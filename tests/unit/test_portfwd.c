@@ -58,15 +58,26 @@ broker_say (int b, int kind, unsigned port, uint32_t id, int fd)
   assert_int_equal (sendmsg (b, &msg, 0), (ssize_t) sizeof m);
 }
 
-/* Read the next request the host sent the fake broker on b, waiting a
+/* Read the next record the host sent the fake broker on b, waiting a
  * little; false when none came.  */
 static bool
-broker_hear (int b, struct broker_net_msg *m)
+broker_hear_any (int b, struct broker_net_msg *m)
 {
   struct pollfd p = { .fd = b, .events = POLLIN };
   if (poll (&p, 1, 500) <= 0)
     return false;
   return recv (b, m, sizeof *m, 0) == (ssize_t) sizeof *m;
+}
+
+/* The next request, past the READY that ends a join's forwards (which
+ * test_join_ready looks at).  */
+static bool
+broker_hear (int b, struct broker_net_msg *m)
+{
+  while (broker_hear_any (b, m))
+    if (m->kind != BROKER_NET_READY)
+      return true;
+  return false;
 }
 
 /* Let the host read what the member's broker sent and the loop run.  */
@@ -169,6 +180,21 @@ setup (void **state)
     }
   *state = &f;
   return 0;
+}
+
+/* A join ends with READY, after the forwards the member starts with: the
+ * broker starts its workload then.  Nobody serves a port yet, so the
+ * first member hears READY alone.  */
+static void
+test_join_ready (void **state)
+{
+  struct fixture *f = *state;
+  struct broker_net_msg m;
+  assert_true (broker_hear_any (f->broker[0], &m));
+  assert_int_equal (m.kind, BROKER_NET_READY);
+  assert_int_equal (m.port, 0);
+  assert_true (broker_hear_any (f->broker[1], &m));
+  assert_int_equal (m.kind, BROKER_NET_READY);
 }
 
 static int
@@ -334,6 +360,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_join_ready, setup, teardown),
     cmocka_unit_test_setup_teardown (test_listen_only_listed, setup, teardown),
     cmocka_unit_test_setup_teardown (test_connected_needs_the_id, setup,
                                      teardown),
