@@ -45,6 +45,7 @@ struct keys
   enum keys_csi csi;
   int utf8_left; /* continuation bytes of a character still to come */
   uint64_t force_timer;
+  uint64_t held_timer; /* bytes held outside a paste go to termkey */
 };
 
 /* Hand over every whole key termkey has.  */
@@ -154,11 +155,12 @@ keys_push (struct keys *k, const char *raw, size_t len)
     }
 }
 
-/* How many bytes at the end of p[0..n) could start marker.  */
+/* How many bytes at the end of p[0..n) could start marker: a read may
+ * end anywhere in one, its first byte (ESC) too.  */
 static size_t
 keys_partial_mark (const char *p, size_t n, const char *mark)
 {
-  for (size_t k = KEYS_MARK_LEN - 1; k >= 2; k--)
+  for (size_t k = KEYS_MARK_LEN - 1; k >= 1; k--)
     if (n >= k && memcmp (p + n - k, mark, k) == 0)
       return k;
   return 0;
@@ -169,6 +171,19 @@ static const char *
 keys_find (const char *p, size_t n, const char *mark)
 {
   return memmem (p, n, mark, KEYS_MARK_LEN);
+}
+
+/* Nothing followed the bytes held outside a paste: they are keys.  */
+static void
+keys_on_held (struct loop *loop, void *data)
+{
+  struct keys *k = data;
+  size_t len;
+  k->held_timer = 0;
+  char *held = buf_steal (&k->held, &len);
+  keys_push (k, held, len);
+  free (held);
+  keys_on_force (loop, k);
 }
 
 /* Take bytes from the terminal: keys to termkey, a paste to the paste.  */
@@ -196,6 +211,13 @@ keys_take (struct keys *k, const char *p, size_t n)
       if (mark == NULL)
         {
           buf_append (&k->held, p + upto, hold);
+          /* Outside a paste they may be a key as well (a lone Esc, an
+           * Alt+[): if nothing follows within termkey's own wait, they
+           * are given to termkey after all.  */
+          if (hold > 0 && !k->in_paste)
+            k->held_timer = loop_add_timer (
+                k->loop, (uint64_t) termkey_get_waittime (k->tk), keys_on_held,
+                k);
           return;
         }
       if (k->in_paste)
@@ -217,6 +239,8 @@ keys_on_readable (struct loop *loop, int fd, short revents, void *data)
 {
   struct keys *k = data;
   char chunk[KEYS_READ_MAX + KEYS_MARK_LEN];
+  loop_cancel_timer (loop, k->held_timer);
+  k->held_timer = 0;
   size_t held = k->held.len;
   memcpy (chunk, k->held.data != NULL ? k->held.data : "", held);
   k->held.len = 0;
@@ -274,6 +298,7 @@ keys_free (struct keys *k)
   if (k == NULL)
     return;
   loop_cancel_timer (k->loop, k->force_timer);
+  loop_cancel_timer (k->loop, k->held_timer);
   loop_remove_fd (k->loop, k->fd);
   termkey_destroy (k->tk);
   buf_free (&k->held);
