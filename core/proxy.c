@@ -36,7 +36,7 @@
 #include "sandbox/netpolicy.h"
 
 #define PROXY_USER "crucible"
-#define PROXY_BUF_CAP 16384 /* one read; heads go to the parser */
+#define PROXY_BUF_CAP 65536 /* one read; heads go to the parser */
 #define PROXY_PIPE_CHUNK 65536
 #define PROXY_HEAD_MS 30000u    /* a request head must arrive in 30 s */
 #define PROXY_RESOLVE_MS 10000u /* the resolver's answer */
