@@ -22,7 +22,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=10
+PER_IDENTITY=11
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -111,6 +111,15 @@ for p in range(procs):
             except OSError:
                 pass
         os.write(w, b"%d\n" % len(held))
+        if p == 0:
+            # One more, once the others are all there: what it is told.
+            time.sleep(2)
+            s = socket.create_connection(("127.0.0.1", 3128), 5)
+            s.settimeout(3)
+            try:
+                os.write(1, s.recv(4096))
+            except OSError:
+                pass
         time.sleep(hold)
         os._exit(0)
     os.close(w)
@@ -220,6 +229,8 @@ for who in $ids; do
   bg=$(cat "$TEST_TMP/bg.out")
   like "$bg" "held (9[0-9][0-9][0-9]|10000)" \
     "control ($WHO): confined, 10000 connections to the relay are made and held"
+  like "$bg" "crucible's proxy refused this connection: the command already holds 256 connections to it; close some first." \
+    "confined ($WHO): a connection over the command's limit is told so (503)"
   if [ "$peak" -gt 0 ] && [ "$peak" -lt 2000 ]; then
     ok 0 "confined ($WHO): crucible holds at most 2000 descriptors meanwhile (peak $peak)"
   else
