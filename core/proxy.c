@@ -44,6 +44,12 @@
 #define PROXY_IDLE_MS 300000u   /* nothing moved either way */
 #define PROXY_LINGER_MS 2000u   /* draining a refused client before close */
 #define PROXY_PUMP_ROUNDS 8     /* splice rounds per wake-up, for fairness */
+/* Connections one command may hold at once.  Each costs the host up to six
+ * descriptors (the command's socket, the network's, two pipes) and two
+ * 16 KiB buffers; without a bound a command holding thousands takes the
+ * process to its RLIMIT_NOFILE, and then every other command, the
+ * proxy's own sockets and the session fail.  */
+#define PROXY_CLIENT_MAX_CONNS 256
 
 /* The proxy's own answers (doc/strings.md, "The network proxy's own
  * answers"); the 403 bodies are netpolicy_refusal_text's.  */
@@ -52,6 +58,9 @@
   "HTTP_PROXY or HTTPS_PROXY as given, user and password included.\n"
 #define PROXY_TEXT_400 "crucible's proxy could not read this request: %s.\n"
 #define PROXY_TEXT_502 "crucible's proxy could not connect to %s port %u: %s.\n"
+#define PROXY_TEXT_503                                                         \
+  "crucible's proxy refused this connection: the command already holds "     \
+  "%d connections to it; close some first.\n"
 
 /* ---- The resolver thread ---------------------------------------------- */
 
@@ -255,6 +264,8 @@ struct proxy_client
   char password[33];
   char *userpass; /* "crucible:<password>", what Basic carries */
   struct proxy_conn *conns;
+  size_t n_conns;   /* in conns, at most PROXY_CLIENT_MAX_CONNS */
+  bool over_limit;  /* refusing for the limit since the last fact */
   struct proxy_counts counts;
   proxy_refusal_fn on_refusal;
   void *on_refusal_data;
@@ -1743,6 +1754,7 @@ proxy_conn_free (struct proxy_conn *c)
     cl->conns = c->next;
   if (c->next != NULL)
     c->next->prev = c->prev;
+  cl->n_conns--;
   proxy_question_drop_conn (c);
   c->prev = NULL;
   c->next = p->dead;
@@ -1751,10 +1763,38 @@ proxy_conn_free (struct proxy_conn *c)
     p->reap_timer = loop_add_timer (loop, 0, proxy_reap_timer, p);
 }
 
+/* Refuse a connection over the command's limit at once: one try at the
+ * 503 (a fresh socket's buffer takes it whole), then close.  One fact per
+ * run of refusals, so a flood of them does not flood the journal.  */
+static void
+proxy_client_refuse_over_limit (struct proxy_client *cl, int fd)
+{
+  cleanup_free char *body
+      = xasprintf (PROXY_TEXT_503, PROXY_CLIENT_MAX_CONNS);
+  struct buf head = BUF_INIT;
+  buf_printf (&head,
+              "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; "
+              "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close"
+              "\r\n\r\n%s",
+              strlen (body), body);
+  (void) send (fd, head.data, head.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  buf_free (&head);
+  cl->counts.refused++;
+  if (!cl->over_limit && cl->on_refusal != NULL)
+    cl->on_refusal (cl->on_refusal_data, "limit");
+  cl->over_limit = true;
+}
+
 int
 proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
 {
   cleanup_close int owned = fd;
+  if (cl->n_conns >= PROXY_CLIENT_MAX_CONNS)
+    {
+      proxy_client_refuse_over_limit (cl, fd);
+      return 0;
+    }
+  cl->over_limit = false;
   if (proxy_fd_prepare (fd) < 0)
     return cr_error_set (err, errno, "preparing a proxy connection");
   struct proxy_conn *c = xcalloc (1, sizeof *c);
@@ -1777,6 +1817,7 @@ proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
   if (cl->conns != NULL)
     cl->conns->prev = c;
   cl->conns = c;
+  cl->n_conns++;
   c->state = PROXY_CONN_HEAD;
   proxy_conn_deadline (c, PROXY_HEAD_MS);
   return 0;
