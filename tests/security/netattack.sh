@@ -15,14 +15,15 @@
 #              connection was one descriptor of crucible's, without bound:
 #              at its RLIMIT_NOFILE every other command, the proxy's own
 #              sockets and the session stop)
-#   resolver   a name in /etc/hosts is not held behind lookups whose DNS
-#              server never answers (one resolver thread served every
-#              lookup of every command in turn)
+#   resolver   in one session (crucible mcp), a command's name in
+#              /etc/hosts is not held behind another command's lookups
+#              whose DNS server never answers (one resolver thread served
+#              every lookup of every command in turn)
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=11
+PER_IDENTITY=12
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -141,7 +142,7 @@ become() {
   mkdir -p "$H/.crucible"
   printf '%s\n' "$PX_PY" >"$WS/px.py"
   printf '%s\n' "$HOLD_PY" >"$WS/hold.py"
-  printf '{"sandbox":{"enabled":true,"network":{"domains":[%s]}}}\n' \
+  printf '{"sandbox":{"enabled":true,"network":{"domains":[%s]}},"permissions":{"mode":"fullAccess"}}\n' \
     "$DOMAINS" >"$H/.crucible/config.json"
   [ "$WHO" = nobody ] && chown -R 65534:65534 "$WS" "$H"
   chmod 755 "$WS" "$H"
@@ -241,7 +242,55 @@ for who in $ids; do
   # -- resolver: the control, the fast name alone, in time.
   conf "curl -s -m 8 http://allowed.test/hello.txt"
   like "$cout" "^$NET_HELLO" "control ($WHO): confined, an allowed name in /etc/hosts answers within 8 s"
-  conf "for i in 1 2 3 4 5 6; do python3 px.py get http://slow\$i.wild.test/ >/dev/null & done; sleep 1; curl -s -m 8 http://allowed.test/hello.txt; wait"
-  like "$cout" "^$NET_HELLO" \
-    "confined ($WHO): the same name answers within 8 s while six lookups wait on a DNS server that never answers"
+  # The same session (crucible mcp, one proxy): a first command left
+  # running keeps 12 lookups waiting on the silent DNS server; the next
+  # command's name from /etc/hosts must still answer in time.
+  mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
+    /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
+import json, signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def give_up(signum, frame):
+    print("timed out waiting for crucible mcp")
+    p.kill()
+    sys.exit(1)
+signal.signal(signal.SIGALRM, give_up)
+signal.alarm(120)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
+def recv(want):
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            return None
+        m = json.loads(line)
+        if m.get("id") == want:
+            return m
+def call(i, tool, **kw):
+    send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+          "params": {"name": tool, "arguments": kw}})
+    r = recv(i)
+    if r and "result" in r:
+        return "".join(c.get("text", "") for c in r["result"]["content"])
+    return repr(r)
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "test", "version": "1"}}})
+recv(0)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+print("alone:", call(1, "bash", command="curl -s -m 8 http://allowed.test/hello.txt").strip())
+call(2, "bash", background=True, command=
+    "for i in $(seq 1 12); do python3 px.py get http://slow$i.wild.test/ >/dev/null & done; sleep 40")
+# Time for the twelve clients to start and ask (python starts slowly here).
+time.sleep(5)
+t = time.time()
+print("beside:", call(3, "bash", command="curl -s -m 8 http://allowed.test/hello.txt").strip())
+print("took %.1f s" % (time.time() - t))
+p.stdin.close()
+p.kill()
+PY
+)
+  like "$mcp_out" "^alone: $NET_HELLO" \
+    "control ($WHO): in one crucible mcp, a command reaches an allowed name in /etc/hosts within 8 s"
+  like "$mcp_out" ".*beside: $NET_HELLO" \
+    "confined ($WHO): the next command's name answers within 8 s while the first holds 12 lookups on a DNS server that never answers"
 done
