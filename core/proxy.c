@@ -40,6 +40,13 @@
 #define PROXY_PIPE_CHUNK 65536
 #define PROXY_HEAD_MS 30000u    /* a request head must arrive in 30 s */
 #define PROXY_RESOLVE_MS 10000u /* the resolver's answer */
+/* Lookups run on a few threads, and one command has at most two of them
+ * at once (the rest of its lookups wait their turn): getaddrinfo against
+ * a DNS server that never answers takes the whole of glibc's timeout, and
+ * with one thread for every command a command that asked for such names
+ * held every other command's lookups behind them.  */
+#define PROXY_RESOLVERS 8
+#define PROXY_CLIENT_MAX_LOOKUPS 2
 #define PROXY_CONNECT_MS 10000u /* one connect attempt */
 #define PROXY_IDLE_MS 300000u   /* nothing moved either way */
 #define PROXY_LINGER_MS 2000u   /* draining a refused client before close */
@@ -68,6 +75,10 @@ struct proxy_job
 {
   struct proxy_job *next;  /* queue link (resolver side) */
   struct proxy_conn *conn; /* loop side: NULL once nobody waits */
+  /* Loop side only: the client whose turn it takes (NULL once the client
+   * is gone), and the proxy's list of lookups in flight.  */
+  struct proxy_client *client;
+  struct proxy_job *lprev, *lnext;
   char *host;
   char port[8];
   struct addrinfo *res; /* the thread's answer */
@@ -245,6 +256,10 @@ struct proxy_conn
   bool req_done, resp_head_done, resp_done, resp_close, upgraded;
   bool dead;         /* closed; memory freed by the next reap */
   bool head_started; /* part of a request head has been read */
+  /* Resolving, waiting for one of the client's lookup turns.  */
+  bool lookup_waiting;
+  char *wait_host;
+  unsigned wait_port;
 
   /* Bytes read and not yet consumed, from the command and the network. */
   size_t cin_len, uin_len;
@@ -264,6 +279,7 @@ struct proxy_client
   char password[33];
   char *userpass; /* "crucible:<password>", what Basic carries */
   struct proxy_conn *conns;
+  size_t n_lookups; /* jobs in flight, at most PROXY_CLIENT_MAX_LOOKUPS */
   size_t n_conns;   /* in conns, at most PROXY_CLIENT_MAX_CONNS */
   bool over_limit;  /* refusing for the limit since the last fact */
   struct proxy_counts counts;
@@ -293,6 +309,7 @@ struct proxy
   void *asker_data;
   struct proxy_question *questions; /* the first is the one asked */
   uint64_t next_question;
+  struct proxy_job *jobs;  /* lookups in flight (loop side) */
   struct proxy_conn *dead; /* closed connections, freed by the reap timer */
   uint64_t reap_timer;
 };
@@ -1177,17 +1194,24 @@ proxy_conn_connect_next (struct proxy_conn *c)
 
 /* ---- Resolving -------------------------------------------------------- */
 
-/* Queue a lookup of host:port for this connection.  */
+/* Hand the resolver threads a lookup of host:port for this connection,
+ * taking one of its client's turns.  */
 static void
-proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
+proxy_conn_submit (struct proxy_conn *c, const char *host, unsigned port)
 {
-  struct proxy_resolver *r = c->client->proxy->resolver;
+  struct proxy *p = c->client->proxy;
+  struct proxy_resolver *r = p->resolver;
   struct proxy_job *j = xcalloc (1, sizeof *j);
   j->conn = c;
+  j->client = c->client;
   j->host = xstrdup (host);
   snprintf (j->port, sizeof j->port, "%u", port);
   c->job = j;
-  c->state = PROXY_CONN_RESOLVING;
+  c->client->n_lookups++;
+  j->lnext = p->jobs;
+  if (p->jobs != NULL)
+    p->jobs->lprev = j;
+  p->jobs = j;
   pthread_mutex_lock (&r->mu);
   if (r->tail != NULL)
     r->tail->next = j;
@@ -1196,8 +1220,45 @@ proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
   r->tail = j;
   pthread_cond_signal (&r->cv);
   pthread_mutex_unlock (&r->mu);
+}
+
+/* Look host:port up for this connection: now, or when one of its client's
+ * turns comes free (the deadline runs from here either way).  */
+static void
+proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
+{
+  c->state = PROXY_CONN_RESOLVING;
   proxy_conn_deadline (c, PROXY_RESOLVE_MS);
+  if (c->client->n_lookups >= PROXY_CLIENT_MAX_LOOKUPS)
+    {
+      free (c->wait_host);
+      c->wait_host = xstrdup (host);
+      c->wait_port = port;
+      c->lookup_waiting = true;
+    }
+  else
+    proxy_conn_submit (c, host, port);
   proxy_conn_events (c);
+}
+
+/* Give the client's free lookup turns to its connections that wait,
+ * oldest first (the list has the newest first).  */
+static void
+proxy_client_next_lookups (struct proxy_client *cl)
+{
+  while (cl->n_lookups < PROXY_CLIENT_MAX_LOOKUPS)
+    {
+      struct proxy_conn *oldest = NULL;
+      for (struct proxy_conn *c = cl->conns; c != NULL; c = c->next)
+        if (c->lookup_waiting)
+          oldest = c;
+      if (oldest == NULL)
+        return;
+      cleanup_free char *host = oldest->wait_host;
+      oldest->wait_host = NULL;
+      oldest->lookup_waiting = false;
+      proxy_conn_submit (oldest, host, oldest->wait_port);
+    }
 }
 
 /* Resolve the upstream proxy's own name (crucible's setting: not checked
@@ -1320,13 +1381,24 @@ proxy_resolver_fd (struct loop *loop, int fd, short revents, void *data)
   uintptr_t v;
   (void) loop;
   (void) revents;
-  (void) data;
+  struct proxy *p = data;
   while (recv (fd, &v, sizeof v, MSG_DONTWAIT) == (ssize_t) sizeof v)
     {
       struct proxy_job *j = (struct proxy_job *) v;
+      struct proxy_client *cl = j->client;
+      if (j->lprev != NULL)
+        j->lprev->lnext = j->lnext;
+      else
+        p->jobs = j->lnext;
+      if (j->lnext != NULL)
+        j->lnext->lprev = j->lprev;
+      if (cl != NULL)
+        cl->n_lookups--;
       if (j->conn != NULL)
         proxy_conn_resolved (j->conn, j);
       proxy_job_free (j);
+      if (cl != NULL)
+        proxy_client_next_lookups (cl);
     }
 }
 
@@ -1659,8 +1731,10 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
   switch (c->state)
     {
     case PROXY_CONN_RESOLVING:
-      c->job->conn = NULL;
+      if (c->job != NULL)
+        c->job->conn = NULL;
       c->job = NULL;
+      c->lookup_waiting = false;
       proxy_conn_bad_gateway (c, "unresolved",
                               "the name did not resolve in "
                               "time");
@@ -1726,6 +1800,9 @@ proxy_conn_free (struct proxy_conn *c)
   if (c->job != NULL)
     c->job->conn = NULL;
   c->job = NULL;
+  c->lookup_waiting = false;
+  free (c->wait_host);
+  c->wait_host = NULL;
   loop_cancel_timer (loop, c->timer);
   c->timer = 0;
   loop_remove_fd (loop, c->cfd);
@@ -2086,6 +2163,10 @@ proxy_client_free (struct proxy_client *c)
   struct proxy *p = c->proxy;
   proxy_client_close (c);
   proxy_questions_drop_client (p, c);
+  /* Its lookups still in flight come back to nobody's turn.  */
+  for (struct proxy_job *j = p->jobs; j != NULL; j = j->lnext)
+    if (j->client == c)
+      j->client = NULL;
   if (c->prev != NULL)
     c->prev->next = c->next;
   else
@@ -2111,23 +2192,33 @@ static int
 proxy_resolver_start (struct proxy *p, struct cr_error **err)
 {
   int sv[2];
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+  /* SOCK_SEQPACKET: each thread's answer is one record, never
+   * interleaved with another thread's.  */
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return cr_error_set (err, errno, "making the proxy resolver's socket");
   struct proxy_resolver *r = xcalloc (1, sizeof *r);
   pthread_mutex_init (&r->mu, NULL);
   pthread_cond_init (&r->cv, NULL);
-  r->refs = 2;
+  r->refs = 1 + PROXY_RESOLVERS;
   r->wfd = sv[1];
   p->rfd = sv[0];
   p->resolver = r;
-  pthread_t t;
-  int rc = pthread_create (&t, NULL, proxy_resolver_main, r);
-  if (rc != 0)
+  for (int i = 0; i < PROXY_RESOLVERS; i++)
     {
-      r->refs = 1;
-      return cr_error_set (err, rc, "starting the proxy resolver thread");
+      pthread_t t;
+      int rc = pthread_create (&t, NULL, proxy_resolver_main, r);
+      if (rc != 0)
+        {
+          /* Fewer threads serve; none is an error.  */
+          pthread_mutex_lock (&r->mu);
+          r->refs -= PROXY_RESOLVERS - i;
+          pthread_mutex_unlock (&r->mu);
+          if (i == 0)
+            return cr_error_set (err, rc, "starting the proxy resolver thread");
+          break;
+        }
+      pthread_detach (t);
     }
-  pthread_detach (t);
   return loop_add_fd (p->loop, p->rfd, POLLIN, proxy_resolver_fd, p, err);
 }
 
@@ -2177,7 +2268,7 @@ proxy_free (struct proxy *p)
       struct proxy_resolver *r = p->resolver;
       pthread_mutex_lock (&r->mu);
       r->quit = true;
-      pthread_cond_signal (&r->cv);
+      pthread_cond_broadcast (&r->cv);
       pthread_mutex_unlock (&r->mu);
       proxy_resolver_unref (r);
     }
