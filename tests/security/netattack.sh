@@ -15,6 +15,9 @@
 #              connection was one descriptor of crucible's, without bound:
 #              at its RLIMIT_NOFILE every other command, the proxy's own
 #              sockets and the session stop)
+#   journal    a command refused thousands of times writes a bounded
+#              number of facts to the journal (each refusal was a line in
+#              the host's journal, without bound: a disk filled from inside)
 #   resolver   in one session (crucible mcp), a command's name in
 #              /etc/hosts is not held behind another command's lookups
 #              whose DNS server never answers (one resolver thread served
@@ -23,7 +26,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=12
+PER_IDENTITY=14
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -237,6 +240,28 @@ for who in $ids; do
   else
     ok 1 "confined ($WHO): crucible holds at most 2000 descriptors meanwhile (peak $peak)"
     diag "$bg"
+  fi
+
+  # -- journal: 3000 requests without the credential, each answered 407.
+  # The control: all 3000 are refused, and the ended fact counts them.
+  conf "python3 -c 'import socket
+n = 0
+for i in range(3000):
+    s = socket.create_connection((\"127.0.0.1\", 3128), 5)
+    s.sendall(b\"GET http://allowed.test/ HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n\")
+    n += s.recv(64).startswith(b\"HTTP/1.1 407\")
+    s.close()
+print(\"refused\", n)'"
+  jr=$(cat "$H"/.local/state/crucible/*.jsonl 2>/dev/null)
+  facts=$(grep -c '"fact":"network".*"event":"refused"' <<<"$jr")
+  like "$cout|$(grep '"event":"ended"' <<<"$jr" | grep -o '"refused":[0-9]*' | tail -n 1)" \
+    'refused 3000.*\|"refused":3000' \
+    "control ($WHO): confined, 3000 requests without the credential are refused and counted"
+  if [ "$facts" -gt 0 ] && [ "$facts" -le 100 ]; then
+    ok 0 "confined ($WHO): they write at most 100 refusal facts to the journal ($facts)"
+  else
+    ok 1 "confined ($WHO): they write at most 100 refusal facts to the journal ($facts)"
+    diag "$(tail -n 3 <<<"$jr")"
   fi
 
   # -- resolver: the control, the fast name alone, in time.
