@@ -244,6 +244,8 @@ for who in $ids; do
 
   # -- journal: 3000 requests without the credential, each answered 407.
   # The control: all 3000 are refused, and the ended fact counts them.
+  # (A journal of this command alone: the earlier ones' facts go.)
+  rm -rf "$H/.local/state/crucible"
   conf "python3 -c 'import socket
 n = 0
 for i in range(3000):
