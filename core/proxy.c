@@ -66,7 +66,7 @@
 #define PROXY_TEXT_400 "crucible's proxy could not read this request: %s.\n"
 #define PROXY_TEXT_502 "crucible's proxy could not connect to %s port %u: %s.\n"
 #define PROXY_TEXT_503                                                         \
-  "crucible's proxy refused this connection: the command already holds "     \
+  "crucible's proxy refused this connection: the command already holds "       \
   "%d connections to it; close some first.\n"
 
 /* ---- The resolver thread ---------------------------------------------- */
@@ -1846,8 +1846,7 @@ proxy_conn_free (struct proxy_conn *c)
 static void
 proxy_client_refuse_over_limit (struct proxy_client *cl, int fd)
 {
-  cleanup_free char *body
-      = xasprintf (PROXY_TEXT_503, PROXY_CLIENT_MAX_CONNS);
+  cleanup_free char *body = xasprintf (PROXY_TEXT_503, PROXY_CLIENT_MAX_CONNS);
   struct buf head = BUF_INIT;
   buf_printf (&head,
               "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; "

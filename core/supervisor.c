@@ -517,9 +517,9 @@ command_on_refusal (void *data, const char *reason_class)
     return;
   if (cmd->refusal_facts++ == SUPERVISOR_MAX_REFUSAL_FACTS)
     {
-      struct journal_field f[] = { JOURNAL_STR ("event", "refusals_capped"),
-                                   JOURNAL_INT64 (
-                                       "after", SUPERVISOR_MAX_REFUSAL_FACTS) };
+      struct journal_field f[]
+          = { JOURNAL_STR ("event", "refusals_capped"),
+              JOURNAL_INT64 ("after", SUPERVISOR_MAX_REFUSAL_FACTS) };
       supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, 2);
       return;
     }
