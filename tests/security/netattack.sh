@@ -152,10 +152,10 @@ become() {
 }
 
 # conf SNIPPET: SNIPPET confined through crucible run in the inner
-# namespace.  $cout (stdout and stderr), $crc.
+# namespace.  $cout (stdout and stderr; the status is in it).
 conf() {
   cout=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
-    "${AS[@]}" "$CRUCIBLE" run --timeout 90 -- "$1" 2>&1) && crc=0 || crc=$?
+    "${AS[@]}" "$CRUCIBLE" run --timeout 90 -- "$1" 2>&1) || true
 }
 
 # ctl SNIPPET: the control, unconfined in the same namespace.
@@ -175,9 +175,10 @@ conf_bg() {
 
 # The most descriptors CPID held while it ran (sampled every 0.2 s).
 fd_peak() {
-  local peak=0 n
+  local peak=0 n fds
   while kill -0 "$CPID" 2>/dev/null; do
-    n=$(ls "/proc/$CPID/fd" 2>/dev/null | wc -l)
+    fds=("/proc/$CPID/fd"/*)
+    n=${#fds[@]}
     [ "$n" -gt "$peak" ] && peak=$n
     sleep 0.2
   done
