@@ -15,6 +15,9 @@
 #              connection was one descriptor of crucible's, without bound:
 #              at its RLIMIT_NOFILE every other command, the proxy's own
 #              sockets and the session stop)
+#   tunnels    the same with crucible at the common soft RLIMIT_NOFILE of
+#              1024: 250 held CONNECT tunnels (six descriptors each) leave
+#              crucible room below its limit
 #   journal    a command refused thousands of times writes a bounded
 #              number of facts to the journal (each refusal was a line in
 #              the host's journal, without bound: a disk filled from inside)
@@ -26,7 +29,7 @@
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/netlib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=14
+PER_IDENTITY=16
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
@@ -98,6 +101,25 @@ elif mode == "pipeline":
          "GET %s HTTP/1.1\r\nHost: x\r\n@AUTH@\r\nConnection: close\r\n\r\n" % arg)
 print(read_all(s))'
 
+# Hold up to 250 CONNECT tunnels to allowed.test:80 for 6 s; print how
+# many were made.
+TUN_PY='import base64, os, socket, time, urllib.parse
+u = urllib.parse.urlparse(os.environ["HTTP_PROXY"])
+cred = base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
+ok, held = 0, []
+for i in range(250):
+    s = socket.create_connection(("127.0.0.1", 3128), 5)
+    s.sendall(("CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n"
+               "Proxy-Authorization: Basic %s\r\n\r\n" % cred).encode())
+    s.settimeout(5)
+    try:
+        ok += s.recv(200).startswith(b"HTTP/1.1 200")
+    except OSError:
+        pass
+    held.append(s)
+print("tunnels", ok, flush=True)
+time.sleep(6)'
+
 # Hold N connections to the relay in each of P processes for S seconds;
 # print how many of them connected.
 HOLD_PY='import os, socket, sys, time
@@ -145,6 +167,7 @@ become() {
   mkdir -p "$H/.crucible"
   printf '%s\n' "$PX_PY" >"$WS/px.py"
   printf '%s\n' "$HOLD_PY" >"$WS/hold.py"
+  printf '%s\n' "$TUN_PY" >"$WS/tun.py"
   printf '{"sandbox":{"enabled":true,"network":{"domains":[%s]}},"permissions":{"mode":"fullAccess"}}\n' \
     "$DOMAINS" >"$H/.crucible/config.json"
   [ "$WHO" = nobody ] && chown -R 65534:65534 "$WS" "$H"
@@ -164,11 +187,14 @@ ctl() {
     "${AS[@]}" timeout 60 /bin/sh -c "$1" 2>&1) && urc=0 || urc=$?
 }
 
-# conf_bg SNIPPET: crucible run in the background; CPID its pid (nsenter,
-# env and setpriv each exec, so it is crucible's own), output to $1.out.
+# conf_bg SNIPPET [PRLIMIT-OPTION]: crucible run in the background; CPID
+# its pid (nsenter, prlimit, env and setpriv each exec, so it is crucible's
+# own), output to $TEST_TMP/bg.out.
 conf_bg() {
+  local pre=()
+  [ -n "${2:-}" ] && pre=(prlimit "$2")
   (cd "$WS" && exec nsenter -t "$NET_INNER_PID" -n -m --wd="$WS" -- \
-    env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
+    "${pre[@]}" env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
     "$CRUCIBLE" run --timeout 90 -- "$1" >"$TEST_TMP/bg.out" 2>&1) &
   CPID=$!
 }
@@ -240,6 +266,19 @@ for who in $ids; do
     ok 0 "confined ($WHO): crucible holds at most 2000 descriptors meanwhile (peak $peak)"
   else
     ok 1 "confined ($WHO): crucible holds at most 2000 descriptors meanwhile (peak $peak)"
+    diag "$bg"
+  fi
+
+  # -- tunnels: crucible's soft limit 1024 (the hard one leaves the broker
+  # its 4096).  The control: tunnels are made.
+  conf_bg "python3 tun.py" --nofile=1024:
+  peak=$(fd_peak)
+  bg=$(cat "$TEST_TMP/bg.out")
+  like "$bg" "tunnels [1-9]" "control ($WHO): confined, CONNECT tunnels to an allowed name are made and held"
+  if [ "$peak" -gt 0 ] && [ "$peak" -le 900 ]; then
+    ok 0 "confined ($WHO): at a soft limit of 1024, crucible keeps room below it meanwhile (peak $peak)"
+  else
+    ok 1 "confined ($WHO): at a soft limit of 1024, crucible keeps room below it meanwhile (peak $peak)"
     diag "$bg"
   fi
 
