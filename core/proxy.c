@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,6 +58,14 @@
  * process to its RLIMIT_NOFILE, and then every other command, the
  * proxy's own sockets and the session fail.  */
 #define PROXY_CLIENT_MAX_CONNS 256
+/* And within the process's own descriptor limit: the proxy's connections
+ * together take at most what RLIMIT_NOFILE leaves after this reserve for
+ * the rest of crucible (commands' pipes, the journal, publication), at six
+ * descriptors each, and one command at most half of that.  At the common
+ * soft limit of 1024, 256 tunnels of one command were 1536 descriptors. */
+#define PROXY_FD_RESERVE 256
+#define PROXY_CONN_FDS 6
+#define PROXY_MIN_CONNS 16
 
 /* The proxy's own answers (doc/strings.md, "The network proxy's own
  * answers"); the 403 bodies are netpolicy_refusal_text's.  */
@@ -67,7 +76,7 @@
 #define PROXY_TEXT_502 "crucible's proxy could not connect to %s port %u: %s.\n"
 #define PROXY_TEXT_503                                                         \
   "crucible's proxy refused this connection: the command already holds "       \
-  "%d connections to it; close some first.\n"
+  "%zu connections to it; close some first.\n"
 
 /* ---- The resolver thread ---------------------------------------------- */
 
@@ -305,6 +314,9 @@ struct proxy
   int rfd; /* the loop's end of the answer socket */
   struct netpolicy_local *local;
   struct proxy_client *clients;
+  size_t n_conns;      /* every client's, at most max_conns */
+  size_t max_conns;    /* from RLIMIT_NOFILE */
+  size_t client_conns; /* one client's at most */
   proxy_asker_fn asker;
   void *asker_data;
   struct proxy_question *questions; /* the first is the one asked */
@@ -1832,6 +1844,7 @@ proxy_conn_free (struct proxy_conn *c)
   if (c->next != NULL)
     c->next->prev = c->prev;
   cl->n_conns--;
+  p->n_conns--;
   proxy_question_drop_conn (c);
   c->prev = NULL;
   c->next = p->dead;
@@ -1846,7 +1859,7 @@ proxy_conn_free (struct proxy_conn *c)
 static void
 proxy_client_refuse_over_limit (struct proxy_client *cl, int fd)
 {
-  cleanup_free char *body = xasprintf (PROXY_TEXT_503, PROXY_CLIENT_MAX_CONNS);
+  cleanup_free char *body = xasprintf (PROXY_TEXT_503, cl->n_conns);
   struct buf head = BUF_INIT;
   buf_printf (&head,
               "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; "
@@ -1865,7 +1878,8 @@ int
 proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
 {
   cleanup_close int owned = fd;
-  if (cl->n_conns >= PROXY_CLIENT_MAX_CONNS)
+  if (cl->n_conns >= cl->proxy->client_conns
+      || cl->proxy->n_conns >= cl->proxy->max_conns)
     {
       proxy_client_refuse_over_limit (cl, fd);
       return 0;
@@ -1894,6 +1908,7 @@ proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
     cl->conns->prev = c;
   cl->conns = c;
   cl->n_conns++;
+  cl->proxy->n_conns++;
   c->state = PROXY_CONN_HEAD;
   proxy_conn_deadline (c, PROXY_HEAD_MS);
   return 0;
@@ -2234,11 +2249,32 @@ proxy_env_copy (char *const *env)
   return out;
 }
 
+/* Set the connection limits from the process's descriptor limit.  */
+static void
+proxy_limits (struct proxy *p)
+{
+  struct rlimit rl;
+  size_t budget = PROXY_CLIENT_MAX_CONNS * 2;
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    budget = rl.rlim_cur > PROXY_FD_RESERVE
+                 ? (size_t) (rl.rlim_cur - PROXY_FD_RESERVE) / PROXY_CONN_FDS
+                 : 0;
+  if (budget < PROXY_MIN_CONNS)
+    budget = PROXY_MIN_CONNS;
+  p->max_conns = budget;
+  p->client_conns = budget / 2 < PROXY_CLIENT_MAX_CONNS
+                        ? budget / 2
+                        : PROXY_CLIENT_MAX_CONNS;
+  if (p->client_conns < PROXY_MIN_CONNS)
+    p->client_conns = PROXY_MIN_CONNS;
+}
+
 struct proxy *
 proxy_new (struct loop *loop, char *const *env, struct cr_error **err)
 {
   struct proxy *p = xcalloc (1, sizeof *p);
   p->loop = loop;
+  proxy_limits (p);
   p->rfd = -1;
   p->env = proxy_env_copy (env);
   p->local = netpolicy_local_new ();
