@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,10 +41,31 @@
 #define PROXY_PIPE_CHUNK 65536
 #define PROXY_HEAD_MS 30000u    /* a request head must arrive in 30 s */
 #define PROXY_RESOLVE_MS 10000u /* the resolver's answer */
+/* Lookups run on a few threads, and one command has at most two of them
+ * at once (the rest of its lookups wait their turn): getaddrinfo against
+ * a DNS server that never answers takes the whole of glibc's timeout, and
+ * with one thread for every command a command that asked for such names
+ * held every other command's lookups behind them.  */
+#define PROXY_RESOLVERS 8
+#define PROXY_CLIENT_MAX_LOOKUPS 2
 #define PROXY_CONNECT_MS 10000u /* one connect attempt */
 #define PROXY_IDLE_MS 300000u   /* nothing moved either way */
 #define PROXY_LINGER_MS 2000u   /* draining a refused client before close */
 #define PROXY_PUMP_ROUNDS 8     /* splice rounds per wake-up, for fairness */
+/* Connections one command may hold at once.  Each costs the host up to six
+ * descriptors (the command's socket, the network's, two pipes) and two
+ * 16 KiB buffers; without a bound a command holding thousands takes the
+ * process to its RLIMIT_NOFILE, and then every other command, the
+ * proxy's own sockets and the session fail.  */
+#define PROXY_CLIENT_MAX_CONNS 256
+/* And within the process's own descriptor limit: the proxy's connections
+ * together take at most what RLIMIT_NOFILE leaves after this reserve for
+ * the rest of crucible (commands' pipes, the journal, publication), at six
+ * descriptors each, and one command at most half of that.  At the common
+ * soft limit of 1024, 256 tunnels of one command were 1536 descriptors. */
+#define PROXY_FD_RESERVE 256
+#define PROXY_CONN_FDS 6
+#define PROXY_MIN_CONNS 16
 
 /* The proxy's own answers (doc/strings.md, "The network proxy's own
  * answers"); the 403 bodies are netpolicy_refusal_text's.  */
@@ -52,6 +74,9 @@
   "HTTP_PROXY or HTTPS_PROXY as given, user and password included.\n"
 #define PROXY_TEXT_400 "crucible's proxy could not read this request: %s.\n"
 #define PROXY_TEXT_502 "crucible's proxy could not connect to %s port %u: %s.\n"
+#define PROXY_TEXT_503                                                         \
+  "crucible's proxy refused this connection: the command already holds "       \
+  "%zu connections to it; close some first.\n"
 
 /* ---- The resolver thread ---------------------------------------------- */
 
@@ -59,6 +84,10 @@ struct proxy_job
 {
   struct proxy_job *next;  /* queue link (resolver side) */
   struct proxy_conn *conn; /* loop side: NULL once nobody waits */
+  /* Loop side only: the client whose turn it takes (NULL once the client
+   * is gone), and the proxy's list of lookups in flight.  */
+  struct proxy_client *client;
+  struct proxy_job *lprev, *lnext;
   char *host;
   char port[8];
   struct addrinfo *res; /* the thread's answer */
@@ -236,6 +265,10 @@ struct proxy_conn
   bool req_done, resp_head_done, resp_done, resp_close, upgraded;
   bool dead;         /* closed; memory freed by the next reap */
   bool head_started; /* part of a request head has been read */
+  /* Resolving, waiting for one of the client's lookup turns.  */
+  bool lookup_waiting;
+  char *wait_host;
+  unsigned wait_port;
 
   /* Bytes read and not yet consumed, from the command and the network. */
   size_t cin_len, uin_len;
@@ -255,6 +288,9 @@ struct proxy_client
   char password[33];
   char *userpass; /* "crucible:<password>", what Basic carries */
   struct proxy_conn *conns;
+  size_t n_lookups; /* jobs in flight, at most PROXY_CLIENT_MAX_LOOKUPS */
+  size_t n_conns;   /* in conns, at most PROXY_CLIENT_MAX_CONNS */
+  bool over_limit;  /* refusing for the limit since the last fact */
   struct proxy_counts counts;
   proxy_refusal_fn on_refusal;
   void *on_refusal_data;
@@ -278,10 +314,14 @@ struct proxy
   int rfd; /* the loop's end of the answer socket */
   struct netpolicy_local *local;
   struct proxy_client *clients;
+  size_t n_conns;      /* every client's, at most max_conns */
+  size_t max_conns;    /* from RLIMIT_NOFILE */
+  size_t client_conns; /* one client's at most */
   proxy_asker_fn asker;
   void *asker_data;
   struct proxy_question *questions; /* the first is the one asked */
   uint64_t next_question;
+  struct proxy_job *jobs;  /* lookups in flight (loop side) */
   struct proxy_conn *dead; /* closed connections, freed by the reap timer */
   uint64_t reap_timer;
 };
@@ -1166,17 +1206,24 @@ proxy_conn_connect_next (struct proxy_conn *c)
 
 /* ---- Resolving -------------------------------------------------------- */
 
-/* Queue a lookup of host:port for this connection.  */
+/* Hand the resolver threads a lookup of host:port for this connection,
+ * taking one of its client's turns.  */
 static void
-proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
+proxy_conn_submit (struct proxy_conn *c, const char *host, unsigned port)
 {
-  struct proxy_resolver *r = c->client->proxy->resolver;
+  struct proxy *p = c->client->proxy;
+  struct proxy_resolver *r = p->resolver;
   struct proxy_job *j = xcalloc (1, sizeof *j);
   j->conn = c;
+  j->client = c->client;
   j->host = xstrdup (host);
   snprintf (j->port, sizeof j->port, "%u", port);
   c->job = j;
-  c->state = PROXY_CONN_RESOLVING;
+  c->client->n_lookups++;
+  j->lnext = p->jobs;
+  if (p->jobs != NULL)
+    p->jobs->lprev = j;
+  p->jobs = j;
   pthread_mutex_lock (&r->mu);
   if (r->tail != NULL)
     r->tail->next = j;
@@ -1185,8 +1232,45 @@ proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
   r->tail = j;
   pthread_cond_signal (&r->cv);
   pthread_mutex_unlock (&r->mu);
+}
+
+/* Look host:port up for this connection: now, or when one of its client's
+ * turns comes free (the deadline runs from here either way).  */
+static void
+proxy_conn_resolve (struct proxy_conn *c, const char *host, unsigned port)
+{
+  c->state = PROXY_CONN_RESOLVING;
   proxy_conn_deadline (c, PROXY_RESOLVE_MS);
+  if (c->client->n_lookups >= PROXY_CLIENT_MAX_LOOKUPS)
+    {
+      free (c->wait_host);
+      c->wait_host = xstrdup (host);
+      c->wait_port = port;
+      c->lookup_waiting = true;
+    }
+  else
+    proxy_conn_submit (c, host, port);
   proxy_conn_events (c);
+}
+
+/* Give the client's free lookup turns to its connections that wait,
+ * oldest first (the list has the newest first).  */
+static void
+proxy_client_next_lookups (struct proxy_client *cl)
+{
+  while (cl->n_lookups < PROXY_CLIENT_MAX_LOOKUPS)
+    {
+      struct proxy_conn *oldest = NULL;
+      for (struct proxy_conn *c = cl->conns; c != NULL; c = c->next)
+        if (c->lookup_waiting)
+          oldest = c;
+      if (oldest == NULL)
+        return;
+      cleanup_free char *host = oldest->wait_host;
+      oldest->wait_host = NULL;
+      oldest->lookup_waiting = false;
+      proxy_conn_submit (oldest, host, oldest->wait_port);
+    }
 }
 
 /* Resolve the upstream proxy's own name (crucible's setting: not checked
@@ -1309,13 +1393,24 @@ proxy_resolver_fd (struct loop *loop, int fd, short revents, void *data)
   uintptr_t v;
   (void) loop;
   (void) revents;
-  (void) data;
+  struct proxy *p = data;
   while (recv (fd, &v, sizeof v, MSG_DONTWAIT) == (ssize_t) sizeof v)
     {
       struct proxy_job *j = (struct proxy_job *) v;
+      struct proxy_client *cl = j->client;
+      if (j->lprev != NULL)
+        j->lprev->lnext = j->lnext;
+      else
+        p->jobs = j->lnext;
+      if (j->lnext != NULL)
+        j->lnext->lprev = j->lprev;
+      if (cl != NULL)
+        cl->n_lookups--;
       if (j->conn != NULL)
         proxy_conn_resolved (j->conn, j);
       proxy_job_free (j);
+      if (cl != NULL)
+        proxy_client_next_lookups (cl);
     }
 }
 
@@ -1648,8 +1743,10 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
   switch (c->state)
     {
     case PROXY_CONN_RESOLVING:
-      c->job->conn = NULL;
+      if (c->job != NULL)
+        c->job->conn = NULL;
       c->job = NULL;
+      c->lookup_waiting = false;
       proxy_conn_bad_gateway (c, "unresolved",
                               "the name did not resolve in "
                               "time");
@@ -1715,6 +1812,9 @@ proxy_conn_free (struct proxy_conn *c)
   if (c->job != NULL)
     c->job->conn = NULL;
   c->job = NULL;
+  c->lookup_waiting = false;
+  free (c->wait_host);
+  c->wait_host = NULL;
   loop_cancel_timer (loop, c->timer);
   c->timer = 0;
   loop_remove_fd (loop, c->cfd);
@@ -1743,6 +1843,8 @@ proxy_conn_free (struct proxy_conn *c)
     cl->conns = c->next;
   if (c->next != NULL)
     c->next->prev = c->prev;
+  cl->n_conns--;
+  p->n_conns--;
   proxy_question_drop_conn (c);
   c->prev = NULL;
   c->next = p->dead;
@@ -1751,10 +1853,38 @@ proxy_conn_free (struct proxy_conn *c)
     p->reap_timer = loop_add_timer (loop, 0, proxy_reap_timer, p);
 }
 
+/* Refuse a connection over the command's limit at once: one try at the
+ * 503 (a fresh socket's buffer takes it whole), then close.  One fact per
+ * run of refusals, so a flood of them does not flood the journal.  */
+static void
+proxy_client_refuse_over_limit (struct proxy_client *cl, int fd)
+{
+  cleanup_free char *body = xasprintf (PROXY_TEXT_503, cl->n_conns);
+  struct buf head = BUF_INIT;
+  buf_printf (&head,
+              "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; "
+              "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close"
+              "\r\n\r\n%s",
+              strlen (body), body);
+  (void) send (fd, head.data, head.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  buf_free (&head);
+  cl->counts.refused++;
+  if (!cl->over_limit && cl->on_refusal != NULL)
+    cl->on_refusal (cl->on_refusal_data, "limit");
+  cl->over_limit = true;
+}
+
 int
 proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
 {
   cleanup_close int owned = fd;
+  if (cl->n_conns >= cl->proxy->client_conns
+      || cl->proxy->n_conns >= cl->proxy->max_conns)
+    {
+      proxy_client_refuse_over_limit (cl, fd);
+      return 0;
+    }
+  cl->over_limit = false;
   if (proxy_fd_prepare (fd) < 0)
     return cr_error_set (err, errno, "preparing a proxy connection");
   struct proxy_conn *c = xcalloc (1, sizeof *c);
@@ -1777,6 +1907,8 @@ proxy_client_take (struct proxy_client *cl, int fd, struct cr_error **err)
   if (cl->conns != NULL)
     cl->conns->prev = c;
   cl->conns = c;
+  cl->n_conns++;
+  cl->proxy->n_conns++;
   c->state = PROXY_CONN_HEAD;
   proxy_conn_deadline (c, PROXY_HEAD_MS);
   return 0;
@@ -2045,6 +2177,10 @@ proxy_client_free (struct proxy_client *c)
   struct proxy *p = c->proxy;
   proxy_client_close (c);
   proxy_questions_drop_client (p, c);
+  /* Its lookups still in flight come back to nobody's turn.  */
+  for (struct proxy_job *j = p->jobs; j != NULL; j = j->lnext)
+    if (j->client == c)
+      j->client = NULL;
   if (c->prev != NULL)
     c->prev->next = c->next;
   else
@@ -2070,23 +2206,33 @@ static int
 proxy_resolver_start (struct proxy *p, struct cr_error **err)
 {
   int sv[2];
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+  /* SOCK_SEQPACKET: each thread's answer is one record, never
+   * interleaved with another thread's.  */
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return cr_error_set (err, errno, "making the proxy resolver's socket");
   struct proxy_resolver *r = xcalloc (1, sizeof *r);
   pthread_mutex_init (&r->mu, NULL);
   pthread_cond_init (&r->cv, NULL);
-  r->refs = 2;
+  r->refs = 1 + PROXY_RESOLVERS;
   r->wfd = sv[1];
   p->rfd = sv[0];
   p->resolver = r;
-  pthread_t t;
-  int rc = pthread_create (&t, NULL, proxy_resolver_main, r);
-  if (rc != 0)
+  for (int i = 0; i < PROXY_RESOLVERS; i++)
     {
-      r->refs = 1;
-      return cr_error_set (err, rc, "starting the proxy resolver thread");
+      pthread_t t;
+      int rc = pthread_create (&t, NULL, proxy_resolver_main, r);
+      if (rc != 0)
+        {
+          /* Fewer threads serve; none is an error.  */
+          pthread_mutex_lock (&r->mu);
+          r->refs -= PROXY_RESOLVERS - i;
+          pthread_mutex_unlock (&r->mu);
+          if (i == 0)
+            return cr_error_set (err, rc, "starting the proxy resolver thread");
+          break;
+        }
+      pthread_detach (t);
     }
-  pthread_detach (t);
   return loop_add_fd (p->loop, p->rfd, POLLIN, proxy_resolver_fd, p, err);
 }
 
@@ -2103,11 +2249,32 @@ proxy_env_copy (char *const *env)
   return out;
 }
 
+/* Set the connection limits from the process's descriptor limit.  */
+static void
+proxy_limits (struct proxy *p)
+{
+  struct rlimit rl;
+  size_t budget = PROXY_CLIENT_MAX_CONNS * 2;
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    budget = rl.rlim_cur > PROXY_FD_RESERVE
+                 ? (size_t) (rl.rlim_cur - PROXY_FD_RESERVE) / PROXY_CONN_FDS
+                 : 0;
+  if (budget < PROXY_MIN_CONNS)
+    budget = PROXY_MIN_CONNS;
+  p->max_conns = budget;
+  p->client_conns = budget / 2 < PROXY_CLIENT_MAX_CONNS
+                        ? budget / 2
+                        : PROXY_CLIENT_MAX_CONNS;
+  if (p->client_conns < PROXY_MIN_CONNS)
+    p->client_conns = PROXY_MIN_CONNS;
+}
+
 struct proxy *
 proxy_new (struct loop *loop, char *const *env, struct cr_error **err)
 {
   struct proxy *p = xcalloc (1, sizeof *p);
   p->loop = loop;
+  proxy_limits (p);
   p->rfd = -1;
   p->env = proxy_env_copy (env);
   p->local = netpolicy_local_new ();
@@ -2136,7 +2303,7 @@ proxy_free (struct proxy *p)
       struct proxy_resolver *r = p->resolver;
       pthread_mutex_lock (&r->mu);
       r->quit = true;
-      pthread_cond_signal (&r->cv);
+      pthread_cond_broadcast (&r->cv);
       pthread_mutex_unlock (&r->mu);
       proxy_resolver_unref (r);
     }

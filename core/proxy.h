@@ -74,7 +74,8 @@ void proxy_client_counts (const struct proxy_client *c,
 
 /* Refusals as they happen, for the journal's `network` facts: the class
  * word only, never a host name ("credential", "name", "malformed",
- * "upstream", "unresolved", "unreachable", or an address class word from
+ * "upstream", "unresolved", "unreachable", "limit" (once per run of
+ * connections refused over the command's limit), or an address class word from
  * netpolicy_addr_class_name such as "loopback"; doc/strings.md).  */
 typedef void (*proxy_refusal_fn) (void *data, const char *reason_class);
 void proxy_client_on_refusal (struct proxy_client *c, proxy_refusal_fn fn,

@@ -106,6 +106,7 @@ struct command
   size_t n_ports;
   struct portfwd_member *ports_member;
   char *ports_note;
+  uint64_t refusal_facts; /* `network` refused facts written so far */
 
   char *text; /* the answer, then (left running) the ending note */
   size_t text_len;
@@ -512,12 +513,30 @@ command_stop_scope (struct command *cmd)
     }
 }
 
+/* Refusal facts one command writes; past them its refusals are counted
+ * in its ended fact only.  Every refusal is a connection the command
+ * chose to make, so without a bound a command looping on a refused
+ * request wrote the host's journal without end (a disk filled from
+ * inside).  */
+#define SUPERVISOR_MAX_REFUSAL_FACTS 64
+
 /* The proxy refused one of the command's connections: a fact with the
- * reason's class only, never the name or address asked for.  */
+ * reason's class only, never the name or address asked for; once the
+ * command has had its share, one fact saying so and then none.  */
 static void
 command_on_refusal (void *data, const char *reason_class)
 {
   struct command *cmd = data;
+  if (cmd->refusal_facts > SUPERVISOR_MAX_REFUSAL_FACTS)
+    return;
+  if (cmd->refusal_facts++ == SUPERVISOR_MAX_REFUSAL_FACTS)
+    {
+      struct journal_field f[]
+          = { JOURNAL_STR ("event", "refusals_capped"),
+              JOURNAL_INT64 ("after", SUPERVISOR_MAX_REFUSAL_FACTS) };
+      supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, 2);
+      return;
+    }
   struct journal_field f[] = { JOURNAL_STR ("event", "refused"),
                                JOURNAL_STR ("class", reason_class) };
   supervisor_fact (cmd->sup, JOURNAL_NETWORK, cmd, f, 2);
