@@ -83,9 +83,10 @@ keys_drain (struct keys *k)
  * on a control sequence with an intermediate byte (0x20-0x2f) before the
  * final byte of a cursor or function key, such as ESC [ , D, which any
  * terminal or paste can send.  Its reading of a sequence is followed
- * here: one starts at a key's first byte with ESC [ (after any number of
- * ESCs) or with the 8-bit CSI 0x9b (a byte that is text only inside a
- * UTF-8 character), runs over every byte until a final one (0x40-0x7f),
+ * here: one starts at a key's first byte with ESC [ or ESC 0x9b (after
+ * any number of ESCs) or with the 8-bit CSI 0x9b (a byte that is text
+ * only inside a UTF-8 character), runs over every byte until a final one
+ * (0x40-0x7f),
  * and may hold intermediates anywhere.  The intermediates are dropped and
  * such a sequence ends with KEYS_CSI_NEUTRAL instead of its own final, so
  * that no key is made up from it; the state is kept across reads, so a
@@ -115,9 +116,9 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
           continue;
         }
       if (k->csi == KEYS_CSI_ESC)
-        k->csi = c == '['    ? KEYS_CSI_PARAM
-                 : c == 0x1b ? KEYS_CSI_ESC
-                             : KEYS_CSI_NONE;
+        k->csi = c == '[' || c == 0x9b ? KEYS_CSI_PARAM
+                 : c == 0x1b           ? KEYS_CSI_ESC
+                                       : KEYS_CSI_NONE;
       else if (k->utf8_left > 0 && (c & 0xc0) == 0x80)
         k->utf8_left--;
       else
