@@ -15,10 +15,11 @@
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
 PER_IDENTITY=19
+SLOW=3 # the unanswered question, as root only
 ids=root
 can_drop_privileges && ids="root nobody"
 n_ids=$(wc -w <<<"$ids")
-N=$((n_ids * PER_IDENTITY + 3))
+N=$((n_ids * PER_IDENTITY + 3 + SLOW))
 plan $N
 
 trap 'net_teardown; rm -rf "$TEST_TMP"' EXIT
@@ -157,6 +158,15 @@ def got403(res):
     return REFUSAL in t and "sandbox.network.domains" in t and "\n403" in t
 
 
+# --- a question left unanswered (once, as root: it takes the minute, a
+# constant with no knob, MCP_NET_WAIT_MS); it waits while the rest runs.
+slow = None
+if WHO == "root":
+    slow = Server({"elicitation": {}})
+    slow.call(1, CURL.replace("HOST", "other.test"))
+    slow_req, _ = slow.until(20, is_elicit)
+    slow_t0 = time.monotonic()
+
 # --- a client that can be asked -----------------------------------------
 s = Server({"elicitation": {}})
 s.call(1, CURL.replace("HOST", "allowed.test"))
@@ -209,6 +219,24 @@ s.call(2, CURL.replace("HOST", "allowed.test"))
 res, _ = s.until(30, result_of(2))
 check(got200(res), "control: the same client reaches an allowed name", text(res))
 s.close()
+
+if slow is not None:
+    res, seen = slow.until(80, result_of(1))
+    took = time.monotonic() - slow_t0
+    check(slow_req is not None and got403(res) and 55 <= took <= 70,
+          "unanswered, the question is refused with the 403 after 60 s (%.0f s)" % took,
+          text(res), seen)
+    slow.send({"jsonrpc": "2.0", "id": (slow_req or {}).get("id", "none"), "result": {
+        "action": "accept", "content": {"allow": True}}})
+    late = slow.recv(1)
+    slow.call(2, CURL.replace("HOST", "other.test"))
+    req, _ = slow.until(20, is_elicit)
+    check(late is None and req is not None,
+          "a late answer is ignored, and the next command is asked afresh", late, req)
+    slow.send({"jsonrpc": "2.0", "id": (req or {}).get("id", "none"), "result": {"action": "decline"}})
+    res, _ = slow.until(30, result_of(2))
+    check(got403(res), "and refused, it gets the 403", text(res))
+    slow.close()
 PY
 
 # become WHO: AS (the identity prefix), a workspace WS and home H it owns,

@@ -18,7 +18,7 @@
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER_IDENTITY=24
+PER_IDENTITY=25
 SLOW=3
 ids=root
 can_drop_privileges && ids="root nobody"
@@ -159,7 +159,7 @@ for who in $ids; do
     echo 'expect "type":"hello"'
     echo "$HELLO"
     echo 'expect {"type":"prompt","text":"go"}'
-    call c1 "$CURL" "fetch once"
+    call c1 "$CURL; sleep 0.5; $CURL" "fetch once"
     call c2 "$CURL" "fetch again"
     call c3 "$CURL >a.out & sleep 1; $CURL >b.out & wait; cat a.out b.out" "fetch twice at once"
     call c4 "$CURL" "fetch for good"
@@ -191,6 +191,8 @@ enter chooses · esc refuses" "confined ($WHO): the panel names the command and 
   tui_keys 1
   result c1
   got200 "confined ($WHO): allowed for this command, the connection reaches the origin (200)"
+  like "$RESULT" "$NET_HELLO"'(\\n)+200(\\n)+'"$NET_HELLO"'(\\n)+200' \
+    "confined ($WHO): and the command's next connection to it, without a second question"
 
   # c2: the next command is asked again; refusing gets the 403 text.
   asked "fetch again"
