@@ -1992,7 +1992,10 @@ proxy_question_timeout (struct loop *loop, void *data)
   proxy_question_settle (p, q, PROXY_ANSWER_REFUSE);
 }
 
-/* Ask the first question not yet asked, when none is outstanding.  */
+/* Ask the first question not yet asked, when none is outstanding.  Its
+ * PROXY_ASK_WAIT_MS start now, for the question and the connections waiting
+ * on it: the person's panel counts them from when it is shown, so a
+ * question queued behind another must not run out while it is on screen. */
 static void
 proxy_question_next (struct proxy *p)
 {
@@ -2000,6 +2003,12 @@ proxy_question_next (struct proxy *p)
   if (q == NULL || q->asked || p->asker == NULL)
     return;
   q->asked = true;
+  q->timer = loop_add_timer (p->loop, PROXY_ASK_WAIT_MS,
+                             proxy_question_timeout, q);
+  for (struct proxy_conn *c = q->client->conns; c != NULL; c = c->next)
+    if (proxy_conn_waits_on (c, q))
+      proxy_conn_deadline (c, PROXY_ASK_WAIT_MS + 5000u);
+  /* The asker may answer at once, which frees q.  */
   p->asker (p->asker_data, q->id, q->client, q->name);
 }
 
@@ -2010,11 +2019,13 @@ proxy_ask (struct proxy_conn *c)
 {
   struct proxy *p = c->client->proxy;
   struct proxy_question *q, **tail = &p->questions;
+  uint64_t ahead = 0; /* questions before this one, each at most the wait */
   for (q = p->questions; q != NULL; q = q->next)
     {
       if (q->client == c->client && strcmp (q->name, c->req.host) == 0)
         break;
       tail = &q->next;
+      ahead++;
     }
   if (q == NULL)
     {
@@ -2022,13 +2033,13 @@ proxy_ask (struct proxy_conn *c)
       q->id = ++p->next_question;
       q->client = c->client;
       q->name = xstrdup (c->req.host);
-      q->timer = loop_add_timer (p->loop, PROXY_ASK_WAIT_MS,
-                                 proxy_question_timeout, q);
       *tail = q;
     }
   c->state = PROXY_CONN_ASKING;
   c->question = q->id;
-  c->deadline = loop_now_ms () + PROXY_ASK_WAIT_MS + 5000u;
+  /* A backstop only: the question's own timer refuses it first, and
+   * starts when it is asked (proxy_question_next).  */
+  c->deadline = loop_now_ms () + (ahead + 1) * PROXY_ASK_WAIT_MS + 5000u;
   proxy_conn_timer_arm (c);
   proxy_conn_events (c);
   proxy_question_next (p);

@@ -93,8 +93,9 @@ void proxy_client_free (struct proxy_client *c);
  * With an asker set, a request whose name is not allowed does not get its
  * 403 at once: the proxy calls the asker with a question id, the client and
  * the normalised name, and the connection waits (no bytes read from it) for
- * proxy_answer (question id, verdict), at most PROXY_ASK_WAIT_MS; no answer
- * by then is a refusal.  One question is outstanding at a time, across the
+ * proxy_answer (question id, verdict), at most PROXY_ASK_WAIT_MS from when
+ * its question is asked (not from when it was queued); no answer by then is
+ * a refusal.  One question is outstanding at a time, across the
  * whole proxy: later names queue behind it, and a name already asked or
  * queued for the same client joins that question (coalesced), so every
  * waiting connection gets the one answer.  PROXY_ANSWER_COMMAND lets the
