@@ -161,7 +161,7 @@ def got403(res):
 # --- a question left unanswered (once, as root: it takes the minute, a
 # constant with no knob, MCP_NET_WAIT_MS); it waits while the rest runs.
 slow = None
-if WHO == "root":
+if WHO == "root" and not os.environ.get("CRUCIBLE_SANITIZED"):
     slow = Server({"elicitation": {}})
     slow.call(1, CURL.replace("HOST", "other.test"))
     slow_req, _ = slow.until(20, is_elicit)
@@ -275,6 +275,13 @@ for who in $ids; do
     esac
   done < <(in_net timeout 300 /usr/bin/python3 "$TEST_TMP/client.py" "$CRUCIBLE" "$WHO" 2>&1
     echo "client exit $?")
+
+  if [ "$WHO" = root ] && [ -n "${CRUCIBLE_SANITIZED:-}" ]; then
+    for ((i = 0; i < SLOW; i++)); do
+      skip "crucible mcp (root): the unanswered question's minute" \
+        "a sanitizer build: the minute is a timer's, which the plain build's run measures; the answered questions run the same code here"
+    done
+  fi
 
   # crucible run: nobody to ask, the 403 at once.
   t0=$SECONDS

@@ -318,6 +318,12 @@ done
 # The question left unanswered is the second of one command's two names,
 # queued while the first was on screen for 20 s: its 60 s count from when
 # it is shown, as the panel says, not from when it was queued.
+if [ -n "${CRUCIBLE_SANITIZED:-}" ]; then
+  for i in 1 2 3; do
+    skip "confined (root): the unanswered question's minute" \
+      "a sanitizer build: the minute is a timer's, which the plain build's run measures; the answered questions run the same code here"
+  done
+else
 become root
 config
 C2="curl -sS --max-time 150 -w '\\\\n%{http_code}\\\\n' http://second.test/hello.txt"
@@ -348,6 +354,7 @@ like "$RESULT" 'crucible refused the connection to other\.test.*crucible refused
 tui_wait "second.test was refused: the question about it was not answered within 60 seconds" 5
 ok $? "confined (root): the session says the question was not answered in time"
 quit >/dev/null
+fi
 
 net_teardown
 ok $? "net_teardown leaves no process of the test network (the tmux servers included)"
