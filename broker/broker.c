@@ -1848,12 +1848,23 @@ broker_port_scan (const struct broker *b, const char *path, bool *up)
     return;
   while (fgets (line, sizeof line, f) != NULL)
     {
-      char local[64];
-      unsigned port, state;
-      /* "  sl  local_address rem_address   st ..." */
-      if (sscanf (line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", local,
-                  &port, &state)
-          != 3)
+      /* "  sl  local_address rem_address   st ...": the local port
+       * after the first ':' of the address, the state after the remote
+       * address, all in hex.  */
+      char *colon = strchr (line, ':');
+      char *lport = colon != NULL ? strchr (colon + 1, ':') : NULL;
+      if (lport == NULL)
+        continue;
+      char *end;
+      unsigned long port = strtoul (lport + 1, &end, 16);
+      if (end == lport + 1 || *end != ' ')
+        continue;
+      char *rem = strchr (end + 1, ':');
+      char *st = rem != NULL ? strchr (rem, ' ') : NULL;
+      if (st == NULL)
+        continue;
+      unsigned long state = strtoul (st + 1, &end, 16);
+      if (end == st + 1 || port > 0xffff)
         continue;
       int i = broker_port_index (b, port);
       if (i >= 0 && state == 0x0A)

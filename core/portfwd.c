@@ -98,8 +98,12 @@ portfwd_free (struct portfwd *pf)
 {
   if (pf == NULL)
     return;
-  while (pf->members != NULL)
-    portfwd_leave (pf->members);
+  /* Leaving frees only the member that leaves.  */
+  for (struct portfwd_member *m = pf->members, *next; m != NULL; m = next)
+    {
+      next = m->next;
+      portfwd_leave (m);
+    }
   free (pf);
 }
 
@@ -614,11 +618,10 @@ portfwd_leave (struct portfwd_member *m)
       if (r->member[0] == m || r->member[1] == m)
         portfwd_relay_close (r);
     }
-  for (struct portfwd_member **p = &pf->members; *p != NULL; p = &(*p)->next)
-    if (*p == m)
-      {
-        *p = m->next;
-        break;
-      }
+  struct portfwd_member **p = &pf->members;
+  while (*p != NULL && *p != m)
+    p = &(*p)->next;
+  if (*p == m)
+    *p = m->next;
   free (m);
 }

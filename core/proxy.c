@@ -2003,8 +2003,8 @@ proxy_question_next (struct proxy *p)
   if (q == NULL || q->asked || p->asker == NULL)
     return;
   q->asked = true;
-  q->timer = loop_add_timer (p->loop, PROXY_ASK_WAIT_MS,
-                             proxy_question_timeout, q);
+  q->timer
+      = loop_add_timer (p->loop, PROXY_ASK_WAIT_MS, proxy_question_timeout, q);
   for (struct proxy_conn *c = q->client->conns; c != NULL; c = c->next)
     if (proxy_conn_waits_on (c, q))
       proxy_conn_deadline (c, PROXY_ASK_WAIT_MS + 5000u);
@@ -2265,7 +2265,7 @@ static void
 proxy_limits (struct proxy *p)
 {
   struct rlimit rl;
-  size_t budget = PROXY_CLIENT_MAX_CONNS * 2;
+  size_t budget = (size_t) PROXY_CLIENT_MAX_CONNS * 2;
   if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     budget = rl.rlim_cur > PROXY_FD_RESERVE
                  ? (size_t) (rl.rlim_cur - PROXY_FD_RESERVE) / PROXY_CONN_FDS

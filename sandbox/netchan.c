@@ -92,18 +92,17 @@ netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m, size_t got)
 {
   bool with_fd;
 
-  if (n == 1 && byte == NETCHAN_CONNECTION)
-    with_fd = true;
-  else if (n == (ssize_t) sizeof *m && m->zero == 0
-           && (m->kind == BROKER_NET_LISTENING || m->kind == BROKER_NET_GONE
-               || m->kind == BROKER_NET_FAILED))
-    with_fd = false;
-  else if (n == (ssize_t) sizeof *m && m->zero == 0
-           && (m->kind == BROKER_NET_CONNECTED
-               || m->kind == BROKER_NET_ACCEPTED))
-    with_fd = true;
-  else
+  bool record = n == (ssize_t) sizeof *m && m->zero == 0;
+  bool connection = n == 1 && byte == NETCHAN_CONNECTION;
+  bool carries
+      = record
+        && (m->kind == BROKER_NET_CONNECTED || m->kind == BROKER_NET_ACCEPTED);
+  bool plain = record
+               && (m->kind == BROKER_NET_LISTENING || m->kind == BROKER_NET_GONE
+                   || m->kind == BROKER_NET_FAILED);
+  if (!connection && !carries && !plain)
     return "a record that is not a connection";
+  with_fd = connection || carries;
   if (!with_fd && got > 0)
     return "a descriptor on a record that carries none";
   if (with_fd && got != 1)

@@ -189,7 +189,7 @@ static void
 test_join_ready (void **state)
 {
   struct fixture *f = *state;
-  struct broker_net_msg m;
+  struct broker_net_msg m = { 0 };
   assert_true (broker_hear_any (f->broker[0], &m));
   assert_int_equal (m.kind, BROKER_NET_READY);
   assert_int_equal (m.port, 0);
@@ -218,7 +218,7 @@ static void
 test_listen_only_listed (void **state)
 {
   struct fixture *f = *state;
-  struct broker_net_msg m;
+  struct broker_net_msg m = { 0 };
 
   broker_say (f->broker[0], BROKER_NET_LISTENING, UNLISTED, 0, -1);
   host_pump (f->loop, f->host[0], f->m[0]);
@@ -252,7 +252,7 @@ static void
 test_connected_needs_the_id (void **state)
 {
   struct fixture *f = *state;
-  struct broker_net_msg m;
+  struct broker_net_msg m = { 0 };
   int near, far, near2, far2;
 
   broker_say (f->broker[0], BROKER_NET_LISTENING, LISTED, 0, -1);
@@ -302,7 +302,7 @@ static void
 test_accepted_needs_forwarding (void **state)
 {
   struct fixture *f = *state;
-  struct broker_net_msg m;
+  struct broker_net_msg m = { 0 };
   int near, far, near2, far2;
 
   tcp_pair (&near, &far);
