@@ -33,6 +33,12 @@ enum keys_csi
  * unknown one, which keys_drain drops.  */
 #define KEYS_CSI_NEUTRAL 'z'
 
+/* The most digits a parameter of a sequence has before the sequence is
+ * ended as KEYS_CSI_NEUTRAL too: libtermkey reads a number past what a
+ * long holds as a negative one and then crashes (CSI 465444...4 u); no
+ * key a terminal sends needs more than a Unicode code point's seven.  */
+#define KEYS_CSI_MAX_DIGITS 7
+
 struct keys
 {
   struct loop *loop;
@@ -43,7 +49,8 @@ struct keys
   struct buf paste; /* the paste so far */
   bool in_paste;
   enum keys_csi csi;
-  int utf8_left; /* continuation bytes of a character still to come */
+  int utf8_left;  /* continuation bytes of a character still to come */
+  int csi_digits; /* digits of the sequence's parameter so far */
   uint64_t force_timer;
   uint64_t held_timer; /* bytes held outside a paste go to termkey */
 };
@@ -89,7 +96,8 @@ keys_drain (struct keys *k)
  * (0x40-0x7f),
  * and may hold intermediates anywhere.  The intermediates are dropped and
  * such a sequence ends with KEYS_CSI_NEUTRAL instead of its own final, so
- * that no key is made up from it; the state is kept across reads, so a
+ * that no key is made up from it, as does one with a parameter longer
+ * than KEYS_CSI_MAX_DIGITS; the state is kept across reads, so a
  * sequence cut between two reads is read the same.  Returns the bytes
  * copied.  */
 static size_t
@@ -106,6 +114,10 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
               k->csi = KEYS_CSI_INTER;
               continue;
             }
+          if (c >= '0' && c <= '9' && ++k->csi_digits > KEYS_CSI_MAX_DIGITS)
+            k->csi = KEYS_CSI_INTER;
+          else if (c == ';' || c == ':')
+            k->csi_digits = 0;
           if (c >= 0x40 && c <= 0x7f)
             {
               if (k->csi == KEYS_CSI_INTER)
@@ -115,6 +127,7 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
           out[o++] = (char) c;
           continue;
         }
+      k->csi_digits = 0;
       if (k->csi == KEYS_CSI_ESC)
         k->csi = c == '[' || c == 0x9b ? KEYS_CSI_PARAM
                  : c == 0x1b           ? KEYS_CSI_ESC
