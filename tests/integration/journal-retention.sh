@@ -28,11 +28,13 @@ mkfifo "$TEST_TMP/in"
 mcp=$!
 exec 9>"$TEST_TMP/in"
 live=""
-for _ in $(seq 100); do
+# (Slow to start under a sanitizer: up to 30 s.)
+for _ in $(seq 600); do
   live=$(cd "$J" && ls -t -- *.jsonl 2>/dev/null | grep -v -e "^$old" -e "^$recent" -e '^c' -e '^d' | head -n 1)
   [ -n "$live" ] && break
   sleep 0.05
 done
+[ -n "$live" ] || diag "crucible mcp made no journal file within 30 s"
 touch -d '365 days ago' "$J/$live"
 
 crun run -- true

@@ -273,7 +273,8 @@ for who in $ids; do
       'client exit '*) ok 1 "the MCP client ran to its end ($line)" ;;
       *) diag "$line" ;;
     esac
-  done < <(in_net timeout 300 /usr/bin/python3 "$TEST_TMP/client.py" "$CRUCIBLE" "$WHO" 2>&1
+  done < <(in_net env CRUCIBLE_SANITIZED="${CRUCIBLE_SANITIZED:-}" \
+    timeout 300 /usr/bin/python3 "$TEST_TMP/client.py" "$CRUCIBLE" "$WHO" 2>&1
     echo "client exit $?")
 
   if [ "$WHO" = root ] && [ -n "${CRUCIBLE_SANITIZED:-}" ]; then

@@ -113,6 +113,7 @@ setup (void **state)
   f->backend->ops = &net_ops;
   f->config = config_new_defaults ();
   f->config->sandbox_enabled = true;
+  free (f->config->net_domains.items); /* config_list_init's empty list */
   f->config->net_domains.items = xcalloc (2, sizeof (char *));
   f->config->net_domains.items[0] = xstrdup ("allowed.test");
   f->config->net_domains.count = 1;
