@@ -259,13 +259,21 @@ for who in $ids; do
   ! grep -q "$NET_LOOPBACK_TEXT" <<<"$cout"
   ok $? "confined ($WHO): the pipelined request did not reach the loopback service"
 
-  # -- fds: 4 processes x 2500 connections held 8 s.  The control: they
-  # all connect (the broker accepted each and sent it on).
-  conf_bg "python3 hold.py 2500 4 60"
+  # -- fds: 4 processes x 2500 connections held until the last one is
+  # answered.  The control: they all connect (the broker accepted each and
+  # sent it on).  Under a sanitizer 4 x 500: the proxy closes a connection
+  # whose head has not come in 30 s, and a slowed crucible hands 10,000 on
+  # slower than that, so the ones it holds would be gone before the last
+  # arrives; 2,000 are still eight times its bound.
+  per=2500 all=10000 all_re='(9[0-9][0-9][0-9]|10000)'
+  if [ -n "${CRUCIBLE_SANITIZED:-}" ]; then
+    per=500 all=2000 all_re='(19[0-9][0-9]|2000)'
+  fi
+  conf_bg "python3 hold.py $per 4 60"
   peak=$(fd_peak)
   bg=$(cat "$TEST_TMP/bg.out")
-  like "$bg" "held (9[0-9][0-9][0-9]|10000)" \
-    "control ($WHO): confined, 10000 connections to the relay are made and held"
+  like "$bg" "held $all_re" \
+    "control ($WHO): confined, $all connections to the relay are made and held"
   like "$bg" "crucible's proxy refused this connection: the command already holds 256 connections to it; close some first." \
     "confined ($WHO): a connection over the command's limit is told so (503)"
   if [ "$peak" -gt 0 ] && [ "$peak" -lt 2000 ]; then
