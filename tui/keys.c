@@ -114,6 +114,11 @@ keys_filter (struct keys *k, const char *p, size_t n, char *out)
               k->csi = KEYS_CSI_INTER;
               continue;
             }
+          /* An ESC or a CSI inside one libtermkey reads either as part of
+           * it or as the start of another, depending on what came before;
+           * dropped, both readings are the same.  */
+          if (c == 0x1b || c == 0x9b)
+            continue;
           if (c >= '0' && c <= '9' && ++k->csi_digits > KEYS_CSI_MAX_DIGITS)
             k->csi = KEYS_CSI_INTER;
           else if (c == ';' || c == ':')
