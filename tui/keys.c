@@ -167,7 +167,9 @@ keys_push (struct keys *k, const char *raw, size_t len)
     {
       size_t took = termkey_push_bytes (k->tk, p, n);
       keys_drain (k);
-      if (took == 0)
+      /* (size_t) -1 is libtermkey's "its buffer is full" (ENOMEM): what
+       * does not fit is dropped, as when it takes nothing.  */
+      if (took == 0 || took > n)
         break;
       p += took;
       n -= took;
