@@ -111,83 +111,18 @@ netchan_shape (ssize_t n, char byte, const struct broker_net_msg *m, size_t got)
   return NULL;
 }
 
-int
-netchan_read (int fd, struct netchan_record *rec, struct cr_error **err)
+/* Receive one record of at most len bytes into buf and check it: whole,
+ * a shape the broker sends (netchan_shape), and its descriptor, when it
+ * carries one, a connection (netchan_audit), made non-blocking.
+ * NETCHAN_NONE, NETCHAN_ENDED, -1 with *err (anything received closed),
+ * or NETCHAN_FD with *n_out the record's length and *fd_out its
+ * descriptor, or -1 for a record that carries none.  */
+static int
+netchan_receive (int fd, void *buf, size_t len, ssize_t *n_out, int *fd_out,
+                 struct cr_error **err)
 {
-  struct broker_net_msg m = { 0 };
-  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
-  union
-  {
-    char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
-    struct cmsghdr align;
-  } control;
-  struct msghdr msg = { .msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = control.buf,
-                        .msg_controllen = sizeof control.buf };
-  int fds[NETCHAN_MAX_FDS];
-  bool other;
-  ssize_t n;
-
-  *rec = (struct netchan_record){ .fd = -1 };
-  if (fd < 0)
-    return NETCHAN_ENDED;
-  /* MSG_CMSG_CLOEXEC: what arrives never reaches a child of the host,
-   * not even for the moment before it is checked.  */
-  do
-    n = recvmsg (fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-    return NETCHAN_NONE;
-  if (n < 0 && errno == ECONNRESET)
-    return NETCHAN_ENDED;
-  if (n < 0)
-    return cr_error_set (err, errno, "reading the command's net channel");
-  size_t got = netchan_collect (&msg, fds, &other);
-  if (n == 0 && got == 0 && !other)
-    return NETCHAN_ENDED;
-  /* Anything but a record the broker sends, whole, is refused: a
-   * truncated record may have lost descriptors on the way (the kernel
-   * drops what does not fit), and a second descriptor in one record is
-   * not something the broker sends.  */
-  const char *why = NULL;
-  if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
-    why = "a truncated record";
-  else if (other)
-    why = "a control record other than a descriptor";
-  else
-    why = netchan_shape (n, (char) m.kind, &m, got);
-  if (why == NULL && got == 1)
-    why = netchan_audit (fds[0]);
-  if (why != NULL)
-    {
-      netchan_close_all (fds, got);
-      return cr_error_set (
-          err, 0, "refused what the command's net channel sent: %s", why);
-    }
-  rec->kind = n == 1 ? NETCHAN_CONNECTION : m.kind;
-  rec->port = n == 1 ? 0 : m.port;
-  rec->id = n == 1 ? 0 : m.id;
-  if (got == 0)
-    return NETCHAN_FD;
-  int flags = fcntl (fds[0], F_GETFL);
-  if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
-    {
-      int saved = errno;
-      close (fds[0]);
-      return cr_error_set (err, saved,
-                           "making a connection from the command "
-                           "non-blocking");
-    }
-  rec->fd = fds[0];
-  return NETCHAN_FD;
-}
-
-int
-netchan_take (int fd, int *fd_out, struct cr_error **err)
-{
-  char byte = 0;
-  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  static const struct broker_net_msg none;
+  struct iovec iov = { .iov_base = buf, .iov_len = len };
   union
   {
     char buf[CMSG_SPACE (NETCHAN_MAX_FDS * sizeof (int))];
@@ -218,21 +153,20 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
   size_t got = netchan_collect (&msg, fds, &other);
   if (n == 0 && got == 0 && !other)
     return NETCHAN_ENDED;
-  /* Anything but one byte with one descriptor is refused whole: a
+  /* Anything but a record the broker sends, whole, is refused: a
    * truncated record may have lost descriptors on the way (the kernel
    * drops what does not fit), and a second descriptor in one record is
    * not something the broker sends.  */
+  const struct broker_net_msg *m
+      = len == sizeof *m ? (const struct broker_net_msg *) buf : &none;
   const char *why = NULL;
   if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
     why = "a truncated record";
   else if (other)
     why = "a control record other than a descriptor";
-  else if (n != 1 || byte != NETCHAN_CONNECTION)
-    why = "a record that is not a connection";
-  else if (got != 1)
-    why = got == 0 ? "a record without a descriptor"
-                   : "a record with more than one descriptor";
   else
+    why = netchan_shape (n, n > 0 ? *(const char *) buf : 0, m, got);
+  if (why == NULL && got == 1)
     why = netchan_audit (fds[0]);
   if (why != NULL)
     {
@@ -240,6 +174,9 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
       return cr_error_set (
           err, 0, "refused what the command's net channel sent: %s", why);
     }
+  *n_out = n;
+  if (got == 0)
+    return NETCHAN_FD;
   int flags = fcntl (fds[0], F_GETFL);
   if (flags < 0 || fcntl (fds[0], F_SETFL, flags | O_NONBLOCK) < 0)
     {
@@ -251,6 +188,32 @@ netchan_take (int fd, int *fd_out, struct cr_error **err)
     }
   *fd_out = fds[0];
   return NETCHAN_FD;
+}
+
+int
+netchan_read (int fd, struct netchan_record *rec, struct cr_error **err)
+{
+  struct broker_net_msg m = { 0 };
+  ssize_t n = 0;
+
+  *rec = (struct netchan_record){ .fd = -1 };
+  int r = netchan_receive (fd, &m, sizeof m, &n, &rec->fd, err);
+  if (r != NETCHAN_FD)
+    return r;
+  rec->kind = n == 1 ? NETCHAN_CONNECTION : m.kind;
+  rec->port = n == 1 ? 0 : m.port;
+  rec->id = n == 1 ? 0 : m.id;
+  return NETCHAN_FD;
+}
+
+int
+netchan_take (int fd, int *fd_out, struct cr_error **err)
+{
+  /* One byte: a longer record (any of the ports' records) is truncated,
+   * and refused as such.  */
+  char byte = 0;
+  ssize_t n = 0;
+  return netchan_receive (fd, &byte, 1, &n, fd_out, err);
 }
 
 int
