@@ -19,6 +19,11 @@ mkdir -p "$work"
 passed=0 failed=0 skipped=0
 failures=() skips=()
 
+# Announce a stage, with the seconds the suite has run so far.
+stage() {
+  echo "== [${SECONDS}s] $*"
+}
+
 # Record one stage that is a single result.
 stage_result() {
   if [ "$2" -eq 0 ]; then
@@ -102,16 +107,16 @@ build_in() {
   (cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)") >"$dir.build.log" 2>&1
 }
 
-echo "== plain build (-Wall -Wextra -Werror)"
+stage "plain build (-Wall -Wextra -Werror)"
 build_in "$work/plain" --enable-werror
 stage_result "plain build" $? "$work/plain.build.log"
-echo "== plain build: make check"
+stage "plain build: make check"
 (cd "$work/plain" && make -j"$(nproc)" check) >"$work/plain.check.log" 2>&1
 count_results "$work/plain" plain
 
 # Publication's crash and fault tests need a build with fault points; only
 # the helper that drives publication is built with them.
-echo "== fault injection: publication killed at every step"
+stage "fault injection: publication killed at every step"
 mkdir -p "$work/faults"
 (cd "$work/faults" && "$top/configure" -q --enable-werror \
   --enable-fault-injection && make -j"$(nproc)" tests/helpers/publish_run) \
@@ -122,7 +127,7 @@ CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
   bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
 count_tap faults "$work/faults.log"
 
-echo "== sandbox tests as an unprivileged user"
+stage "sandbox tests as an unprivileged user"
 chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null
 run_unprivileged
 
@@ -143,7 +148,7 @@ audit_linux() {
   stage_result "conformance audit of linux-bubblewrap ($label)" "$rc" "$log"
 }
 
-echo "== conformance audit of the Linux backend"
+stage "conformance audit of the Linux backend"
 audit_linux root "$work"
 if [ "$(id -u)" -eq 0 ] && id crucibletest >/dev/null 2>&1; then
   audit_linux unprivileged "$work/unprivileged" runuser -u crucibletest -- \
@@ -151,28 +156,29 @@ if [ "$(id -u)" -eq 0 ] && id crucibletest >/dev/null 2>&1; then
     HOME="$(getent passwd crucibletest | cut -d: -f6)"
 fi
 
-echo "== ASan+UBSan build: make check"
+stage "ASan+UBSan build: make check"
 build_in "$work/asan" --enable-werror --enable-sanitizers \
   CRUCIBLE_CHECK_PREFIX=/opt/crucible-check-asan
 stage_result "sanitizer build" $? "$work/asan.build.log"
 (cd "$work/asan" && make -j"$(nproc)" check) >"$work/asan.check.log" 2>&1
 count_results "$work/asan" asan
 
-echo "== make lint"
+stage "make lint"
 (cd "$work/plain" && make lint) >"$work/lint.log" 2>&1
 stage_result "make lint" $? "$work/lint.log"
 
-echo "== make bench-smoke"
+stage "make bench-smoke"
 (cd "$work/plain" && make bench-smoke) >"$work/bench.log" 2>&1
 stage_result "make bench-smoke" $? "$work/bench.log"
 sed 's/^/   /' "$work/bench.log" | grep -E 'ratio|start:|capture:' || true
 
 # Last, since it installs the packages on this machine (and removes them).
-echo "== Debian packages: built, checked by lintian, installed, run"
+stage "Debian packages: built, checked by lintian, installed, run"
 CRUCIBLE_SRCDIR="$top" bash "$top/tests/package/debian.sh" >"$work/package.log" 2>&1 </dev/null
 count_tap package "$work/package.log"
 
 for s in "${skips[@]+"${skips[@]}"}"; do echo "SKIP: $s"; done
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAIL: $f"; done
+stage "done"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
