@@ -622,7 +622,11 @@ config_vfail (struct config_parse *p, const char *key, const char *fmt,
   cleanup_free char *what = xvasprintf (fmt, ap);
   cleanup_free char *named = NULL;
   /* A server's keys are named by the server: mcpServers.files.args[0].  */
-  if (key != NULL && p->server != NULL && strncmp (key, "mcpServers.*.", 13) == 0)
+  if (key != NULL && p->server != NULL && strcmp (key, "mcpServers.*.env.*") == 0)
+    key = named = xasprintf ("mcpServers.%s.env.%s", p->server->name,
+                             p->env_name);
+  else if (key != NULL && p->server != NULL
+           && strncmp (key, "mcpServers.*.", 13) == 0)
     key = named = xasprintf ("mcpServers.%s.%s", p->server->name, key + 13);
   size_t line = p->finishing
                     ? config_line_last (p->text, p->len)
