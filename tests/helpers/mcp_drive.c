@@ -87,6 +87,7 @@ drive_next (struct drive *d)
       == NULL)
     {
       printf ("call %s error: %s\n", d->tools[i], err->msg);
+      fflush (stdout);
       cr_error_free (err);
       d->calling = false;
     }
