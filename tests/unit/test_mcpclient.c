@@ -635,6 +635,135 @@ test_free_in_callback (void **state)
   peer_stop (&p);
 }
 
+/* Answer initialize with the JSON text answer (the part after the id;
+ * after "jsonrpc" too unless it starts with '!') and require the
+ * connection to fail with expected.  */
+static void
+expect_init_failure (const char *answer, const char *expected)
+{
+  struct peer p;
+  char id[64];
+  peer_start (&p, 0, 2000, false);
+  yajl_tree_free (peer_expect (&p, "initialize", id, sizeof id));
+  if (answer[0] == '!')
+    peer_send (&p, "{\"id\":\"%s\",%s}", id, answer + 1);
+  else
+    peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",%s}", id, answer);
+  peer_run_until (&p, &p.failed, 0);
+  assert_string_equal (p.failure, expected);
+  peer_stop (&p);
+}
+
+/* Answer initialize, then the first listing with the JSON text page, and
+ * require the connection to fail with expected.  */
+static void
+expect_list_failure (const char *page, const char *expected)
+{
+  struct peer p;
+  char id[64];
+  peer_start (&p, 0, 2000, false);
+  yajl_tree_free (peer_expect (&p, "initialize", id, sizeof id));
+  peer_send (&p,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+             "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
+             id);
+  yajl_tree_free (peer_expect (&p, "notifications/initialized", NULL, 0));
+  yajl_tree_free (peer_expect (&p, "tools/list", id, sizeof id));
+  peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",%s}", id, page);
+  peer_run_until (&p, &p.failed, 0);
+  assert_string_equal (p.failure, expected);
+  peer_stop (&p);
+}
+
+/* What a server gets wrong in the handshake, each message pinned.  */
+static void
+test_handshake_errors (void **state)
+{
+  expect_init_failure ("\"result\":{}",
+                       "MCP server `t`: initialize: the answer has no "
+                       "protocolVersion");
+  expect_init_failure ("\"error\":{\"code\":-32600,\"message\":\"no\"}",
+                       "MCP server `t`: initialize: the server answered with "
+                       "error -32600: no");
+  expect_init_failure ("!\"result\":{}",
+                       "MCP server `t`: initialize: the server wrote a message "
+                       "that is not JSON-RPC 2.0");
+  expect_init_failure ("\"result\":{\"x\":\"a\\u0000b\"}",
+                       "MCP server `t`: initialize: a string in the answer "
+                       "holds a NUL character (\\u0000)");
+  expect_list_failure ("\"result\":{}", "MCP server `t`: tools/list: the "
+                                         "answer has no tools array");
+  expect_list_failure ("\"result\":{\"tools\":[{\"description\":\"x\"}]}",
+                       "MCP server `t`: tools/list: a tool has no name");
+}
+
+/* A cursor that never ends fails the listing at 64 pages.  */
+static void
+test_pages_bound (void **state)
+{
+  struct peer p;
+  char id[64];
+  peer_start (&p, 0, 5000, false);
+  yajl_tree_free (peer_expect (&p, "initialize", id, sizeof id));
+  peer_send (&p,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+             "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
+             id);
+  yajl_tree_free (peer_expect (&p, "notifications/initialized", NULL, 0));
+  int pages = 0;
+  while (p.failed == 0)
+    {
+      yajl_tree_free (peer_expect (&p, "tools/list", id, sizeof id));
+      pages++;
+      peer_send (&p,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[],"
+                 "\"nextCursor\":\"again\"}}",
+                 id);
+      for (int i = 0; i < 3 && p.failed == 0; i++)
+        loop_run_once (p.loop, 5, NULL);
+    }
+  assert_int_equal (pages, 64);
+  assert_string_equal (p.failure,
+                       "MCP server `t`: tools/list: more than 64 pages");
+  peer_stop (&p);
+}
+
+/* What a call's answer or its asking gets wrong.  */
+static void
+test_call_errors (void **state)
+{
+  struct peer p;
+  char id[64];
+  struct cr_error *err = NULL;
+  peer_start (&p, 0, 2000, false);
+  assert_null (mcpclient_call (p.c, "a", NULL, 2000, on_done, &p, &err));
+  assert_string_equal (err->msg, "MCP server `t`: tools/call `a`: the "
+                                 "server is not ready");
+  cr_error_clear (&err);
+  peer_handshake (&p, "2025-06-18", TOOLS_AB);
+  assert_null (mcpclient_call (p.c, "a", "[1]", 2000, on_done, &p, &err));
+  assert_string_equal (err->msg, "MCP server `t`: tools/call `a`: the "
+                                 "arguments must be a JSON object");
+  cr_error_clear (&err);
+  assert_non_null (mcpclient_call (p.c, "a", NULL, 2000, on_done, &p, &err));
+  yajl_tree_free (peer_expect (&p, "tools/call", id, sizeof id));
+  peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":"
+                 "[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}}",
+             id);
+  peer_run_until (&p, &p.done, 0);
+  assert_string_equal (p.error, "MCP server `t`: tools/call `a`: a string in "
+                                "the answer holds a NUL character (\\u0000)");
+  assert_non_null (mcpclient_call (p.c, "b", NULL, 2000, on_done, &p, &err));
+  yajl_tree_free (peer_expect (&p, "tools/call", id, sizeof id));
+  peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\"}", id);
+  peer_run_until (&p, &p.done, 1);
+  assert_string_equal (p.error, "MCP server `t`: tools/call `b`: the answer "
+                                "has no result");
+  /* The connection stays up through both.  */
+  assert_true (mcpclient_ready (p.c));
+  peer_stop (&p);
+}
+
 /* A path as a file:// URI.  */
 static void
 test_file_uri (void **state)
@@ -661,6 +790,9 @@ main (void)
     cmocka_unit_test (test_result_ceiling),
     cmocka_unit_test (test_free_in_callback),
     cmocka_unit_test (test_file_uri),
+    cmocka_unit_test (test_handshake_errors),
+    cmocka_unit_test (test_pages_bound),
+    cmocka_unit_test (test_call_errors),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
