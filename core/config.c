@@ -622,9 +622,10 @@ config_vfail (struct config_parse *p, const char *key, const char *fmt,
   cleanup_free char *what = xvasprintf (fmt, ap);
   cleanup_free char *named = NULL;
   /* A server's keys are named by the server: mcpServers.files.args[0].  */
-  if (key != NULL && p->server != NULL && strcmp (key, "mcpServers.*.env.*") == 0)
-    key = named = xasprintf ("mcpServers.%s.env.%s", p->server->name,
-                             p->env_name);
+  if (key != NULL && p->server != NULL
+      && strcmp (key, "mcpServers.*.env.*") == 0)
+    key = named
+        = xasprintf ("mcpServers.%s.env.%s", p->server->name, p->env_name);
   else if (key != NULL && p->server != NULL
            && strncmp (key, "mcpServers.*.", 13) == 0)
     key = named = xasprintf ("mcpServers.%s.%s", p->server->name, key + 13);
@@ -1224,7 +1225,8 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
         if (strncmp (config_keys[i].name, "workspaces.*.", 13) == 0)
           p->seen[i] = false;
     }
-  else if (config_key_per_server (key) || strcmp (key->name, "mcpServers.*") == 0)
+  else if (config_key_per_server (key)
+           || strcmp (key->name, "mcpServers.*") == 0)
     {
       if (config_server_key (p, key, parent, (const char *) s, n) == 0)
         return 0;

@@ -93,11 +93,11 @@ struct mcpclient
   struct mcpclient_listener listener;
 
   enum mcpclient_state state;
-  bool watching;  /* from_server is in the loop */
-  int busy;       /* callbacks of ours on the stack */
+  bool watching;    /* from_server is in the loop */
+  int busy;         /* callbacks of ours on the stack */
   bool free_wanted; /* freed from inside a callback: freed when it returns */
-  char *protocol; /* the version the server answered */
-  bool has_tools; /* the server declared the tools capability */
+  char *protocol;   /* the version the server answered */
+  bool has_tools;   /* the server declared the tools capability */
 
   struct jsonrpc_lines in;
   struct jsonrpc_out *out;
@@ -286,8 +286,8 @@ mcpclient_call_fail (struct mcpclient_call *call, const char *what)
   struct cr_error *err = NULL;
   cr_error_set (&err, 0, "MCP server `%s`: tools/call `%s`: %s",
                 call->c->server, call->tool, what);
-  struct mcpclient_result r = { .error = err, .text = err->msg,
-                                .text_len = strlen (err->msg) };
+  struct mcpclient_result r
+      = { .error = err, .text = err->msg, .text_len = strlen (err->msg) };
   mcpclient_call_finish (call, &r);
   cr_error_free (err);
 }
@@ -603,9 +603,8 @@ mcpclient_on_initialize (struct mcpclient *c, yajl_val msg)
       return;
     }
   c->protocol = xstrdup (version->u.string);
-  c->has_tools
-      = YAJL_IS_OBJECT (mcpclient_get (mcpclient_get (result, "capabilities"),
-                                       "tools"));
+  c->has_tools = YAJL_IS_OBJECT (
+      mcpclient_get (mcpclient_get (result, "capabilities"), "tools"));
   struct jsonw *w = jsonrpc_notification_begin ("notifications/initialized");
   jsonw_object_open (w);
   jsonw_object_close (w);
@@ -837,8 +836,8 @@ mcpclient_on_elicit (struct mcpclient *c, const char *id, yajl_val params)
   e->id = xstrdup (id);
   e->next = c->elicitations;
   c->elicitations = e;
-  cleanup_free char *shown = utf8_show_dup (message->u.string,
-                                            UTF8_SHOW_NEWLINES);
+  cleanup_free char *shown
+      = utf8_show_dup (message->u.string, UTF8_SHOW_NEWLINES);
   cleanup_free char *schema_text = mcpclient_value_text (schema);
   c->elicit (c->elicit_data, c, e, shown, schema_text);
 }
@@ -872,8 +871,7 @@ mcpclient_on_request (struct mcpclient *c, const char *method, const char *id,
 static void
 mcpclient_on_cancelled (struct mcpclient *c, yajl_val params)
 {
-  cleanup_free char *id
-      = jsonrpc_id_text (mcpclient_get (params, "requestId"));
+  cleanup_free char *id = jsonrpc_id_text (mcpclient_get (params, "requestId"));
   for (struct mcpclient_elicitation *e = c->elicitations;
        id != NULL && e != NULL; e = e->next)
     if (strcmp (e->id, id) == 0)
@@ -911,8 +909,9 @@ mcpclient_on_response (struct mcpclient *c, const char *id, yajl_val msg,
       return;
     }
   if (holds_nul)
-    mcpclient_fail (c, "%s: a string in the answer holds a NUL character "
-                       "(\\u0000)",
+    mcpclient_fail (c,
+                    "%s: a string in the answer holds a NUL character "
+                    "(\\u0000)",
                     mcpclient_phase (c));
   else if (*kind == MCPCLIENT_ASK_INITIALIZE)
     mcpclient_on_initialize (c, msg);
@@ -1027,8 +1026,9 @@ mcpclient_on_overflow (void *data, size_t queued)
 {
   struct mcpclient *c = data;
   c->busy++;
-  mcpclient_fail (c, "%s: the server did not read its input (%zu bytes "
-                     "waited)",
+  mcpclient_fail (c,
+                  "%s: the server did not read its input (%zu bytes "
+                  "waited)",
                   mcpclient_phase (c), queued);
   c->busy--;
   if (c->busy == 0 && c->free_wanted)
@@ -1162,8 +1162,8 @@ mcpclient_call (struct mcpclient *c, const char *tool, const char *arguments,
                 uint64_t timeout_ms, mcpclient_done_fn done, void *data,
                 struct cr_error **err)
 {
-  const char *bad = arguments != NULL ? mcpclient_arguments_refuse (arguments)
-                                      : NULL;
+  const char *bad
+      = arguments != NULL ? mcpclient_arguments_refuse (arguments) : NULL;
   if (c->state != MCPCLIENT_READY)
     bad = "the server is not ready";
   else if (!mcpclient_tools_have (c->tools, c->n_tools, tool))
@@ -1212,10 +1212,9 @@ mcpclient_elicit_answer (struct mcpclient *c, struct mcpclient_elicitation *e,
                          enum mcpclient_elicit_action action,
                          const char *content)
 {
-  static const char *const actions[]
-      = { [MCPCLIENT_ELICIT_ACCEPT] = "accept",
-          [MCPCLIENT_ELICIT_DECLINE] = "decline",
-          [MCPCLIENT_ELICIT_CANCEL] = "cancel" };
+  static const char *const actions[] = { [MCPCLIENT_ELICIT_ACCEPT] = "accept",
+                                         [MCPCLIENT_ELICIT_DECLINE] = "decline",
+                                         [MCPCLIENT_ELICIT_CANCEL] = "cancel" };
   struct mcpclient_elicitation **p = &c->elicitations;
   while (*p != NULL && *p != e)
     p = &(*p)->next;

@@ -56,8 +56,8 @@ struct mcpclient;
 /* One tool the server offers, as hidden by the hook.  */
 struct mcpclient_tool
 {
-  char *name;        /* letters, digits, '-' and '_' (MCPCLIENT_TOOL_NAME_MAX) */
-  char *description; /* or NULL */
+  char *name; /* letters, digits, '-' and '_' (MCPCLIENT_TOOL_NAME_MAX) */
+  char *description;  /* or NULL */
   char *input_schema; /* the inputSchema object as JSON text */
 };
 
@@ -67,7 +67,7 @@ struct mcpclient_result
 {
   const struct cr_error *error; /* the call failed: no answer, an error
                                    answer, the server gone; else NULL */
-  bool is_error;    /* the tool said its call failed (isError) */
+  bool is_error;                /* the tool said its call failed (isError) */
   const char *text; /* the content for the model: text items as they are,
                        other items described, valid UTF-8, its encoded
                        size within RESULT_MAX_ENCODED (cut in its middle,
@@ -118,12 +118,12 @@ struct mcpclient_config
 {
   const char *server; /* its name, in every message */
   struct loop *loop;
-  int from_server; /* its standard output: read (made non-blocking) */
-  int to_server;   /* its standard input: written (made non-blocking) */
-  const char *root; /* the workspace root (absolute), for roots/list */
-  uint64_t handshake_ms; /* initialize through the first listing; also
-                            each re-listing */
-  size_t frame_max;      /* the longest line read; 0: MCPCLIENT_FRAME_MAX */
+  int from_server;        /* its standard output: read (made non-blocking) */
+  int to_server;          /* its standard input: written (made non-blocking) */
+  const char *root;       /* the workspace root (absolute), for roots/list */
+  uint64_t handshake_ms;  /* initialize through the first listing; also
+                             each re-listing */
+  size_t frame_max;       /* the longest line read; 0: MCPCLIENT_FRAME_MAX */
   mcpclient_hide_fn hide; /* NULL: nothing is hidden */
   void *hide_data;
   mcpclient_elicit_fn elicit; /* NULL: elicitation is not offered */

@@ -18,12 +18,12 @@
 /* One configured server (stdio only), owned by the config.  */
 struct mcp_server_config
 {
-  char *name;                      /* the key under mcpServers */
-  char *command;                   /* the program, required */
-  struct config_list args;         /* its arguments, in order */
-  struct config_list env;          /* "NAME=VALUE", one a variable */
-  bool optional;                   /* a failed start skips it */
-  struct config_list credentials;  /* names in sandbox.credentials */
+  char *name;                     /* the key under mcpServers */
+  char *command;                  /* the program, required */
+  struct config_list args;        /* its arguments, in order */
+  struct config_list env;         /* "NAME=VALUE", one a variable */
+  bool optional;                  /* a failed start skips it */
+  struct config_list credentials; /* names in sandbox.credentials */
 };
 
 /* Why s cannot be a server's name, or NULL.  */

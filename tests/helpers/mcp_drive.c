@@ -45,8 +45,8 @@ drive_hide (void *data, char *s, size_t len)
 {
   struct drive *d = data;
   size_t n = strlen (d->hide);
-  for (char *q = s; n > 0 && (q = memmem (q, len - (size_t) (q - s), d->hide,
-                                          n));)
+  for (char *q = s;
+       n > 0 && (q = memmem (q, len - (size_t) (q - s), d->hide, n));)
     memset (q, '*', n);
 }
 

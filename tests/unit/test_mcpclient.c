@@ -64,8 +64,7 @@ on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
 }
 
 static void
-on_changed (void *data, struct mcpclient *c, const char *const *added,
-            size_t n)
+on_changed (void *data, struct mcpclient *c, const char *const *added, size_t n)
 {
   struct peer *p = data;
   struct buf b = BUF_INIT;
@@ -247,11 +246,12 @@ peer_handshake (struct peer *p, const char *version, const char *tools)
   char id[64];
   yajl_val v = peer_expect (p, "initialize", id, sizeof id);
   yajl_tree_free (v);
-  peer_send (p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
-             "\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":true}},"
-             "\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}",
-             id, version);
+  peer_send (
+      p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+      "\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":true}},"
+      "\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}",
+      id, version);
   yajl_tree_free (peer_expect (p, "notifications/initialized", NULL, 0));
   yajl_tree_free (peer_expect (p, "tools/list", id, sizeof id));
   peer_send (p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":%s}}",
@@ -260,7 +260,7 @@ peer_handshake (struct peer *p, const char *version, const char *tools)
 }
 
 #define TOOLS_AB                                                               \
-  "[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"b\","  \
+  "[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"b\","   \
   "\"description\":\"B\",\"inputSchema\":{\"type\":\"object\"}}]"
 
 /* initialize offers 2025-06-18 and roots, and elicitation only when
@@ -280,27 +280,30 @@ test_handshake (void **state)
   assert_non_null (yajl_tree_get (v, roots, yajl_t_object));
   assert_null (yajl_tree_get (v, elicit, yajl_t_any));
   yajl_tree_free (v);
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
-             "\"2025-03-26\",\"capabilities\":{\"tools\":{}}}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+      "\"2025-03-26\",\"capabilities\":{\"tools\":{}}}}",
+      id);
   yajl_tree_free (peer_expect (&p, "notifications/initialized", NULL, 0));
   v = peer_expect (&p, "tools/list", id, sizeof id);
   assert_null (peer_str (v, "params", "cursor", NULL));
   yajl_tree_free (v);
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
-             "\"a\",\"inputSchema\":{\"type\":\"object\",\"x\":1e3}},{\"name\":"
-             "\"bad name!\"}],\"nextCursor\":\"p2\"}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+      "\"a\",\"inputSchema\":{\"type\":\"object\",\"x\":1e3}},{\"name\":"
+      "\"bad name!\"}],\"nextCursor\":\"p2\"}}",
+      id);
   v = peer_expect (&p, "tools/list", id, sizeof id);
   assert_string_equal (peer_str (v, "params", "cursor", NULL), "p2");
   yajl_tree_free (v);
   assert_int_equal (p.ready, 0);
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
-             "\"b\"}]}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+      "\"b\"}]}}",
+      id);
   peer_run_until (&p, &p.ready, 0);
   assert_true (mcpclient_ready (p.c));
   assert_string_equal (mcpclient_protocol (p.c), "2025-03-26");
@@ -330,10 +333,11 @@ test_versions (void **state)
   const char *elicit[] = { "params", "capabilities", "elicitation", NULL };
   assert_non_null (yajl_tree_get (v, elicit, yajl_t_object));
   yajl_tree_free (v);
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
-             "\"2024-10-07\",\"capabilities\":{}}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+      "\"2024-10-07\",\"capabilities\":{}}}",
+      id);
   peer_run_until (&p, &p.failed, 0);
   assert_string_equal (p.failure,
                        "MCP server `t`: initialize: the server speaks protocol "
@@ -404,12 +408,13 @@ test_call (void **state)
   const char *x[] = { "params", "arguments", "x", NULL };
   assert_int_equal (YAJL_GET_INTEGER (yajl_tree_get (v, x, yajl_t_number)), 1);
   yajl_tree_free (v);
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":[{\"type\":"
-             "\"text\",\"text\":\"token SECRET and S\\u0045CRET\"},{\"type\":"
-             "\"image\",\"mimeType\":\"image/png\",\"data\":\"AAAA\"}],"
-             "\"isError\":true}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":[{\"type\":"
+      "\"text\",\"text\":\"token SECRET and S\\u0045CRET\"},{\"type\":"
+      "\"image\",\"mimeType\":\"image/png\",\"data\":\"AAAA\"}],"
+      "\"isError\":true}}",
+      id);
   peer_run_until (&p, &p.done, 0);
   assert_null (p.error);
   assert_true (p.is_error);
@@ -449,8 +454,8 @@ test_call_timeout_and_cancel (void **state)
   assert_non_null (mcpclient_call (p.c, "a", NULL, 100, on_done, &p, &err));
   yajl_tree_free (peer_expect (&p, "tools/call", id, sizeof id));
   peer_run_until (&p, &p.done, 0);
-  assert_string_equal (p.error,
-                       "MCP server `t`: tools/call `a`: no answer within 0.1 s");
+  assert_string_equal (
+      p.error, "MCP server `t`: tools/call `a`: no answer within 0.1 s");
   yajl_val v = peer_expect (&p, "notifications/cancelled", NULL, 0);
   assert_string_equal (peer_str (v, "params", "requestId", NULL), id);
   assert_string_equal (peer_str (v, "params", "reason", NULL), "timed out");
@@ -492,10 +497,11 @@ test_list_changed (void **state)
   peer_send (&p, "{\"jsonrpc\":\"2.0\",\"method\":"
                  "\"notifications/tools/list_changed\"}");
   yajl_tree_free (peer_expect (&p, "tools/list", id, sizeof id));
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
-             "\"b\"},{\"name\":\"c\"},{\"name\":\"a\"}]}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+      "\"b\"},{\"name\":\"c\"},{\"name\":\"a\"}]}}",
+      id);
   peer_run_until (&p, &p.changed, 0);
   assert_string_equal (p.added, "c");
   size_t n;
@@ -520,7 +526,8 @@ test_server_requests (void **state)
   assert_int_equal (YAJL_GET_INTEGER (yajl_tree_get (v, id, yajl_t_number)), 7);
   assert_non_null (yajl_tree_get (v, result, yajl_t_object));
   yajl_tree_free (v);
-  peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"method\":\"roots/list\"}");
+  peer_send (&p,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"method\":\"roots/list\"}");
   v = peer_read (&p);
   const char *uri[] = { "result", "roots", NULL };
   yajl_val roots = yajl_tree_get (v, uri, yajl_t_array);
@@ -617,7 +624,8 @@ test_result_ceiling (void **state)
   peer_run_until (&p, &p.done, 0);
   assert_null (p.error);
   assert_true (strlen (p.text) < 200000);
-  assert_true (result_json_size (p.text, strlen (p.text)) <= RESULT_MAX_ENCODED);
+  assert_true (result_json_size (p.text, strlen (p.text))
+               <= RESULT_MAX_ENCODED);
   peer_stop (&p);
 }
 
@@ -663,10 +671,11 @@ expect_list_failure (const char *page, const char *expected)
   char id[64];
   peer_start (&p, 0, 2000, false);
   yajl_tree_free (peer_expect (&p, "initialize", id, sizeof id));
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
-             "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+      "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
+      id);
   yajl_tree_free (peer_expect (&p, "notifications/initialized", NULL, 0));
   yajl_tree_free (peer_expect (&p, "tools/list", id, sizeof id));
   peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",%s}", id, page);
@@ -692,7 +701,7 @@ test_handshake_errors (void **state)
                        "MCP server `t`: initialize: a string in the answer "
                        "holds a NUL character (\\u0000)");
   expect_list_failure ("\"result\":{}", "MCP server `t`: tools/list: the "
-                                         "answer has no tools array");
+                                        "answer has no tools array");
   expect_list_failure ("\"result\":{\"tools\":[{\"description\":\"x\"}]}",
                        "MCP server `t`: tools/list: a tool has no name");
 }
@@ -705,10 +714,11 @@ test_pages_bound (void **state)
   char id[64];
   peer_start (&p, 0, 5000, false);
   yajl_tree_free (peer_expect (&p, "initialize", id, sizeof id));
-  peer_send (&p,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
-             "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
-             id);
+  peer_send (
+      &p,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"protocolVersion\":"
+      "\"2025-06-18\",\"capabilities\":{\"tools\":{}}}}",
+      id);
   yajl_tree_free (peer_expect (&p, "notifications/initialized", NULL, 0));
   int pages = 0;
   while (p.failed == 0)
@@ -747,8 +757,9 @@ test_call_errors (void **state)
   cr_error_clear (&err);
   assert_non_null (mcpclient_call (p.c, "a", NULL, 2000, on_done, &p, &err));
   yajl_tree_free (peer_expect (&p, "tools/call", id, sizeof id));
-  peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":"
-                 "[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}}",
+  peer_send (&p,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":"
+             "[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}}",
              id);
   peer_run_until (&p, &p.done, 0);
   assert_string_equal (p.error, "MCP server `t`: tools/call `a`: a string in "

@@ -62,7 +62,8 @@ test_servers (void **state)
   char *msg;
   struct config *cfg = merge (
       "{\"mcpServers\": {\n"
-      "  \"files\": {\"command\": \"npx\", \"args\": [\"-y\", \"pkg\", \"-y\"],\n"
+      "  \"files\": {\"command\": \"npx\", \"args\": [\"-y\", \"pkg\", "
+      "\"-y\"],\n"
       "    \"env\": {\"A\": \"1\", \"EMPTY\": \"\"}, \"optional\": true,\n"
       "    \"credentials\": [\"GITHUB_TOKEN\"]},\n"
       "  \"my-srv_2\": {\"command\": \"/usr/bin/srv\"}\n"
@@ -126,13 +127,15 @@ test_errors (void **state)
                 NULL, "home.json:1: mcpServers.a.args[0]: must not be empty");
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"optional\": "
                 "\"yes\"}}}",
-                NULL, "home.json:1: mcpServers.a.optional: expected true or "
-                      "false");
+                NULL,
+                "home.json:1: mcpServers.a.optional: expected true or "
+                "false");
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": "
                 "{\"1X\": \"v\"}}}}",
-                NULL, "home.json:1: mcpServers.a.env.1X: must be a variable "
-                      "name (letters, digits and '_', not starting with a "
-                      "digit, at most 128 bytes)");
+                NULL,
+                "home.json:1: mcpServers.a.env.1X: must be a variable "
+                "name (letters, digits and '_', not starting with a "
+                "digit, at most 128 bytes)");
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": "
                 "{\"X\": \"v\", \"X\": \"w\"}}}}",
                 NULL, "home.json:1: mcpServers.a.env.X: duplicate key");
@@ -141,9 +144,10 @@ test_errors (void **state)
                 NULL, "home.json:1: mcpServers.a.env.X: expected a string");
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", "
                 "\"credentials\": [\"NOT-A-NAME\"]}}}",
-                NULL, "home.json:1: mcpServers.a.credentials[0]: must be a "
-                      "variable name (letters, digits and '_', not starting "
-                      "with a digit, at most 128 bytes)");
+                NULL,
+                "home.json:1: mcpServers.a.credentials[0]: must be a "
+                "variable name (letters, digits and '_', not starting "
+                "with a digit, at most 128 bytes)");
   expect_error (NULL, "{\"disabledMcpServers\": [\"_x\"]}",
                 "project.json:1: disabledMcpServers[0]: must be a server "
                 "name of at most 32 letters, digits, '-' and '_', with no "
