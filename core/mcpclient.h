@@ -22,7 +22,11 @@
  * numbers (an error's code) stay as the server spelled them.
  *
  * Errors are crun-style and name the server and the method: "MCP server
- * `files`: tools/call `read_file`: no answer within 30 s".  */
+ * `files`: tools/call `read_file`: no answer within 30 s".
+ *
+ * The owner ignores SIGPIPE (crucible's main does): a server that closed
+ * its input is then seen as EPIPE, and its closed output ends the
+ * connection.  */
 #ifndef CRUCIBLE_CORE_MCPCLIENT_H
 #define CRUCIBLE_CORE_MCPCLIENT_H
 
@@ -76,7 +80,8 @@ struct mcpclient_result
 };
 
 /* A call's answer (or its failure); called once, never after
- * mcpclient_cancel or mcpclient_free.  */
+ * mcpclient_cancel or mcpclient_free.  Once it has been called the call is
+ * gone: it is not to be cancelled.  */
 typedef void (*mcpclient_done_fn) (void *data,
                                    const struct mcpclient_result *result);
 
@@ -122,7 +127,7 @@ struct mcpclient_config
   int to_server;          /* its standard input: written (made non-blocking) */
   const char *root;       /* the workspace root (absolute), for roots/list */
   uint64_t handshake_ms;  /* initialize through the first listing; also
-                             each re-listing */
+                             each re-listing (> 0) */
   size_t frame_max;       /* the longest line read; 0: MCPCLIENT_FRAME_MAX */
   mcpclient_hide_fn hide; /* NULL: nothing is hidden */
   void *hide_data;
