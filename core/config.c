@@ -613,6 +613,21 @@ static const struct
  * Every message is "<path>:<line>: <key>: <what>" (doc/strings.md,
  * "Configuration errors").  */
 
+/* A server's key as a message names it, by the server
+ * (mcpServers.files.args[0], mcpServers.files.env.TOKEN), or NULL for
+ * every other key; the caller owns it.  */
+static char *
+config_key_named (const struct config_parse *p, const char *key)
+{
+  if (key == NULL || p->server == NULL
+      || strncmp (key, "mcpServers.*.", 13) != 0)
+    return NULL;
+  if (strcmp (key, "mcpServers.*.env.*") == 0)
+    return xasprintf ("mcpServers.%s.env.%s", p->server->name,
+                      p->env_name != NULL ? p->env_name : "*");
+  return xasprintf ("mcpServers.%s.%s", p->server->name, key + 13);
+}
+
 /* Stop the parse with a message about key (NULL: none) at the current
  * position.  Returns 0, which tells yajl to stop.  */
 static int __attribute__ ((format (printf, 3, 0)))
@@ -620,15 +635,9 @@ config_vfail (struct config_parse *p, const char *key, const char *fmt,
               va_list ap)
 {
   cleanup_free char *what = xvasprintf (fmt, ap);
-  cleanup_free char *named = NULL;
-  /* A server's keys are named by the server: mcpServers.files.args[0].  */
-  if (key != NULL && p->server != NULL
-      && strcmp (key, "mcpServers.*.env.*") == 0)
-    key = named
-        = xasprintf ("mcpServers.%s.env.%s", p->server->name, p->env_name);
-  else if (key != NULL && p->server != NULL
-           && strncmp (key, "mcpServers.*.", 13) == 0)
-    key = named = xasprintf ("mcpServers.%s.%s", p->server->name, key + 13);
+  cleanup_free char *named = config_key_named (p, key);
+  if (named != NULL)
+    key = named;
   size_t line = p->finishing
                     ? config_line_last (p->text, p->len)
                     : config_line_at (p->text, p->len,

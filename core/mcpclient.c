@@ -338,7 +338,11 @@ mcpclient_fail (struct mcpclient *c, const char *fmt, ...)
   mcpclient_detach (c);
   mcpclient_listing_drop (c);
   while (c->calls != NULL)
-    mcpclient_call_fail (c->calls, what);
+    {
+      struct mcpclient_call *call = c->calls;
+      c->calls = call->next;
+      mcpclient_call_fail (call, what);
+    }
   struct cr_error *err = NULL;
   cr_error_set (&err, 0, "MCP server `%s`: %s", c->server, what);
   if (!c->free_wanted && c->listener.failed != NULL)
@@ -1218,7 +1222,7 @@ mcpclient_elicit_answer (struct mcpclient *c, struct mcpclient_elicitation *e,
   struct mcpclient_elicitation **p = &c->elicitations;
   while (*p != NULL && *p != e)
     p = &(*p)->next;
-  if (*p == e)
+  if (*p != NULL)
     *p = e->next;
   if (!e->cancelled)
     {
