@@ -619,6 +619,8 @@ static const struct
 static char *
 config_key_named (const struct config_parse *p, const char *key)
 {
+  if (key != NULL && p->server != NULL && strcmp (key, "mcpServers.*") == 0)
+    return xasprintf ("mcpServers.%s", p->server->name);
   if (key == NULL || p->server == NULL
       || strncmp (key, "mcpServers.*.", 13) != 0)
     return NULL;

@@ -106,3 +106,28 @@ mcpservers_disabled (const struct config *cfg, const char *name)
       return true;
   return false;
 }
+
+char *
+mcpservers_qualified (const char *server, const char *tool)
+{
+  return xasprintf ("mcp__%s__%s", server, tool);
+}
+
+bool
+mcpservers_split (const char *name, char **server, char **tool)
+{
+  if (strncmp (name, "mcp__", 5) != 0)
+    return false;
+  /* A server's name holds no "__": the first one ends it.  */
+  const char *rest = name + 5, *sep = strstr (rest, "__");
+  char *s
+      = sep != NULL ? xstrndup (rest, (size_t) (sep - rest)) : xstrdup (rest);
+  if (mcpservers_name_refuse (s) != NULL || (sep != NULL && sep[2] == '\0'))
+    {
+      free (s);
+      return false;
+    }
+  *server = s;
+  *tool = sep != NULL ? xstrdup (sep + 2) : NULL;
+  return true;
+}

@@ -46,4 +46,14 @@ const struct mcp_server_config *mcpservers_find (const struct config *cfg,
  * disables the server named name.  */
 bool mcpservers_disabled (const struct config *cfg, const char *name);
 
+/* The name a server's tool is offered and allowed under,
+ * mcp__<server>__<tool>; the caller owns it.  */
+char *mcpservers_qualified (const char *server, const char *tool);
+
+/* Read mcp__<server>__<tool>, or mcp__<server> (a rule naming every tool
+ * the server had; *tool is then NULL), into copies the caller owns.
+ * Returns false, setting neither, when name is neither (the server part
+ * must pass mcpservers_name_refuse, the tool part be non-empty).  */
+bool mcpservers_split (const char *name, char **server, char **tool);
+
 #endif

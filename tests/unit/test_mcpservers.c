@@ -152,6 +152,10 @@ test_errors (void **state)
                 "project.json:1: disabledMcpServers[0]: must be a server "
                 "name of at most 32 letters, digits, '-' and '_', with no "
                 "\"__\" and no '_' at either end");
+  expect_error ("{\"mcpServers\": {\"a\": \"npx\"}}", NULL,
+                "home.json:1: mcpServers.a: expected an object");
+  expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": []}}}",
+                NULL, "home.json:1: mcpServers.a.env: expected an object");
   expect_error (NULL, "{\"disabledMcpServers\": \"x\"}",
                 "project.json:1: disabledMcpServers: expected an array of "
                 "strings");
@@ -176,6 +180,29 @@ test_names (void **state)
   assert_non_null (mcpservers_env_name_refuse ("X-1"));
 }
 
+/* mcp__<server>__<tool> reads one way.  */
+static void
+test_qualified (void **state)
+{
+  char *server, *tool;
+  char *q = mcpservers_qualified ("my-srv", "_read__file");
+  assert_string_equal (q, "mcp__my-srv___read__file");
+  assert_true (mcpservers_split (q, &server, &tool));
+  assert_string_equal (server, "my-srv");
+  assert_string_equal (tool, "_read__file");
+  free (q);
+  free (server);
+  free (tool);
+  assert_true (mcpservers_split ("mcp__files", &server, &tool));
+  assert_string_equal (server, "files");
+  assert_null (tool);
+  free (server);
+  assert_false (mcpservers_split ("mcp__files__", &server, &tool));
+  assert_false (mcpservers_split ("mcp___x__t", &server, &tool));
+  assert_false (mcpservers_split ("mcp__", &server, &tool));
+  assert_false (mcpservers_split ("Bash(ls)", &server, &tool));
+}
+
 int
 main (void)
 {
@@ -183,6 +210,7 @@ main (void)
     cmocka_unit_test (test_servers),
     cmocka_unit_test (test_errors),
     cmocka_unit_test (test_names),
+    cmocka_unit_test (test_qualified),
   };
   return cmocka_run_group_tests_name ("mcpservers", tests, NULL, NULL);
 }
