@@ -8,6 +8,8 @@
  *   call TOOL error: MESSAGE · added NAME… (after list_changed)
  *   failed: MESSAGE · exit STATUS (the server's, after its input closed)
  *
+ * The handshake and each call have 60 s unless told otherwise.
+ *
  * mcp_drive [--handshake-ms N] [--call-ms N] [--frame-max N] [--root DIR]
  *           [--hide WORD] [--elicit accept|decline] [--wait-changed]
  *           [--call TOOL JSON]... -- COMMAND [ARG]...  */
@@ -189,8 +191,8 @@ drive_reap (pid_t pid)
 int
 main (int argc, char **argv)
 {
-  struct drive d = { .call_ms = 10000 };
-  uint64_t handshake_ms = 10000;
+  struct drive d = { .call_ms = 60000 };
+  uint64_t handshake_ms = 60000;
   size_t frame_max = 0;
   const char *root = "/";
   int i = 1;
@@ -255,7 +257,7 @@ main (int argc, char **argv)
       printf ("failed: %s\n", err->msg);
       return 1;
     }
-  uint64_t end = loop_now_ms () + handshake_ms + 16 * d.call_ms + 10000;
+  uint64_t end = loop_now_ms () + handshake_ms + d.n_calls * d.call_ms + 10000;
   while (!d.done && !d.failed && loop_now_ms () < end)
     {
       if (loop_run_once (d.loop, 100, &err) < 0)

@@ -16,12 +16,13 @@ if [ ! -x "$DRIVE" ] || ! command -v python3 >/dev/null 2>&1; then
 fi
 
 # drive ARGS... -- MODE [ARG]: run the driver over the test server, its
-# output in $out and its status in $rc.
+# output in $out and its status in $rc.  The driver's own deadlines are
+# 60 s unless a case sets them: python starts slowly on a loaded machine.
 drive() {
   local opts=()
   while [ "$1" != "--" ]; do opts+=("$1"); shift; done
   shift
-  out=$(timeout 60 "$DRIVE" --root "$TEST_TMP/my ws" "${opts[@]}" -- \
+  out=$(timeout 120 "$DRIVE" --root "$TEST_TMP/my ws" "${opts[@]}" -- \
         python3 "$SERVER" "$@" 2>"$TEST_TMP/stderr") && rc=0 || rc=$?
 }
 
@@ -31,7 +32,7 @@ drive --handshake-ms 300 -- hang-handshake
 end=$(date +%s%N)
 like "$out" "failed: MCP server \`test\`: initialize: no answer within 0.3 s" \
   "a server that hangs in the handshake fails it at the deadline"
-ok $(( (end - start) / 1000000 < 8000 ? 0 : 1 )) \
+ok $(( (end - start) / 1000000 < 20000 ? 0 : 1 )) \
   "and the driver is not held by it ($(( (end - start) / 1000000 )) ms)"
 
 # Garbage on standard output: the connection is not trusted on.
