@@ -162,11 +162,11 @@ peer_stop (struct peer *p)
   free (p->elicited);
 }
 
-/* Run the loop until *count passes was, or 2 s.  */
+/* Run the loop until *count passes was, or 10 s.  */
 static void
 peer_run_until (struct peer *p, int *count, int was)
 {
-  uint64_t end = loop_now_ms () + 2000;
+  uint64_t end = loop_now_ms () + 10000;
   while (*count == was && loop_now_ms () < end)
     assert_int_equal (loop_run_once (p->loop, 50, NULL), 0);
   assert_int_not_equal (*count, was);
@@ -176,7 +176,7 @@ peer_run_until (struct peer *p, int *count, int was)
 static yajl_val
 peer_read (struct peer *p)
 {
-  uint64_t end = loop_now_ms () + 2000;
+  uint64_t end = loop_now_ms () + 10000;
   char *nl;
   while ((nl = p->got.data ? memchr (p->got.data, '\n', p->got.len) : NULL)
          == NULL)
@@ -563,7 +563,7 @@ test_elicitation (void **state)
   peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":"
                  "\"elicitation/create\",\"params\":{\"message\":\"Give "
                  "SECRET?\",\"requestedSchema\":{\"type\":\"object\"}}}");
-  uint64_t end = loop_now_ms () + 2000;
+  uint64_t end = loop_now_ms () + 10000;
   while (p.elicitation == NULL && loop_now_ms () < end)
     loop_run_once (p.loop, 20, NULL);
   assert_non_null (p.elicitation);
