@@ -836,6 +836,17 @@ mcpclient_on_elicit (struct mcpclient *c, const char *id, yajl_val params)
                         "requestedSchema object");
       return;
     }
+  size_t waiting = 0;
+  for (struct mcpclient_elicitation *k = c->elicitations; k != NULL;
+       k = k->next)
+    waiting++;
+  /* A server cannot stack questions in front of the person.  */
+  if (waiting == MCPCLIENT_ELICIT_MAX)
+    {
+      mcpclient_refuse (c, id, JSONRPC_INVALID_REQUEST,
+                        "too many questions are waiting for the person");
+      return;
+    }
   struct mcpclient_elicitation *e = xcalloc (1, sizeof *e);
   e->id = xstrdup (id);
   e->next = c->elicitations;

@@ -51,6 +51,10 @@
 #define MCPCLIENT_TOOLS_MAX 1024
 #define MCPCLIENT_PAGES_MAX 64
 
+/* The most elicitations waiting for the person at once; another is
+ * refused.  */
+#define MCPCLIENT_ELICIT_MAX 4
+
 /* The longest tool name kept (mcp__<server>__<tool> stays within 103
  * bytes with a server name of MCPSERVERS_NAME_MAX).  */
 #define MCPCLIENT_TOOL_NAME_MAX 64

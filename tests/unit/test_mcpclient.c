@@ -576,6 +576,20 @@ test_elicitation (void **state)
   const char *ok[] = { "result", "content", "ok", NULL };
   assert_true (YAJL_IS_TRUE (yajl_tree_get (v, ok, yajl_t_any)));
   yajl_tree_free (v);
+  /* Four may wait for the person; a fifth is refused.  */
+  for (int i = 0; i < MCPCLIENT_ELICIT_MAX + 1; i++)
+    peer_send (&p,
+               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+               "\"elicitation/create\",\"params\":{\"message\":\"q\","
+               "\"requestedSchema\":{}}}",
+               i);
+  v = peer_read (&p);
+  const char *id[] = { "id", NULL };
+  assert_int_equal (YAJL_GET_INTEGER (yajl_tree_get (v, id, yajl_t_number)),
+                    MCPCLIENT_ELICIT_MAX);
+  assert_string_equal (peer_str (v, "error", "message", NULL),
+                       "too many questions are waiting for the person");
+  yajl_tree_free (v);
   peer_stop (&p);
 }
 
