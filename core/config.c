@@ -24,6 +24,8 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "core/env.h"
+#include "core/mcpservers.h"
 #include "core/rules.h"
 #include "lib/i18n.h"
 #include "lib/jsonw.h"
@@ -32,8 +34,9 @@
 #include "sandbox/policy.h"
 #include "sandbox/registry.h"
 
-/* Open objects a valid file can have at once: top level, sandbox, limits.  */
-#define CONFIG_MAX_DEPTH 3
+/* Open objects a valid file can have at once: top level, mcpServers, a
+ * server, its env.  */
+#define CONFIG_MAX_DEPTH 4
 
 /* Untrusted text quoted in a message is cut to this many bytes.  */
 #define CONFIG_SHOW_MAX 64
@@ -77,7 +80,10 @@ enum config_check
   CONFIG_CHECK_THEME,    /* letters, digits, '-' and '_' */
   CONFIG_CHECK_RULE,     /* a permission rule core/rules.c compiles */
   CONFIG_CHECK_BACKEND,  /* an id in the backend registry */
-  CONFIG_CHECK_PORT      /* list entries are numbers: ports 1024..65535 */
+  CONFIG_CHECK_PORT,     /* list entries are numbers: ports 1024..65535 */
+  CONFIG_CHECK_MCP_NAME, /* an MCP server's name (core/mcpservers.h) */
+  CONFIG_CHECK_ENV_NAME, /* an environment variable's name */
+  CONFIG_CHECK_ARGV      /* anything; a list keeps repeats, in order */
 };
 
 /* One key of the configuration, by its dotted name.  */
@@ -116,6 +122,13 @@ struct config_key
   {                                                                            \
     n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                        \
         offsetof (struct config, field)                                        \
+  }
+
+/* A field of one MCP server's entry (mcpServers.<name>.<field>).  */
+#define CONFIG_SERVER_KEY(n, kind, check, len, count, field)                   \
+  {                                                                            \
+    n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
+        offsetof (struct mcp_server_config, field)                             \
   }
 
 /* sandbox.network.ports: the lowest port (below are the system's) and
@@ -198,6 +211,26 @@ static const struct config_key config_keys[] = {
   /* Names allowed always for a workspace from the network question.  */
   CONFIG_LIST ("workspaces.*.domains", CONFIG_RULE_HOME_ONLY,
                CONFIG_CHECK_DOMAIN, 253, 256, workspace_domains),
+  /* MCP servers are programs crucible starts: only the person's own file
+   * names them.  The keys below mcpServers.* are fields of one
+   * struct mcp_server_config (config_key_base).  */
+  { "mcpServers", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
+    0, 0, 0, 0, 0 },
+  CONFIG_OBJECT ("mcpServers.*"),
+  CONFIG_SERVER_KEY ("mcpServers.*.command", CONFIG_KIND_STRING,
+                     CONFIG_CHECK_TEXT, 4096, 0, command),
+  CONFIG_SERVER_KEY ("mcpServers.*.args", CONFIG_KIND_LIST, CONFIG_CHECK_ARGV,
+                     4096, 256, args),
+  CONFIG_OBJECT ("mcpServers.*.env"),
+  CONFIG_SERVER_KEY ("mcpServers.*.env.*", CONFIG_KIND_STRING,
+                     CONFIG_CHECK_TEXT, 65536, 0, env),
+  CONFIG_SERVER_KEY ("mcpServers.*.optional", CONFIG_KIND_BOOL,
+                     CONFIG_CHECK_TEXT, 0, 0, optional),
+  CONFIG_SERVER_KEY ("mcpServers.*.credentials", CONFIG_KIND_LIST,
+                     CONFIG_CHECK_ENV_NAME, 128, 64, credentials),
+  /* Servers not started in this workspace: a project may only add.  */
+  CONFIG_LIST ("disabledMcpServers", CONFIG_RULE_UNION, CONFIG_CHECK_MCP_NAME,
+               MCPSERVERS_NAME_MAX, 256, mcp_disabled),
 };
 
 #define CONFIG_KEY_COUNT (sizeof config_keys / sizeof config_keys[0])
@@ -238,7 +271,27 @@ struct config_parse
   bool other_workspace; /* inside workspaces.<a workspace other than ours> */
   char **workspaces;    /* workspace paths read (normalised), hashed */
   size_t n_workspaces, cap_workspaces;
+  struct mcp_server_config *server; /* inside mcpServers.<name> */
+  char *env_name;                   /* the mcpServers.*.env key read */
 };
+
+/* Whether key is a field of an MCP server's entry.  */
+static bool
+config_key_per_server (const struct config_key *key)
+{
+  return strncmp (key->name, "mcpServers.*.", 13) == 0;
+}
+
+/* What key's offset is into: the server being read, or the config.  */
+static void *
+config_key_base (const struct config_parse *p, const struct config_key *key)
+{
+  return config_key_per_server (key) ? (void *) p->server : (void *) p->cfg;
+}
+
+/* A field described by key, in the config or the server being read.  */
+#define CONFIG_FIELD_OF(p, key, type)                                          \
+  ((type *) (void *) ((char *) config_key_base (p, key) + (key)->offset))
 
 /* --- lists --------------------------------------------------------------- */
 
@@ -280,6 +333,16 @@ config_list_add (struct config_list *list, char *s)
       free (s);
       return;
     }
+  list->items = xrealloc (list->items, (list->count + 2) * sizeof *list->items);
+  list->items[list->count++] = s;
+  list->items[list->count] = NULL;
+}
+
+/* Add s (taking it) at the end, even when the list holds it (an argument
+ * vector keeps its repeats).  */
+static void
+config_list_push (struct config_list *list, char *s)
+{
   list->items = xrealloc (list->items, (list->count + 2) * sizeof *list->items);
   list->items[list->count++] = s;
   list->items[list->count] = NULL;
@@ -541,11 +604,31 @@ static const struct
   [CONFIG_CHECK_RULE] = { rules_refuse, NULL },
   [CONFIG_CHECK_BACKEND] = { config_refuse_backend, NULL },
   [CONFIG_CHECK_PORT] = { NULL, NULL },
+  [CONFIG_CHECK_MCP_NAME] = { mcpservers_name_refuse, NULL },
+  [CONFIG_CHECK_ENV_NAME] = { mcpservers_env_name_refuse, NULL },
+  [CONFIG_CHECK_ARGV] = { NULL, NULL },
 };
 
 /* --- failing ----------------------------------------------------------------
  * Every message is "<path>:<line>: <key>: <what>" (doc/strings.md,
  * "Configuration errors").  */
+
+/* A server's key as a message names it, by the server
+ * (mcpServers.files.args[0], mcpServers.files.env.TOKEN), or NULL for
+ * every other key; the caller owns it.  */
+static char *
+config_key_named (const struct config_parse *p, const char *key)
+{
+  if (key != NULL && p->server != NULL && strcmp (key, "mcpServers.*") == 0)
+    return xasprintf ("mcpServers.%s", p->server->name);
+  if (key == NULL || p->server == NULL
+      || strncmp (key, "mcpServers.*.", 13) != 0)
+    return NULL;
+  if (strcmp (key, "mcpServers.*.env.*") == 0)
+    return xasprintf ("mcpServers.%s.env.%s", p->server->name,
+                      p->env_name != NULL ? p->env_name : "*");
+  return xasprintf ("mcpServers.%s.%s", p->server->name, key + 13);
+}
 
 /* Stop the parse with a message about key (NULL: none) at the current
  * position.  Returns 0, which tells yajl to stop.  */
@@ -554,6 +637,9 @@ config_vfail (struct config_parse *p, const char *key, const char *fmt,
               va_list ap)
 {
   cleanup_free char *what = xvasprintf (fmt, ap);
+  cleanup_free char *named = config_key_named (p, key);
+  if (named != NULL)
+    key = named;
   size_t line = p->finishing
                     ? config_line_last (p->text, p->len)
                     : config_line_at (p->text, p->len,
@@ -653,7 +739,7 @@ static int
 config_set_bool (struct config_parse *p, const struct config_key *key,
                  bool value)
 {
-  bool *field = CONFIG_FIELD (p->cfg, key, bool);
+  bool *field = CONFIG_FIELD_OF (p, key, bool);
   if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_REQUIRE && !value)
     return config_fail (p, key->name, "%s",
                         _ ("only the home configuration may disable "
@@ -676,7 +762,7 @@ static int
 config_set_uint (struct config_parse *p, const struct config_key *key,
                  const char *s)
 {
-  uint64_t *field = CONFIG_FIELD (p->cfg, key, uint64_t);
+  uint64_t *field = CONFIG_FIELD_OF (p, key, uint64_t);
   uint64_t min = (uint64_t) key->min, max = (uint64_t) key->max;
   if (strpbrk (s, ".eE") != NULL)
     return config_fail (p, key->name, "%s",
@@ -700,7 +786,7 @@ static int
 config_set_double (struct config_parse *p, const struct config_key *key,
                    const char *s)
 {
-  double *field = CONFIG_FIELD (p->cfg, key, double);
+  double *field = CONFIG_FIELD_OF (p, key, double);
   double v = strtod (s, NULL);
   if (!isfinite (v) || !(v > key->min) || v > key->max)
     return config_fail (p, key->name, _ ("must be more than %g and at most %g"),
@@ -722,7 +808,7 @@ config_set_string (struct config_parse *p, const struct config_key *key,
   cleanup_free char *copy = config_check_string (p, key, key->name, s, n);
   if (copy == NULL)
     return 0;
-  char **field = CONFIG_FIELD (p->cfg, key, char *);
+  char **field = CONFIG_FIELD_OF (p, key, char *);
   free (*field);
   *field = config_store (p, key, copy);
   return 1;
@@ -762,7 +848,7 @@ config_project_entry (struct config_parse *p, const struct config_key *key,
                       size_t n)
 {
   const struct config_list *inherited
-      = CONFIG_FIELD (p->cfg, key, struct config_list);
+      = CONFIG_FIELD_OF (p, key, struct config_list);
   cleanup_free char *shown = config_show (s, n);
   if (key->rule == CONFIG_RULE_INSIDE
       && !config_path_inside (value, p->workspace))
@@ -793,7 +879,10 @@ config_list_entry (struct config_parse *p, const char *s, size_t n)
       free (value);
       return 0;
     }
-  config_list_add (&p->items, value);
+  if (key->check == CONFIG_CHECK_ARGV)
+    config_list_push (&p->items, value);
+  else
+    config_list_add (&p->items, value);
   return 1;
 }
 
@@ -826,7 +915,7 @@ config_port_entry (struct config_parse *p, const struct config_key *key,
 static void
 config_list_commit (struct config_parse *p, const struct config_key *key)
 {
-  struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
+  struct config_list *field = CONFIG_FIELD_OF (p, key, struct config_list);
   bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
   if ((field == &p->cfg->workspace_allow || field == &p->cfg->workspace_domains)
       && p->other_workspace)
@@ -857,6 +946,16 @@ config_key_find (const struct config_key *parent, const char *s, size_t n)
       bool path = n > 0 && s[0] == '/' && memchr (s, '\0', n) == NULL;
       s = "*";
       n = path ? 1 : 0;
+    }
+  /* Under mcpServers every key is a server's name, and under a server's
+   * env a variable's; each is checked once it is read.  */
+  if (parent != NULL
+      && (strcmp (parent->name, "mcpServers") == 0
+          || strcmp (parent->name, "mcpServers.*.env") == 0))
+    {
+      bool named = n > 0 && memchr (s, '\0', n) == NULL;
+      s = "*";
+      n = named ? 1 : 0;
     }
   if (n == 0 || memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
     return NULL;
@@ -932,6 +1031,104 @@ config_workspace_new (struct config_parse *p, char *path)
   return true;
 }
 
+/* --- MCP servers --------------------------------------------------------- */
+
+/* Start reading the entry of the server named s (n bytes): a name of the
+ * mcp__<server>__<tool> syntax, given once.  Returns 0 with the parse
+ * stopped.  */
+static int
+config_server_begin (struct config_parse *p, const struct config_key *parent,
+                     const char *s, size_t n)
+{
+  cleanup_free char *name = xstrndup (s, n);
+  cleanup_free char *shown = config_key_shown (parent, s, n);
+  const char *why = config_utf8_valid (s, n) ? mcpservers_name_refuse (name)
+                                             : CONFIG_NOT_UTF8;
+  if (why != NULL)
+    return config_fail (p, shown, "%s", _ (why));
+  if (mcpservers_find (p->cfg, name) != NULL)
+    return config_fail (p, shown, "%s", _ ("duplicate key"));
+  p->cfg->mcp_servers
+      = xrealloc (p->cfg->mcp_servers,
+                  (p->cfg->n_mcp_servers + 1) * sizeof *p->cfg->mcp_servers);
+  p->server = &p->cfg->mcp_servers[p->cfg->n_mcp_servers++];
+  mcpservers_init (p->server, name);
+  for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+    if (config_key_per_server (&config_keys[i]))
+      p->seen[i] = false;
+  return 1;
+}
+
+/* The prefix of a server's keys in messages: "mcpServers.NAME".  */
+static char *
+config_server_shown (const struct config_parse *p)
+{
+  return xasprintf ("mcpServers.%s", p->server->name);
+}
+
+/* Read a key of a server's entry, or of its env (a variable's name, given
+ * once).  Returns 0 with the parse stopped.  */
+static int
+config_server_key (struct config_parse *p, const struct config_key *key,
+                   const struct config_key *parent, const char *s, size_t n)
+{
+  if (strcmp (key->name, "mcpServers.*") == 0)
+    return config_server_begin (p, parent, s, n);
+  cleanup_free char *prefix = config_server_shown (p);
+  cleanup_free char *shown = config_show (s, n);
+  cleanup_free char *name = xstrndup (s, n);
+  if (strcmp (key->name, "mcpServers.*.env.*") != 0)
+    {
+      if (p->seen[key - config_keys])
+        return config_fail (p, NULL, "%s.%s: %s", prefix, shown,
+                            _ ("duplicate key"));
+      return 1;
+    }
+  const char *why = mcpservers_env_name_refuse (name);
+  if (why != NULL)
+    return config_fail (p, NULL, "%s.env.%s: %s", prefix, shown, _ (why));
+  size_t len = strlen (name);
+  for (size_t i = 0; i < p->server->env.count; i++)
+    if (strncmp (p->server->env.items[i], name, len) == 0
+        && p->server->env.items[i][len] == '=')
+      return config_fail (p, NULL, "%s.env.%s: %s", prefix, shown,
+                          _ ("duplicate key"));
+  free (p->env_name);
+  p->env_name = steal_pointer (&name);
+  return 1;
+}
+
+/* A value of a server's env: any UTF-8 text without NUL, kept as
+ * NAME=VALUE.  */
+static int
+config_server_env (struct config_parse *p, const char *s, size_t n)
+{
+  cleanup_free char *prefix = config_server_shown (p);
+  cleanup_free char *key = xasprintf ("%s.env.%s", prefix, p->env_name);
+  if (memchr (s, '\0', n) != NULL)
+    return config_fail (p, key, "%s", _ ("must not contain a NUL character"));
+  if (!config_utf8_valid (s, n))
+    return config_fail (p, key, "%s", _ (CONFIG_NOT_UTF8));
+  if (n > ENV_MAX_BYTES)
+    return config_fail (p, key, _ ("must be at most %d bytes long"),
+                        ENV_MAX_BYTES);
+  config_list_push (&p->server->env,
+                    xasprintf ("%s=%.*s", p->env_name, (int) n, s));
+  return 1;
+}
+
+/* A server's entry closes: it must name its command.  */
+static int
+config_server_end (struct config_parse *p)
+{
+  if (p->server->command != NULL)
+    return 1;
+  cleanup_free char *prefix = config_server_shown (p);
+  return config_fail (p, prefix, "%s",
+                      _ ("needs a command (only servers on standard input "
+                         "and output are supported)"));
+}
+
 /* --- yajl callbacks ------------------------------------------------------ */
 
 /* yajl: null is never a valid value.  */
@@ -984,6 +1181,8 @@ config_on_string (void *ctx, const unsigned char *s, size_t n)
   if (key == NULL || key->kind != CONFIG_KIND_STRING)
     return config_wrong_type (p);
   p->pending = NULL;
+  if (strcmp (key->name, "mcpServers.*.env.*") == 0)
+    return config_server_env (p, (const char *) s, n);
   return config_set_string (p, key, (const char *) s, n);
 }
 
@@ -1037,6 +1236,12 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
         if (strncmp (config_keys[i].name, "workspaces.*.", 13) == 0)
           p->seen[i] = false;
     }
+  else if (config_key_per_server (key)
+           || strcmp (key->name, "mcpServers.*") == 0)
+    {
+      if (config_server_key (p, key, parent, (const char *) s, n) == 0)
+        return 0;
+    }
   else if (p->seen[key - config_keys])
     return config_fail (p, key->name, "%s", _ ("duplicate key"));
   p->seen[key - config_keys] = true;
@@ -1054,7 +1259,9 @@ static int
 config_on_end_map (void *ctx)
 {
   struct config_parse *p = ctx;
-  p->depth--;
+  const struct config_key *closing = p->object[--p->depth];
+  if (closing != NULL && strcmp (closing->name, "mcpServers.*") == 0)
+    return config_server_end (p);
   return 1;
 }
 
@@ -1167,6 +1374,7 @@ config_merge_text (struct config *cfg, const char *text, size_t len,
     free (p.workspaces[i]);
   free (p.workspaces);
   config_list_free (&p.items);
+  free (p.env_name);
   cr_error_free (p.err);
   return ret;
 }
@@ -1284,6 +1492,7 @@ config_new_defaults (void)
   config_list_init (&cfg->workspace_allow);
   config_list_init (&cfg->workspace_domains);
   config_list_init (&cfg->deny);
+  config_list_init (&cfg->mcp_disabled);
   cfg->output_bytes = 10485760;
   cfg->cpu_seconds = 3600;
   cfg->open_files = 4096;
@@ -1314,6 +1523,10 @@ config_free (struct config *cfg)
   free (cfg->agent_command);
   free (cfg->sandbox_backend);
   free (cfg->theme);
+  for (size_t i = 0; i < cfg->n_mcp_servers; i++)
+    mcpservers_clear (&cfg->mcp_servers[i]);
+  free (cfg->mcp_servers);
+  config_list_free (&cfg->mcp_disabled);
   free (cfg->home_file);
   free (cfg->project_file);
   free (cfg);

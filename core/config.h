@@ -32,6 +32,8 @@ struct config_list
   size_t count;
 };
 
+struct mcp_server_config;
+
 /* journal.keepDays unless configured.  */
 #define CONFIG_JOURNAL_KEEP_DAYS 30
 
@@ -72,6 +74,12 @@ struct config
    * once the home file is merged they are in net_domains too.  */
   struct config_list workspace_domains;
   char *theme; /* theme, or NULL for the default */
+  /* mcpServers, home-only: the MCP servers, in the order the file has
+   * them (core/mcpservers.h); disabledMcpServers: names not started here,
+   * which a project may add to.  */
+  struct mcp_server_config *mcp_servers;
+  size_t n_mcp_servers;
+  struct config_list mcp_disabled;
 
   char *home_file;    /* the home file that was read, or NULL if none was */
   char *project_file; /* the project file that was read, or NULL */

@@ -40,3 +40,17 @@ deps_ensure() {
   # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends $missing </dev/null >/dev/null
 }
+
+# The real MCP servers tests/integration/mcp-client-real.sh speaks to,
+# pinned by tests/mcp-servers/package-lock.json: `npm ci` installs exactly
+# those into tests/mcp-servers/node_modules (again only when the lockfile
+# is newer than what was installed).  .ci/run calls it.
+mcp_test_servers() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/mcp-servers"
+  [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] \
+    && return 0
+  echo "installing the MCP test servers (npm ci in $dir)" >&2
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund \
+    --loglevel=error </dev/null >/dev/null)
+}
