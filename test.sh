@@ -10,6 +10,9 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 . "$top/tools/deps.sh"
 deps_ensure "$DEPS_BUILD" "$DEPS_TEST" "$DEPS_PACKAGE" || exit 1
+# The real MCP servers some tests talk to, pinned by a lockfile; without
+# the npm registry those tests skip (and fail where they are required).
+mcp_test_servers || echo "warning: the MCP test servers could not be installed" >&2
 cd "$top" || exit 1
 autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; exit 1; }
 
