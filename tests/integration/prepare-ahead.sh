@@ -9,9 +9,29 @@
 # left after the server exits or is killed.
 . "$(dirname "$0")/lib.sh"
 
-N=20
+N=24
 plan $N
 new_workspace
+
+# The broker's --await on its own (no bwrap needed): the host closing the
+# channel before GO runs nothing; a record other than GO fails the setup
+# step that waits for it, and runs nothing either.
+BROKER="$CRUCIBLE_BIN_DIR/crucible-sandbox-broker"
+PEER="${CRUCIBLE_HELPER_DIR:-${CRUCIBLE_BUILDDIR:-.}/tests/helpers}/broker_peer"
+"$PEER" -o "$TEST_TMP/report" --close --after 200 -- "$BROKER" --status-fd 3 --await \
+  -- /bin/sh -c "touch '$TEST_TMP/ran'" >/dev/null 2>"$TEST_TMP/broker.err"
+is "$(grep -v '^broker [0-9]' "$TEST_TMP/report")" \
+  $'closed\nbroker exit 0' "a broker awaiting GO leaves, exit 0, when the host closes the channel"
+ok "$([ ! -e "$TEST_TMP/ran" ] && echo 0 || echo 1)" "and its program never ran"
+"$PEER" -o "$TEST_TMP/report" --stop 15 --after 200 -- "$BROKER" --status-fd 3 --await \
+  -- /bin/sh -c "touch '$TEST_TMP/ran'" >/dev/null 2>"$TEST_TMP/broker.err"
+is "$(grep -v '^broker [0-9]' "$TEST_TMP/report")|$(cat "$TEST_TMP/broker.err")" \
+  "stop 15
+failed stage=1 errno=71
+eof
+broker exit 125|crucible-sandbox-broker: waiting for the command: Protocol error" \
+  "a record other than GO fails setup at 'waiting for the command'"
+ok "$([ ! -e "$TEST_TMP/ran" ] && echo 0 || echo 1)" "and nothing ran"
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
