@@ -154,8 +154,8 @@ struct supervisor
     const struct sandbox_backend *backend;
     char *config_mark;
   } ahead;
-  bool keep_ahead;       /* keep one prepared for the next command */
-  uint64_t ahead_timer;  /* the kept one's making, scheduled */
+  bool keep_ahead;      /* keep one prepared for the next command */
+  uint64_t ahead_timer; /* the kept one's making, scheduled */
   /* The call whose sandbox is to be made at the next turn of the loop
    * (after the panel asking about it is drawn), or NULL.  */
   char *pending_call;
@@ -1374,11 +1374,9 @@ command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
 }
 
 /* Admit, prepare and start one command.  */
-static struct sandbox_session *
-supervisor_ahead_take (struct supervisor *sup,
-                       const struct command_request *req,
-                       const char digest[POLICY_DIGEST_SIZE],
-                       const char *shell);
+static struct sandbox_session *supervisor_ahead_take (
+    struct supervisor *sup, const struct command_request *req,
+    const char digest[POLICY_DIGEST_SIZE], const char *shell);
 
 static int
 supervisor_start_command (struct supervisor *sup,
@@ -1846,8 +1844,7 @@ supervisor_ahead_schedule (struct supervisor *sup)
 static struct sandbox_session *
 supervisor_ahead_take (struct supervisor *sup,
                        const struct command_request *req,
-                       const char digest[POLICY_DIGEST_SIZE],
-                       const char *shell)
+                       const char digest[POLICY_DIGEST_SIZE], const char *shell)
 {
   struct sandbox_session *session = sup->ahead.session;
 

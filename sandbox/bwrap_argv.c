@@ -176,8 +176,7 @@ bwrap_build_argv (const struct bwrap_plan *plan)
     bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
                 (char *) NULL);
   bwrap_args (&a, "--seccomp-fd", fd_text[5], "--cwd", plan->workspace,
-              "--confine",
-              "--lower", BWRAP_HIDDEN_LOWER, "--upper",
+              "--confine", "--lower", BWRAP_HIDDEN_LOWER, "--upper",
               BWRAP_HIDDEN_LAYER "/upper", "--work", BWRAP_HIDDEN_LAYER "/work",
               "--root", plan->workspace, (char *) NULL);
   bwrap_args (&a, "--protect", bwrap_protected_git, (char *) NULL);

@@ -723,6 +723,7 @@ bwrap_ahead_key_of (const char *gitdir, char *const *protect, size_t n_protect,
   return buf_steal (&b, NULL);
 }
 
+/* Launch ahead of the command: bwrap and the broker, waiting for GO.  */
 int
 bwrap_ahead (struct sandbox_session *base, const char *cwd, const char *shell,
              struct cr_error **err)
@@ -762,6 +763,7 @@ bwrap_ahead_waiting (const struct bwrap_session *s)
   return s->channel >= 0 && poll (&p, 1, 0) == 0;
 }
 
+/* Whether the session prepared ahead still fits cwd and shell.  */
 bool
 bwrap_ahead_current (const struct sandbox_session *base, const char *cwd,
                      const char *shell)
@@ -820,8 +822,8 @@ bwrap_baseline (struct bwrap_session *s, struct cr_error **err)
   struct bwrap_ids ids;
   if (bwrap_become_owner (s, &ids, err) < 0)
     return -1;
-  int taken = publish_baseline_take (s->statedir, s->root,
-                                     PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
+  int taken = publish_baseline_take (
+      s->statedir, s->root, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
   bwrap_become_self (&ids);
   return taken;
 }
