@@ -102,6 +102,7 @@ UNPRIVILEGED_TESTS="tests/integration/run-scope.sh tests/integration/run-notes.s
 tests/integration/run-confined.sh
 tests/integration/broker.sh tests/integration/sandbox-inspect.sh
 tests/integration/sandbox-audit.sh tests/integration/sandbox-audit-library.sh"
+UNPRIVILEGED_TESTS="$UNPRIVILEGED_TESTS tests/integration/prepare-ahead.sh"
 
 # Configure and build in a directory; the log is kept.
 build_in() {

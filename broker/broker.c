@@ -65,7 +65,7 @@
   "          [--unreadable PATTERN]... [--hide-sockets [--socket "             \
   "RELPATH]...]]\n"                                                            \
   "         [--cpu-seconds N] [--open-files N] [--processes N]\n"              \
-  "         [--address-space BYTES]\n"                                         \
+  "         [--address-space BYTES] [--await]\n"                               \
   "         -- PROGRAM [ARG...]\n"
 
 /* The broker's own exit statuses.  125 follows env(1) and chroot(1): the
@@ -87,6 +87,10 @@
 #define BROKER_MAX_SOCKETS 64       /* --socket names */
 #define BROKER_MAX_ENV_BYTES 262144 /* the --env-fd block, NULs included */
 #define BROKER_MAX_ENV_VARS 1024
+/* --await: the arguments the host's GO adds after PROGRAM [ARG...]: the
+ * command line given to sh -c (at most MAX_ARG_STRLEN) with room over.  */
+#define BROKER_MAX_GO_ARGS_BYTES 262144
+#define BROKER_MAX_GO_ARGS 64
 /* The workload's filter: the kernel's own bound on a classic BPF program.  */
 #define BROKER_MAX_FILTER_BYTES (BPF_MAXINSNS * sizeof (struct sock_filter))
 
@@ -122,6 +126,10 @@ struct broker_options
   /* --port: sandbox.network.ports */
   uint16_t ports[BROKER_NET_MAX_PORTS];
   int n_ports;
+  /* --await: set up what does not depend on the command, then wait on the
+   * status channel for the host's GO (status.h) with the command's
+   * output, environment and last arguments.  */
+  bool await;
   char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
 };
 
@@ -129,6 +137,7 @@ struct broker
 {
   struct broker_options opt;
   char *env_block; /* what --env-fd held; envp points into it */
+  char *go_args;   /* --await: what GO's arguments held; argv points in */
   char **envp;     /* the workload's environment, or NULL for environ */
   struct sock_filter *filter; /* what --seccomp-fd held, or NULL */
   size_t filter_len;          /* in instructions */
@@ -431,6 +440,10 @@ broker_check_values (const struct broker_args *a, struct broker_options *opt)
   if (opt->cwd != NULL && opt->cwd[0] != '/')
     return broker_usage_error ("--cwd must be an absolute path, not '%s'",
                                opt->cwd);
+  /* With --await the command's own descriptors come with GO, never
+   * beside it.  */
+  if (opt->await && (opt->env_fd >= 0 || opt->output_fd >= 0))
+    return broker_usage_error ("--await takes no --env-fd or --output-fd");
   if (broker_parse_count ("--cpu-seconds", a->cpu, 1000000000UL,
                           &opt->limits.cpu_seconds)
           < 0
@@ -505,6 +518,13 @@ broker_parse_option (int argc, char **argv, int *i, struct broker_args *a,
       if (opt->hide_sockets)
         return broker_usage_error ("--hide-sockets given twice");
       opt->hide_sockets = true;
+      return 0;
+    }
+  if (strcmp (arg, "--await") == 0)
+    {
+      if (opt->await)
+        return broker_usage_error ("--await given twice");
+      opt->await = true;
       return 0;
     }
   if (strcmp (arg, "--confine") == 0)
@@ -825,7 +845,131 @@ broker_read_env (struct broker *b)
   count = 0;
   for (size_t i = 0; i < len; i += strlen (b->env_block + i) + 1)
     b->envp[count++] = b->env_block + i;
+  /* Read once: the sweep, or GO's own cleanup, need not find it.  */
+  close (b->opt.env_fd);
+  b->opt.env_fd = -1;
   return 0;
+}
+
+/* The descriptors GO carries, in order: the workload's output, its
+ * environment, and the arguments after PROGRAM [ARG...].  */
+enum
+{
+  BROKER_GO_OUTPUT,
+  BROKER_GO_ENV,
+  BROKER_GO_ARGS,
+  BROKER_GO_FDS
+};
+
+/* Receive one record and exactly BROKER_GO_FDS descriptors into fds
+ * (close-on-exec).  Returns the record's length, 0 when the host closed
+ * its end, -1 on error; a record with other descriptors, or a cut one,
+ * is EPROTO with whatever came closed.  */
+static ssize_t
+broker_recv_go (int fd, struct broker_msg *msg, int fds[BROKER_GO_FDS])
+{
+  union
+  {
+    char buf[CMSG_SPACE (BROKER_GO_FDS * sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = { .iov_base = msg, .iov_len = sizeof *msg };
+  struct msghdr mh = { .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  ssize_t n;
+
+  do
+    n = recvmsg (fd, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return n;
+  struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+  bool whole = c != NULL && c->cmsg_level == SOL_SOCKET
+               && c->cmsg_type == SCM_RIGHTS
+               && c->cmsg_len == CMSG_LEN (BROKER_GO_FDS * sizeof (int))
+               && !(mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
+  if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+    {
+      size_t k = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      int got[BROKER_GO_FDS] = { -1, -1, -1 };
+      memcpy (got, CMSG_DATA (c),
+              (k < BROKER_GO_FDS ? k : BROKER_GO_FDS) * sizeof (int));
+      for (size_t i = 0; i < BROKER_GO_FDS; i++)
+        if (whole)
+          fds[i] = got[i];
+        else if (i < k)
+          close (got[i]);
+    }
+  if (!whole)
+    return errno = EPROTO, -1;
+  return n;
+}
+
+/* Append GO's arguments (NUL-terminated strings) to PROGRAM [ARG...].  */
+static int
+broker_go_args (struct broker *b, int fd)
+{
+  size_t len, n_fixed = 0, n_go = 0;
+  int rc = broker_read_all (fd, BROKER_MAX_GO_ARGS_BYTES, &b->go_args, &len);
+
+  close (fd);
+  if (rc < 0)
+    return -1;
+  if (len > 0 && b->go_args[len - 1] != '\0')
+    return errno = EINVAL, -1;
+  for (size_t i = 0; i < len; i += strlen (b->go_args + i) + 1)
+    if (++n_go > BROKER_MAX_GO_ARGS)
+      return errno = E2BIG, -1;
+  while (b->opt.argv[n_fixed] != NULL)
+    n_fixed++;
+  char **argv = calloc (n_fixed + n_go + 1, sizeof *argv);
+  if (argv == NULL)
+    return -1;
+  memcpy (argv, b->opt.argv, n_fixed * sizeof *argv);
+  for (size_t i = 0, k = n_fixed; i < len; i += strlen (b->go_args + i) + 1)
+    argv[k++] = b->go_args + i;
+  b->opt.argv = argv;
+  return 0;
+}
+
+/* With --await: wait for the host's GO.  Everything before this step is
+ * the same for any command (the namespaces bwrap made, the broker's own
+ * shields, /proc); everything after it reads the workspace (the
+ * projection, the protected and unreadable paths, the sockets), so it is
+ * done only now, after the host took the command's baseline, and sees
+ * the workspace as the command will.  The host closing its end first
+ * means the command was not run after all (refused, or crucible left):
+ * the broker leaves, having run nothing.  */
+static int
+broker_await_go (struct broker *b)
+{
+  struct broker_msg msg;
+  int fds[BROKER_GO_FDS] = { -1, -1, -1 };
+
+  if (!b->opt.await)
+    return 0;
+  ssize_t n = broker_recv_go (b->opt.status_fd, &msg, fds);
+  if (n == 0 || (n < 0 && errno == ECONNRESET))
+    _exit (BROKER_EXIT_DONE);
+  if (n < 0)
+    return -1;
+  if (n != (ssize_t) sizeof msg || msg.magic != BROKER_STATUS_MAGIC
+      || msg.type != BROKER_MSG_GO)
+    {
+      for (int i = 0; i < BROKER_GO_FDS; i++)
+        close (fds[i]);
+      return errno = EPROTO, -1;
+    }
+  b->opt.output_fd = fds[BROKER_GO_OUTPUT];
+  b->opt.env_fd = fds[BROKER_GO_ENV];
+  if (broker_read_env (b) < 0)
+    {
+      close (fds[BROKER_GO_ARGS]);
+      return -1;
+    }
+  return broker_go_args (b, fds[BROKER_GO_ARGS]);
 }
 
 /* A mount namespace of the broker's own.  bwrap's belongs to the user
@@ -1380,6 +1524,7 @@ static const struct broker_step broker_setup_steps[] = {
   { "making host-global /proc read-only", broker_proc_readonly },
   { "masking /proc", broker_proc_mask },
   { "making the broker's /proc entry read-only", broker_proc_self },
+  { "waiting for the command", broker_await_go },
   { "mounting the projection", broker_mount_overlay },
   { "protecting repository metadata", broker_protect },
   { "binding granted sockets", broker_bind_sockets },

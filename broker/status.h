@@ -32,7 +32,12 @@ enum broker_msg_type
   BROKER_MSG_EXITED = 2,  /* value: the workload's wait status */
   BROKER_MSG_DONE = 3,    /* the scope is empty; the keeper exits next */
   BROKER_MSG_FAILED = 4,  /* value: errno; stage: what was being done */
-  BROKER_MSG_STOP = 16    /* host to keeper; value: the signal to send */
+  BROKER_MSG_STOP = 16,   /* host to keeper; value: the signal to send */
+  /* Host to a keeper started with --await, once: the command may run.
+   * It carries three descriptors (SCM_RIGHTS): the workload's output, a
+   * memfd of its environment (as --env-fd), and a memfd of the arguments
+   * after PROGRAM [ARG...] (NUL-terminated strings: the command line).  */
+  BROKER_MSG_GO = 17
 };
 
 /* What the keeper was doing when it sent BROKER_MSG_FAILED.  */

@@ -316,7 +316,8 @@ session_run (struct session *s, struct session_call *c)
                                  .timeout_seconds = c->timeout,
                                  .background = c->background,
                                  .env = c->env,
-                                 .n_env = c->n_env };
+                                 .n_env = c->n_env,
+                                 .ahead_call = c->id };
   struct supervisor_listener listener = { .answered = session_on_answered,
                                           .ended_on_its_own = session_on_ended,
                                           .stop_failed = session_on_stop_failed,
@@ -344,7 +345,12 @@ session_next_ask (struct session *s)
         c->state = CALL_ASKING;
         s->asking = c;
         if (s->fe.ask != NULL)
-          s->fe.ask (s->fe.data, c);
+          {
+            /* While the person reads the question, its sandbox is made,
+             * so that it starts the moment it is allowed.  */
+            supervisor_prepare_for (s->sup, c->id);
+            s->fe.ask (s->fe.data, c);
+          }
         else
           session_cannot_ask (s, c, "this front end cannot ask");
         return;
@@ -400,7 +406,10 @@ session_answer_approval (struct session *s, struct session_call *c, bool allow)
   if (allow)
     session_run (s, c);
   else
-    session_refuse (s, c, SESSION_DECLINED);
+    {
+      supervisor_prepared_refused (s->sup, c->id);
+      session_refuse (s, c, SESSION_DECLINED);
+    }
   session_next_ask (s);
 }
 
@@ -410,6 +419,7 @@ session_cannot_ask (struct session *s, struct session_call *c, const char *why)
   if (c->state != CALL_ASKING)
     return;
   s->asking = NULL;
+  supervisor_prepared_refused (s->sup, c->id);
   cleanup_free char *text = xasprintf (
       "[refused: the developer could not be asked: %s; nothing was run]", why);
   session_refuse (s, c, text);
@@ -500,6 +510,7 @@ session_abandon_calls (struct session *s, const char *answer)
       if (c->state == CALL_ASKING)
         {
           s->asking = NULL;
+          supervisor_prepared_refused (s->sup, c->id);
           if (s->fe.withdrawn != NULL)
             s->fe.withdrawn (s->fe.data, c);
         }

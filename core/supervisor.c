@@ -10,8 +10,10 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,6 +142,24 @@ struct supervisor
   struct portfwd *portfwd;
   proxy_asker_fn asker; /* given to the proxy when it is made */
   void *asker_data;
+  /* The sandbox prepared ahead of its command, or none (session NULL):
+   * for the call named (approval), or kept for any (for_call NULL).  What
+   * it was made from: the policy's digest, the backend, the
+   * configuration files as they were (supervisor_config_mark).  */
+  struct
+  {
+    struct sandbox_session *session;
+    char *for_call;
+    char digest[POLICY_DIGEST_SIZE];
+    const struct sandbox_backend *backend;
+    char *config_mark;
+  } ahead;
+  bool keep_ahead;      /* keep one prepared for the next command */
+  uint64_t ahead_timer; /* the kept one's making, scheduled */
+  /* The call whose sandbox is to be made at the next turn of the loop
+   * (after the panel asking about it is drawn), or NULL.  */
+  char *pending_call;
+  uint64_t pending_timer;
 };
 
 struct supervisor *
@@ -645,6 +665,8 @@ command_net_close (struct command *cmd)
   return true;
 }
 
+static void supervisor_ahead_schedule (struct supervisor *sup);
+
 /* Release the slot once the scope is empty and the command ended.  */
 static void
 command_release (struct command *cmd)
@@ -669,6 +691,7 @@ command_release (struct command *cmd)
     }
   cmd->sup->slots_held--;
   supervisor_fact (cmd->sup, JOURNAL_CLEANUP, cmd, NULL, 0);
+  supervisor_ahead_schedule (cmd->sup);
   if (usage.known)
     {
       struct journal_field u[] = {
@@ -1351,6 +1374,10 @@ command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
 }
 
 /* Admit, prepare and start one command.  */
+static struct sandbox_session *supervisor_ahead_take (
+    struct supervisor *sup, const struct command_request *req,
+    const char digest[POLICY_DIGEST_SIZE], const char *shell);
+
 static int
 supervisor_start_command (struct supervisor *sup,
                           const struct command_request *req,
@@ -1376,7 +1403,9 @@ supervisor_start_command (struct supervisor *sup,
   *why = "policy";
   if (supervisor_policy (sup, &policy, digest, &resolved, err) < 0)
     return -1;
-  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+  session = supervisor_ahead_take (sup, req, digest, shell);
+  if (session == NULL
+      && sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     {
       supervisor_negotiation_fact (sup, NULL, &policy);
       return -1;
@@ -1577,11 +1606,19 @@ supervisor_take_endings (struct supervisor *sup, size_t *len)
   return buf_steal (&sup->endings, len);
 }
 
+static void supervisor_ahead_drop (struct supervisor *sup, const char *why);
+static void supervisor_pending_cancel (struct supervisor *sup,
+                                       const char *call_id);
+
 void
 supervisor_free (struct supervisor *sup)
 {
   if (sup == NULL)
     return;
+  supervisor_ahead_drop (sup, "exit");
+  supervisor_pending_cancel (sup, NULL);
+  if (sup->ahead_timer != 0)
+    loop_cancel_timer (sup->loop, sup->ahead_timer);
   while (sup->commands != NULL)
     {
       struct command *cmd = sup->commands;
@@ -1637,4 +1674,279 @@ command_where (const struct command *cmd)
   if (cmd->ports_member == NULL)
     return NULL;
   return portfwd_where (cmd->ports_member);
+}
+
+/* --- prepared ahead ------------------------------------------------------
+ */
+
+/* A fact about the sandbox prepared ahead, which no command has yet: its
+ * sandbox ID first, as on every fact of a sandbox.  */
+static void
+supervisor_ahead_fact (struct supervisor *sup, enum journal_fact fact,
+                       const char *id, const struct journal_field *fields,
+                       size_t n)
+{
+  struct cr_error *err = NULL;
+  struct journal_field all[JOURNAL_MAX_FIELDS];
+  size_t k = 0;
+
+  if (sup->journal == NULL)
+    return;
+  all[k++] = (struct journal_field) JOURNAL_STR ("sandbox", id);
+  for (size_t i = 0; i < n && k < JOURNAL_MAX_FIELDS; i++)
+    all[k++] = fields[i];
+  journal_fact (sup->journal, fact, 0, sup->ahead.for_call, all, k, &err);
+  cr_error_free (err);
+}
+
+/* One file's identity for the mark: device, inode, size, both times.  */
+static void
+supervisor_mark_file (struct buf *b, const char *path)
+{
+  struct stat st;
+
+  if (path == NULL || stat (path, &st) < 0)
+    {
+      buf_puts (b, "-;");
+      return;
+    }
+  buf_printf (b, "%llu:%llu:%lld:%lld.%ld:%lld.%ld;",
+              (unsigned long long) st.st_dev, (unsigned long long) st.st_ino,
+              (long long) st.st_size, (long long) st.st_mtim.tv_sec,
+              st.st_mtim.tv_nsec, (long long) st.st_ctim.tv_sec,
+              st.st_ctim.tv_nsec);
+}
+
+/* The configuration files (home, project) as they are now, as one
+ * string: a sandbox made ahead is not used once either has changed,
+ * whatever the session itself goes on with.  */
+static char *
+supervisor_config_mark (const struct supervisor *sup)
+{
+  struct cr_error *err = NULL;
+  cleanup_free char *home = config_home_path (&err);
+  cleanup_free char *project = config_project_path (sup->workspace);
+  struct buf b = BUF_INIT;
+
+  cr_error_free (err);
+  supervisor_mark_file (&b, home);
+  supervisor_mark_file (&b, project);
+  return buf_steal (&b, NULL);
+}
+
+/* Dispose of the sandbox prepared ahead, unused, saying why ("refused",
+ * "stale", "replaced", "exit", "failed").  */
+static void
+supervisor_ahead_drop (struct supervisor *sup, const char *why)
+{
+  struct cr_error *err = NULL;
+
+  if (sup->ahead.session == NULL)
+    return;
+  struct journal_field f[] = { JOURNAL_STR ("unused", why) };
+  char id[SANDBOX_ID_LEN + 1];
+  memcpy (id, sup->ahead.session->id, sizeof id);
+  /* Its command never started, so disposing of it cannot leave a scope;
+   * a dispose that fails all the same abandons it (the keeper ends on
+   * the closed channel) and says nothing of confirmation.  */
+  if (sandbox_dispose (sup->ahead.session, NULL, &err) < 0)
+    {
+      cr_error_free (err);
+      sandbox_abandon (sup->ahead.session);
+    }
+  else
+    supervisor_ahead_fact (sup, JOURNAL_CLEANUP, id, f, 1);
+  sup->ahead.session = NULL;
+  free (sup->ahead.for_call);
+  sup->ahead.for_call = NULL;
+  free (sup->ahead.config_mark);
+  sup->ahead.config_mark = NULL;
+}
+
+/* Prepare a sandbox ahead for call_id (NULL: kept for any command).  Only
+ * confined policies without the network (no domains, no ports) are
+ * prepared ahead; the rest start as ever.  */
+static int
+supervisor_ahead_make (struct supervisor *sup, const char *call_id,
+                       struct cr_error **err)
+{
+  struct sandbox_policy policy;
+  __attribute__ ((cleanup (supervisor_policy_freep))) struct policy *resolved
+      = NULL;
+  struct sandbox_session *session = NULL;
+  const char *shell = supervisor_find_shell ();
+
+  if (sup->backend == NULL || shell == NULL)
+    return 0;
+  char digest[POLICY_DIGEST_SIZE];
+
+  if (supervisor_policy (sup, &policy, digest, &resolved, err) < 0)
+    return -1;
+  if (!policy.enabled || policy.n_domains > 0 || policy.n_ports > 0)
+    return 0;
+  if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
+    return -1;
+  int r = sandbox_prepare_ahead (session, sup->workspace, shell, err);
+  if (r <= 0)
+    {
+      struct cr_error *ignored = NULL;
+      if (sandbox_dispose (session, NULL, &ignored) < 0)
+        sandbox_abandon (session);
+      cr_error_free (ignored);
+      return r;
+    }
+  sup->ahead.session = session;
+  memcpy (sup->ahead.digest, digest, POLICY_DIGEST_SIZE);
+  sup->ahead.for_call = call_id != NULL ? xstrdup (call_id) : NULL;
+  sup->ahead.backend = sup->backend;
+  sup->ahead.config_mark = supervisor_config_mark (sup);
+  struct journal_field f[] = {
+    JOURNAL_STR ("backend", sup->backend->ops->id),
+    JOURNAL_STR ("mode", "confined"),
+    JOURNAL_STR ("policy", sup->ahead.digest),
+    JOURNAL_BOOLEAN ("degraded", false),
+    JOURNAL_STR ("ahead", call_id != NULL ? "approval" : "kept"),
+  };
+  supervisor_ahead_fact (sup, JOURNAL_POLICY, session->id, f,
+                         sizeof f / sizeof *f);
+  return 1;
+}
+
+/* The kept sandbox's turn has come: make one unless one is there.  */
+static void
+supervisor_ahead_due (struct loop *loop, void *data)
+{
+  struct supervisor *sup = data;
+  struct cr_error *err = NULL;
+
+  (void) loop;
+  sup->ahead_timer = 0;
+  if (!sup->keep_ahead || sup->ahead.session != NULL
+      || sup->pending_call != NULL)
+    return;
+  if (supervisor_ahead_make (sup, NULL, &err) < 0)
+    cr_error_free (err); /* the next command starts as ever */
+}
+
+/* Make the kept sandbox from the loop, once what is under way settled.  */
+static void
+supervisor_ahead_schedule (struct supervisor *sup)
+{
+  if (!sup->keep_ahead || sup->ahead.session != NULL || sup->ahead_timer != 0)
+    return;
+  sup->ahead_timer = loop_add_timer (sup->loop, 0, supervisor_ahead_due, sup);
+}
+
+/* The sandbox prepared ahead, for req, when it may run it; NULL when
+ * there is none for it.  One made from another policy, backend or
+ * configuration, or whose workspace no longer matches what it read (or
+ * whose keeper ended), is disposed of as stale.  */
+static struct sandbox_session *
+supervisor_ahead_take (struct supervisor *sup,
+                       const struct command_request *req,
+                       const char digest[POLICY_DIGEST_SIZE], const char *shell)
+{
+  struct sandbox_session *session = sup->ahead.session;
+
+  /* Allowed before its sandbox was made: it starts as ever.  */
+  supervisor_pending_cancel (sup, req->ahead_call);
+  if (session == NULL
+      || (sup->ahead.for_call != NULL
+          && (req->ahead_call == NULL
+              || strcmp (req->ahead_call, sup->ahead.for_call) != 0)))
+    return NULL;
+  cleanup_free char *mark = supervisor_config_mark (sup);
+  if (memcmp (digest, sup->ahead.digest, POLICY_DIGEST_SIZE) != 0
+      || sup->ahead.backend != sup->backend
+      || strcmp (mark, sup->ahead.config_mark) != 0
+      || !sandbox_ahead_current (session, sup->workspace, shell))
+    {
+      supervisor_ahead_drop (sup, "stale");
+      return NULL;
+    }
+  sup->ahead.session = NULL;
+  free (sup->ahead.for_call);
+  sup->ahead.for_call = NULL;
+  free (sup->ahead.config_mark);
+  sup->ahead.config_mark = NULL;
+  return session;
+}
+
+void
+supervisor_keep_ahead (struct supervisor *sup, bool on)
+{
+  sup->keep_ahead = on;
+  if (on)
+    supervisor_ahead_schedule (sup);
+  else if (sup->ahead.session != NULL && sup->ahead.for_call == NULL)
+    supervisor_ahead_drop (sup, "exit");
+}
+
+/* Forget the pending call (only call_id's when not NULL).  */
+static void
+supervisor_pending_cancel (struct supervisor *sup, const char *call_id)
+{
+  if (sup->pending_call == NULL
+      || (call_id != NULL && strcmp (call_id, sup->pending_call) != 0))
+    return;
+  loop_cancel_timer (sup->loop, sup->pending_timer);
+  sup->pending_timer = 0;
+  free (sup->pending_call);
+  sup->pending_call = NULL;
+}
+
+/* The panel is drawn: make the pending call's sandbox.  */
+static void
+supervisor_pending_due (struct loop *loop, void *data)
+{
+  struct supervisor *sup = data;
+  struct cr_error *err = NULL;
+  cleanup_free char *call_id = sup->pending_call;
+
+  (void) loop;
+  sup->pending_timer = 0;
+  sup->pending_call = NULL;
+  if (sup->ahead.session == NULL
+      && supervisor_ahead_make (sup, call_id, &err) < 0)
+    cr_error_free (err); /* it starts as ever once allowed */
+}
+
+void
+supervisor_prepare_for (struct supervisor *sup, const char *call_id)
+{
+  if (call_id == NULL)
+    return;
+  if (sup->ahead.session != NULL && sup->ahead.for_call == NULL)
+    {
+      /* The kept one becomes this call's.  */
+      sup->ahead.for_call = xstrdup (call_id);
+      return;
+    }
+  if (sup->ahead.session != NULL)
+    {
+      if (strcmp (sup->ahead.for_call, call_id) == 0)
+        return;
+      supervisor_ahead_drop (sup, "replaced");
+    }
+  supervisor_pending_cancel (sup, NULL);
+  sup->pending_call = xstrdup (call_id);
+  sup->pending_timer
+      = loop_add_timer (sup->loop, 0, supervisor_pending_due, sup);
+}
+
+void
+supervisor_prepared_refused (struct supervisor *sup, const char *call_id)
+{
+  supervisor_pending_cancel (sup, call_id);
+  if (call_id != NULL && sup->ahead.session != NULL
+      && sup->ahead.for_call != NULL
+      && strcmp (sup->ahead.for_call, call_id) == 0)
+    supervisor_ahead_drop (sup, "refused");
+  supervisor_ahead_schedule (sup);
+}
+
+const char *
+supervisor_ahead_id (const struct supervisor *sup)
+{
+  return sup->ahead.session != NULL ? sup->ahead.session->id : NULL;
 }

@@ -104,6 +104,9 @@ struct command_request
   const char *call_id;       /* the tool call's id, for the journal, or NULL */
   const struct env_var *env; /* variables the call names */
   size_t n_env;
+  /* The call a sandbox may have been prepared ahead for while it waited
+   * for approval (supervisor_prepare_for), or NULL.  */
+  const char *ahead_call;
 };
 
 /* Make a supervisor for one workspace.  It borrows loop, backend, config
@@ -210,6 +213,35 @@ void supervisor_net_answer (struct supervisor *sup, uint64_t question,
 /* Watch every command started from now on (obs is copied; NULL: none).  */
 void supervisor_set_observer (struct supervisor *sup,
                               const struct supervisor_observer *obs);
+
+/* Prepared ahead.  At most one sandbox of a supervisor is prepared ahead
+ * of its command (sandbox_prepare_ahead): for the call waiting on the
+ * approval panel, or kept for whatever command comes next.  Its baseline,
+ * environment and credentials are taken only when the command starts;
+ * it is used only when the policy, the backend, the configuration files
+ * and what the backend read from the workspace are still those it was
+ * made from, and is disposed of otherwise (stale), when its call is
+ * refused, and when the supervisor is freed.  Each is journaled by its
+ * own sandbox ID: `policy` with `ahead` when prepared, `cleanup` with
+ * `unused` when disposed of unused (doc/journal.md).  A backend that
+ * makes nothing ahead (compat) is left to start as ever.  */
+
+/* Keep one sandbox prepared for the next command from now on (on), made
+ * when no command is starting and none is prepared; or stop keeping one
+ * (the one kept is disposed of).  */
+void supervisor_keep_ahead (struct supervisor *sup, bool on);
+
+/* The approval panel asks about call_id: prepare a sandbox for it now
+ * (the kept one, when there is one, becomes its), so that it starts the
+ * moment it is allowed.  A failure only means it will start as ever.  */
+void supervisor_prepare_for (struct supervisor *sup, const char *call_id);
+
+/* call_id was refused (or its question withdrawn): dispose of what was
+ * prepared for it.  */
+void supervisor_prepared_refused (struct supervisor *sup, const char *call_id);
+
+/* The sandbox ID of the sandbox prepared ahead, or NULL (tests).  */
+const char *supervisor_ahead_id (const struct supervisor *sup);
 
 /* Change the stop budget (tests).  */
 void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);

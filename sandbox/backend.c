@@ -240,6 +240,22 @@ sandbox_network_fd (const struct sandbox_session *s)
   return s->ops->network_fd (s);
 }
 
+int
+sandbox_prepare_ahead (struct sandbox_session *s, const char *cwd,
+                       const char *shell, struct cr_error **err)
+{
+  if (s->ops->prepare_ahead == NULL)
+    return 0;
+  return s->ops->prepare_ahead (s, cwd, shell, err) < 0 ? -1 : 1;
+}
+
+bool
+sandbox_ahead_current (const struct sandbox_session *s, const char *cwd,
+                       const char *shell)
+{
+  return s->ops->ahead_current != NULL && s->ops->ahead_current (s, cwd, shell);
+}
+
 void
 sandbox_backend_free (struct sandbox_backend *b)
 {

@@ -641,8 +641,26 @@ bwrap_session_free (struct bwrap_session *s)
   free (s->message);
   free (s->statedir);
   free (s->root);
+  free (s->ahead_shell);
+  free (s->ahead_key);
   bwrap_roots_clear (s);
   free (s);
+}
+
+/* A session prepared ahead and never given GO: close the channel (the
+ * waiting broker leaves on that, having run nothing, and bwrap follows)
+ * and reap bwrap within the launcher's budget.  Nothing of a command ran,
+ * so nothing of its scope can be left: what is left is the layers and
+ * the cgroup, which dispose removes next.  */
+static void
+bwrap_ahead_release (struct bwrap_session *s)
+{
+  if (s->channel >= 0)
+    close (s->channel);
+  s->channel = -1;
+  bwrap_wait_bounded (s->launcher, BWRAP_LAUNCHER_MS, &s->ru);
+  s->launcher = -1;
+  s->done = true;
 }
 
 /* Release the session once the scope is confirmed empty: close the
@@ -655,6 +673,8 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
   struct bwrap_session *s = (struct bwrap_session *) base;
   struct cr_error *rm_err = NULL;
 
+  if (s->ahead && !s->go_sent && s->launcher > 0)
+    bwrap_ahead_release (s);
   if (s->launcher > 0 && !s->done)
     return cr_error_set (
         err, 0, "the command's process scope has not been confirmed empty");
@@ -787,6 +807,8 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .publish = bwrap_publish,
   .free = bwrap_free,
   .network_fd = bwrap_network_fd,
+  .prepare_ahead = bwrap_ahead,
+  .ahead_current = bwrap_ahead_current,
 };
 
 /* A NULL-terminated copy of n strings.  */

@@ -164,6 +164,9 @@ struct bwrap_plan
    * it watches and may connect to or listen on for the host.  */
   const uint16_t *ports;
   size_t n_ports;
+  /* Prepared ahead: the broker is given --await and no line (NULL), and
+   * waits for the host's GO (broker/status.h).  */
+  bool await;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";

@@ -168,9 +168,15 @@ bwrap_build_argv (const struct bwrap_plan *plan)
       snprintf (port, sizeof port, "%u", (unsigned) plan->ports[i]);
       bwrap_args (&a, "--port", port, (char *) NULL);
     }
-  bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
-              "--seccomp-fd", fd_text[5], "--cwd", plan->workspace, "--confine",
-              "--lower", BWRAP_HIDDEN_LOWER, "--upper",
+  /* Prepared ahead (--await): the environment, the output and the line
+   * come with the host's GO, once the command is allowed to start.  */
+  if (plan->await)
+    bwrap_args (&a, "--await", (char *) NULL);
+  else
+    bwrap_args (&a, "--env-fd", fd_text[3], "--output-fd", fd_text[4],
+                (char *) NULL);
+  bwrap_args (&a, "--seccomp-fd", fd_text[5], "--cwd", plan->workspace,
+              "--confine", "--lower", BWRAP_HIDDEN_LOWER, "--upper",
               BWRAP_HIDDEN_LAYER "/upper", "--work", BWRAP_HIDDEN_LAYER "/work",
               "--root", plan->workspace, (char *) NULL);
   bwrap_args (&a, "--protect", bwrap_protected_git, (char *) NULL);
@@ -191,7 +197,9 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   bwrap_arg_num (&a, "--cpu-seconds", plan->cpu_seconds);
   bwrap_arg_num (&a, "--open-files", plan->open_files);
   bwrap_arg_num (&a, "--processes", plan->processes);
-  bwrap_args (&a, "--", plan->shell, "-c", plan->line, (char *) NULL);
+  bwrap_args (&a, "--", plan->shell, "-c", (char *) NULL);
+  if (!plan->await)
+    bwrap_args (&a, plan->line, (char *) NULL);
   return a.v;
 }
 

@@ -106,6 +106,19 @@ struct bwrap_session
    * channel even without domains.  */
   uint16_t ports[16];
   size_t n_ports;
+  /* Prepared ahead (bwrap_ahead): bwrap runs and the broker waits for GO,
+   * which go_sent says was given.  What the sandbox was made from is kept
+   * to tell, before it is used, whether the workspace still matches it
+   * (bwrap_ahead_current): its shell, the workspace's identity and owner,
+   * and one string of what was read from the workspace (the gitdir, the
+   * protected roots as they resolved, the grants).  */
+  bool ahead;
+  bool go_sent;
+  char *ahead_shell;
+  char *ahead_key;
+  dev_t ws_dev;
+  ino_t ws_ino;
+  uid_t ws_uid;
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */
@@ -134,9 +147,20 @@ void bwrap_become_self (struct bwrap_ids *saved);
 void bwrap_groups_check (struct bwrap_session *s, const char *workspace);
 
 /* Start bwrap, which starts the broker, which starts the workload (struct
- * sandbox_backend_ops).  */
+ * sandbox_backend_ops); a session prepared ahead is only told GO.  */
 int bwrap_start (struct sandbox_session *base,
                  const struct sandbox_command *cmd, struct cr_error **err);
+
+/* Start bwrap and the broker ahead of the command, the broker waiting for
+ * GO (struct sandbox_backend_ops's prepare_ahead).  */
+int bwrap_ahead (struct sandbox_session *base, const char *cwd,
+                 const char *shell, struct cr_error **err);
+
+/* Whether a session prepared ahead may still run a command of shell in
+ * cwd: the broker still waits, and the workspace has the identity, owner
+ * and protected and granted paths it was prepared with.  */
+bool bwrap_ahead_current (const struct sandbox_session *base, const char *cwd,
+                          const char *shell);
 
 /* In the child: put f's descriptors at their numbers, drop what bwrap
  * must not inherit, and execute bwrap (through f->self) with argv.  */

@@ -179,28 +179,38 @@ bwrap_quote (const char *text)
 /* --- one command -----------------------------------------------------------
  */
 
-/* A memfd holding the workload's environment for the broker's --env-fd.  */
+/* A rewound memfd named name holding len bytes of block: what (the
+ * command's environment, its line) names it in messages.  */
 static int
-bwrap_env_fd (char *const *envp, struct cr_error **err)
+bwrap_data_fd (const char *name, const char *block, size_t len,
+               const char *what, struct cr_error **err)
 {
-  size_t len;
-  cleanup_free char *block = bwrap_env_block (envp, &len);
-  cleanup_close int fd = memfd_create ("crucible-env", MFD_CLOEXEC);
+  cleanup_close int fd = memfd_create (name, MFD_CLOEXEC);
 
   if (fd < 0)
-    return cr_error_set (err, errno, "making the command's environment");
+    return cr_error_set (err, errno, "making the command's %s", what);
   for (size_t done = 0; done < len;)
     {
       ssize_t n = write (fd, block + done, len - done);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        return cr_error_set (err, errno, "writing the command's environment");
+        return cr_error_set (err, errno, "writing the command's %s", what);
       done += (size_t) n;
     }
   if (lseek (fd, 0, SEEK_SET) < 0)
-    return cr_error_set (err, errno, "rewinding the command's environment");
+    return cr_error_set (err, errno, "rewinding the command's %s", what);
   return steal_fd (&fd);
+}
+
+/* A memfd holding the workload's environment for the broker's --env-fd.  */
+static int
+bwrap_env_fd (char *const *envp, struct cr_error **err)
+{
+  size_t len;
+  cleanup_free char *block = bwrap_env_block (envp, &len);
+
+  return bwrap_data_fd ("crucible-env", block, len, "environment", err);
 }
 
 /* A memfd holding the view's /etc/hosts (BWRAP_HOSTS), rewound, for
@@ -639,37 +649,156 @@ bwrap_become_self (struct bwrap_ids *saved)
 }
 
 static int bwrap_launch (struct bwrap_session *s,
-                         const struct sandbox_command *cmd,
+                         const struct sandbox_command *cmd, const char *shell,
                          const char *workspace, const char *gitdir,
                          const struct bwrap_grants *g, struct cr_error **err);
+static int bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
+                     struct cr_error **err);
 
-/* Start bwrap, which starts the broker, which starts the workload.  */
+/* What a launch reads from the workspace, resolved: the gitdir, the
+ * grants and (once per session) the protected roots.  */
+static int
+bwrap_resolve (struct bwrap_session *s, const char *workspace, char **gitdir,
+               struct bwrap_grants *g, struct cr_error **err)
+{
+  if (bwrap_gitdir (workspace, gitdir, err) < 0)
+    return -1;
+  if (s->protect == NULL)
+    bwrap_roots_resolve (s, workspace, *gitdir);
+  if (bwrap_resolve_patterns (s->backend, workspace, g, err) < 0
+      || bwrap_resolve_sockets (s->backend, workspace, g, err) < 0)
+    {
+      bwrap_grants_clear (g);
+      return -1;
+    }
+  return 0;
+}
+
+/* Start bwrap, which starts the broker, which starts the workload; for a
+ * session prepared ahead, only give the broker GO.  */
 int
 bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
              struct cr_error **err)
 {
   struct bwrap_session *s = (struct bwrap_session *) base;
-  struct bwrap_backend *b = s->backend;
-  cleanup_free char *workspace = realpath (cmd->cwd, NULL);
-  cleanup_free char *gitdir = NULL;
+  cleanup_free char *workspace = NULL, *gitdir = NULL;
   struct bwrap_grants g = { 0 };
   int rc;
 
-  if (workspace == NULL)
+  if (s->ahead)
+    return bwrap_go (s, cmd, err);
+  if ((workspace = realpath (cmd->cwd, NULL)) == NULL)
     return cr_error_set (err, errno, "resolving the workspace root");
-  if (bwrap_gitdir (workspace, &gitdir, err) < 0)
+  if (bwrap_resolve (s, workspace, &gitdir, &g, err) < 0)
     return -1;
-  if (s->protect == NULL)
-    bwrap_roots_resolve (s, workspace, gitdir);
-  if (bwrap_resolve_patterns (b, workspace, &g, err) < 0
-      || bwrap_resolve_sockets (b, workspace, &g, err) < 0)
-    {
-      bwrap_grants_clear (&g);
-      return -1;
-    }
-  rc = bwrap_launch (s, cmd, workspace, gitdir, &g, err);
+  rc = bwrap_launch (s, cmd, cmd->shell, workspace, gitdir, &g, err);
   bwrap_grants_clear (&g);
   return rc;
+}
+
+/* One string of everything a launch read from the workspace (the
+ * gitdir, the protected roots, the grants, each socket by device and
+ * inode), so that a session prepared ahead can tell whether a launch now
+ * would read the same.  */
+static char *
+bwrap_ahead_key_of (const char *gitdir, char *const *protect, size_t n_protect,
+                    const struct bwrap_grants *g)
+{
+  struct buf b = BUF_INIT;
+  struct stat st;
+
+  buf_printf (&b, "gitdir %s\n", gitdir != NULL ? gitdir : "");
+  for (size_t i = 0; i < n_protect; i++)
+    buf_printf (&b, "protect %s\n", protect[i]);
+  for (size_t i = 0; i < g->n_unreadable; i++)
+    buf_printf (&b, "unreadable %s\n", g->unreadable[i]);
+  for (size_t i = 0; i < g->n_names; i++)
+    buf_printf (&b, "socket %s\n", g->names[i]);
+  for (size_t i = 0; i < g->n_binds; i++)
+    if (fstat (g->fds[i], &st) == 0)
+      buf_printf (&b, "bind %s %llu:%llu\n", g->dests[i],
+                  (unsigned long long) st.st_dev,
+                  (unsigned long long) st.st_ino);
+  buf_append (&b, "", 1);
+  return buf_steal (&b, NULL);
+}
+
+/* Launch ahead of the command: bwrap and the broker, waiting for GO.  */
+int
+bwrap_ahead (struct sandbox_session *base, const char *cwd, const char *shell,
+             struct cr_error **err)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  cleanup_free char *workspace = realpath (cwd, NULL), *gitdir = NULL;
+  struct bwrap_grants g = { 0 };
+  struct stat st;
+
+  if (s->ahead || s->launcher != 0)
+    return cr_error_set (err, 0, "the sandbox was already started");
+  if (workspace == NULL || stat (workspace, &st) < 0)
+    return cr_error_set (err, errno, "resolving the workspace root");
+  if (bwrap_resolve (s, workspace, &gitdir, &g, err) < 0)
+    return -1;
+  int rc = bwrap_launch (s, NULL, shell, workspace, gitdir, &g, err);
+  if (rc == 0)
+    {
+      s->ahead = true;
+      s->ahead_shell = xstrdup (shell);
+      s->ahead_key = bwrap_ahead_key_of (gitdir, s->protect, s->n_protect, &g);
+      s->ws_dev = st.st_dev;
+      s->ws_ino = st.st_ino;
+      s->ws_uid = st.st_uid;
+    }
+  bwrap_grants_clear (&g);
+  return rc;
+}
+
+/* Whether the broker of a session prepared ahead still waits: nothing
+ * arrived on the channel (a failed setup, an end).  */
+static bool
+bwrap_ahead_waiting (const struct bwrap_session *s)
+{
+  struct pollfd p = { .fd = s->channel, .events = POLLIN };
+
+  return s->channel >= 0 && poll (&p, 1, 0) == 0;
+}
+
+/* Whether the session prepared ahead still fits cwd and shell.  */
+bool
+bwrap_ahead_current (const struct sandbox_session *base, const char *cwd,
+                     const char *shell)
+{
+  const struct bwrap_session *s = (const struct bwrap_session *) base;
+  cleanup_free char *workspace = realpath (cwd, NULL), *gitdir = NULL;
+  struct bwrap_grants g = { 0 };
+  struct stat st;
+
+  if (!s->ahead || s->go_sent || !bwrap_ahead_waiting (s) || workspace == NULL
+      || strcmp (workspace, s->root) != 0 || strcmp (shell, s->ahead_shell) != 0
+      || stat (workspace, &st) < 0 || st.st_dev != s->ws_dev
+      || st.st_ino != s->ws_ino || st.st_uid != s->ws_uid)
+    return false;
+  /* The protected roots as they would resolve now, in a session of their
+   * own that borrows this one's configured roots.  */
+  struct bwrap_session now = { .backend = s->backend,
+                               .cfg_roots = s->cfg_roots,
+                               .n_cfg = s->n_cfg,
+                               .n_cfg_read_only = s->n_cfg_read_only };
+  if (bwrap_gitdir (workspace, &gitdir, NULL) < 0)
+    return false;
+  bwrap_roots_resolve (&now, workspace, gitdir);
+  bool same = false;
+  if (bwrap_resolve_patterns (s->backend, workspace, &g, NULL) == 0
+      && bwrap_resolve_sockets (s->backend, workspace, &g, NULL) == 0)
+    {
+      cleanup_free char *key
+          = bwrap_ahead_key_of (gitdir, now.protect, now.n_protect, &g);
+      same = strcmp (key, s->ahead_key) == 0;
+    }
+  bwrap_grants_clear (&g);
+  bwrap_argv_free (now.protect);
+  free (now.guard_roots);
+  return same;
 }
 
 /* Whether the workload may bind and listen: allowLocalBinding, or a
@@ -683,10 +812,60 @@ bwrap_binding_allowed (const struct bwrap_session *s)
   return s->allow_local_binding || s->backend->opt.n_unix_sockets > 0;
 }
 
-/* The launch itself, once the grants are resolved.  */
+/* Take the command's publication baseline, as the workspace's owner.
+ * Under the publication lock, so no baseline is taken halfway through
+ * another command's publication; it also recovers what an earlier
+ * process abandoned.  */
+static int
+bwrap_baseline (struct bwrap_session *s, struct cr_error **err)
+{
+  struct bwrap_ids ids;
+  if (bwrap_become_owner (s, &ids, err) < 0)
+    return -1;
+  int taken = publish_baseline_take (
+      s->statedir, s->root, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
+  bwrap_become_self (&ids);
+  return taken;
+}
+
+/* The command of a session prepared ahead may run: take its baseline now
+ * (not when it was prepared: what changed in the workspace meanwhile is
+ * the command's starting point, not its change), then hand the broker,
+ * which has mounted nothing of the workspace yet, the output, the
+ * environment and the line.  The environment exists only from here on,
+ * so no credential ever waits in a prepared sandbox.  A broker that has
+ * gone meanwhile is not an error here: the end of its channel says what
+ * became of it, as for a launch that failed.  */
+static int
+bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
+          struct cr_error **err)
+{
+  cleanup_close int env = -1, args = -1;
+
+  if (s->go_sent)
+    return cr_error_set (err, 0, "the sandbox was already started");
+  if (strcmp (cmd->shell, s->ahead_shell) != 0)
+    return cr_error_set (err, 0, "the sandbox was prepared for %s, not %s",
+                         s->ahead_shell, cmd->shell);
+  if (bwrap_baseline (s, err) < 0)
+    return -1;
+  if ((env = bwrap_env_fd (cmd->envp, err)) < 0
+      || (args = bwrap_data_fd ("crucible-line", cmd->line,
+                                strlen (cmd->line) + 1, "line", err))
+             < 0)
+    return -1;
+  s->go_sent = true;
+  if (channel_send_go (s->channel, cmd->output_fd, env, args) < 0
+      && errno != EPIPE && errno != ECONNRESET && errno != ECONNREFUSED)
+    return cr_error_set (err, errno, "starting the prepared sandbox");
+  return 0;
+}
+
+/* The launch itself, once the grants are resolved; cmd NULL for a session
+ * prepared ahead, whose broker waits for GO (bwrap_go).  */
 static int
 bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
-              const char *workspace, const char *gitdir,
+              const char *shell, const char *workspace, const char *gitdir,
               const struct bwrap_grants *g, struct cr_error **err)
 {
   struct bwrap_backend *b = s->backend;
@@ -697,18 +876,12 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
   if (bwrap_owner (s, workspace, err) < 0)
     return -1;
   bwrap_groups_check (s, workspace);
-  /* The baseline comes before the layers, under the publication lock, so
-   * no baseline is taken halfway through another command's publication;
-   * it also recovers what an earlier process abandoned.  */
-  struct bwrap_ids ids;
-  if (bwrap_become_owner (s, &ids, err) < 0)
-    return -1;
-  int taken = publish_baseline_take (
-      s->statedir, workspace, PUBLISH_WAIT_PREPARE_MS, &s->baseline, err);
-  bwrap_become_self (&ids);
-  if (taken < 0)
-    return -1;
   s->root = xstrdup (workspace);
+  /* The baseline comes before the layers.  Prepared ahead, it waits for
+   * GO; the layers are empty until then, and the broker mounts nothing of
+   * the workspace before it.  */
+  if (cmd != NULL && bwrap_baseline (s, err) < 0)
+    return -1;
   if (statedir_pair_create (s->statedir, workspace, &s->pair, err) < 0)
     return -1;
   if (bwrap_cgroup (s, &procs, err) < 0)
@@ -721,7 +894,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
       || (workload_seccomp
           = sandbox_seccomp_workload_fd (bwrap_binding_allowed (s), err))
              < 0
-      || (env = bwrap_env_fd (cmd->envp, err)) < 0
+      || (cmd != NULL && (env = bwrap_env_fd (cmd->envp, err)) < 0)
       || (hosts = bwrap_hosts_fd (err)) < 0
       || bwrap_net_channel (s, &net, err) < 0)
     return -1;
@@ -738,8 +911,9 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                              .gitdir = gitdir,
                              .protect = s->protect,
                              .n_protect = s->n_protect,
-                             .shell = cmd->shell,
-                             .line = cmd->line,
+                             .shell = shell,
+                             .line = cmd != NULL ? cmd->line : NULL,
+                             .await = cmd == NULL,
                              .cpu_seconds = b->opt.cpu_seconds,
                              .open_files = b->opt.open_files,
                              .processes = s->processes,
@@ -765,7 +939,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .broker = b->broker_fd,
                          .seccomp = seccomp,
                          .env = env,
-                         .output = cmd->output_fd,
+                         .output = cmd != NULL ? cmd->output_fd : -1,
                          .self = b->bwrap.fd,
                          .workload_seccomp = workload_seccomp,
                          .net = net,

@@ -67,3 +67,33 @@ channel_send_stop (int fd, int signo)
     return -1;
   return 0;
 }
+
+int
+channel_send_go (int fd, int output_fd, int env_fd, int args_fd)
+{
+  struct broker_msg msg
+      = { .magic = BROKER_STATUS_MAGIC, .type = BROKER_MSG_GO };
+  int fds[3] = { output_fd, env_fd, args_fd };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof fds)];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = { .iov_base = &msg, .iov_len = sizeof msg };
+  struct msghdr mh = { .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+  ssize_t n;
+
+  memset (u.buf, 0, sizeof u.buf);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof fds);
+  memcpy (CMSG_DATA (c), fds, sizeof fds);
+  do
+    n = sendmsg (fd, &mh, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t) sizeof msg ? 0 : -1;
+}

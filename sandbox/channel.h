@@ -31,4 +31,10 @@ int channel_event (const struct broker_msg *msg, const char *who,
  * record could not be sent.  */
 int channel_send_stop (int fd, int signo);
 
+/* Tell a keeper started with --await that the command may run, handing it
+ * the workload's output, its environment and its last arguments
+ * (BROKER_MSG_GO, broker/status.h).  -1 with errno set when the record
+ * could not be sent (EPIPE: the keeper has gone).  */
+int channel_send_go (int fd, int output_fd, int env_fd, int args_fd);
+
 #endif

@@ -820,6 +820,7 @@ mcp_on_input (struct loop *loop, int fd, short revents, void *data)
       /* Closing the input ends every command.  */
       m->input_closed = true;
       loop_remove_fd (loop, fd);
+      supervisor_keep_ahead (m->sup, false);
       supervisor_stop_all (m->sup);
       return;
     }
@@ -835,6 +836,7 @@ mcp_on_signal (struct loop *loop, int signo, void *data)
     m->host_signal = signo;
   m->input_closed = true;
   loop_remove_fd (loop, STDIN_FILENO);
+  supervisor_keep_ahead (m->sup, false);
   supervisor_stop_all (m->sup);
 }
 
@@ -854,6 +856,7 @@ mcp_on_overflow (void *data, size_t queued)
   if (!m->input_closed)
     loop_remove_fd (m->loop, STDIN_FILENO);
   m->input_closed = true;
+  supervisor_keep_ahead (m->sup, false);
   supervisor_stop_all (m->sup);
 }
 
@@ -920,6 +923,10 @@ mcp_setup (struct mcp *m, struct cr_error **err)
   m->loop = m->host.loop;
   m->sup = m->host.sup;
   supervisor_set_net_asker (m->sup, mcp_on_net_question, m);
+  /* One sandbox kept prepared for the next call, so that its first output
+   * comes sooner than a bwrap started for it could begin.  */
+  if (m->host.backend != NULL)
+    supervisor_keep_ahead (m->sup, true);
   m->journal = m->host.journal;
   m->rules = m->host.rules;
   m->refusal = m->host.refusal;

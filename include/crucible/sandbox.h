@@ -248,6 +248,22 @@ struct sandbox_backend_ops
    * command has no domains.  NULL for a backend without one.  After
    * publish, for the same reason.  */
   int (*network_fd) (const struct sandbox_session *s);
+  /* Make, ahead of its command, everything of a prepared session that
+   * does not depend on the command, so that start only lets it run (with
+   * bwrap: the layers, the cgroup, the filters, and bwrap with the broker
+   * started, waiting on the status channel).  The baseline, the
+   * environment, the output and the line are still given at start, and
+   * nothing of the workspace is mounted before.  cwd and shell are what
+   * start will be given.  Dispose releases a session prepared ahead and
+   * never started at once.  NULL for a backend that makes nothing ahead.
+   * Appended after network_fd, for the same reason.  */
+  int (*prepare_ahead) (struct sandbox_session *s, const char *cwd,
+                        const char *shell, struct cr_error **err);
+  /* Whether a session prepared ahead may still start a command of shell
+   * in cwd: what it was made from (the workspace's identity and owner,
+   * what it read there) still holds and it still waits.  */
+  bool (*ahead_current) (const struct sandbox_session *s, const char *cwd,
+                         const char *shell);
 };
 
 struct sandbox_backend
@@ -311,5 +327,12 @@ void sandbox_backend_free (struct sandbox_backend *b);
 /* The session's net channel (network_fd above), to poll for reading; -1
  * when it has none.  */
 int sandbox_network_fd (const struct sandbox_session *s);
+/* prepare_ahead above: 1 when the session was prepared ahead, 0 when its
+ * backend makes nothing ahead (start does it all), -1 on failure.  */
+int sandbox_prepare_ahead (struct sandbox_session *s, const char *cwd,
+                           const char *shell, struct cr_error **err);
+/* ahead_current above; false for a backend without it.  */
+bool sandbox_ahead_current (const struct sandbox_session *s, const char *cwd,
+                            const char *shell);
 
 #endif
