@@ -164,6 +164,9 @@ struct bwrap_plan
    * it watches and may connect to or listen on for the host.  */
   const uint16_t *ports;
   size_t n_ports;
+  /* In crucible's own user namespaces (sandbox/userns.h): bwrap gets them
+   * at BWRAP_FD_EXTRA + n_socket_binds and the next.  */
+  bool userns;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";
