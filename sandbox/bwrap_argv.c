@@ -99,9 +99,9 @@ bwrap_args_namespaces_userns (struct bwrap_argv *a, int fd)
   snprintf (inner, sizeof inner, "%d", fd + 1);
   bwrap_args (a, "--unshare-ipc", "--unshare-pid", "--unshare-net",
               "--unshare-uts", "--unshare-cgroup-try", "--userns", outer,
-              "--userns2", inner, "--assert-userns-disabled",
-              "--new-session", "--die-with-parent", "--as-pid-1", "--clearenv",
-              "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add",
+              "--userns2", inner, "--assert-userns-disabled", "--new-session",
+              "--die-with-parent", "--as-pid-1", "--clearenv", "--cap-drop",
+              "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add",
               "CAP_DAC_OVERRIDE", "--cap-add", "CAP_SETPCAP", (char *) NULL);
 }
 

@@ -56,8 +56,7 @@ userns_subgid_line (char *line, const char *name, uid_t uid, gid_t gid)
 }
 
 bool
-userns_subgid_allows (const char *text, const char *name, uid_t uid,
-                      gid_t gid)
+userns_subgid_allows (const char *text, const char *name, uid_t uid, gid_t gid)
 {
   cleanup_free char *copy = xstrdup (text);
   char *save = NULL;
@@ -278,8 +277,7 @@ userns_outer_maps (const struct userns_plan *plan, pid_t pid,
   userns_map_text (map, sizeof map, 0, plan->uid, NULL, 0);
   if (userns_proc_write (pid, "uid_map", map) < 0)
     return cr_error_set (err, errno, "writing the sandbox's uid_map");
-  userns_map_text (map, sizeof map, 0, plan->gid, plan->groups,
-                   plan->n_groups);
+  userns_map_text (map, sizeof map, 0, plan->gid, plan->groups, plan->n_groups);
   if (userns_proc_write (pid, "gid_map", map) < 0)
     return cr_error_set (err, errno, "writing the sandbox's gid_map");
   return 0;
@@ -334,8 +332,7 @@ userns_outer_setup (const struct userns_plan *plan, int to_crucible,
   userns_map_text (map, sizeof map, plan->uid, 0, NULL, 0);
   if (userns_proc_write (*inner, "uid_map", map) < 0)
     return -1;
-  userns_map_text (map, sizeof map, plan->gid, 0, plan->groups,
-                   plan->n_groups);
+  userns_map_text (map, sizeof map, plan->gid, 0, plan->groups, plan->n_groups);
   if (userns_proc_write (*inner, "gid_map", map) < 0)
     return -1;
   return write (to_crucible, inner, sizeof *inner) == sizeof *inner ? 0 : -1;

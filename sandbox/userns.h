@@ -49,9 +49,9 @@
 /* Which groups a pair would map, decided before anything is made.  */
 struct userns_plan
 {
-  uid_t uid;     /* the sandbox's user: crucible's effective uid */
-  gid_t gid;     /* and group: its effective gid */
-  bool as_root;  /* crucible writes the outer maps itself */
+  uid_t uid;    /* the sandbox's user: crucible's effective uid */
+  gid_t gid;    /* and group: its effective gid */
+  bool as_root; /* crucible writes the outer maps itself */
   gid_t groups[USERNS_MAX_GROUPS]; /* mapped beside gid, to themselves */
   size_t n_groups;
 };
@@ -63,7 +63,10 @@ struct userns_pair
   int inner;
 };
 
-#define USERNS_PAIR_INIT { -1, -1 }
+#define USERNS_PAIR_INIT                                                       \
+  {                                                                            \
+    -1, -1                                                                     \
+  }
 
 /* Decide which of crucible's own groups (getgroups) the sandbox can map
  * here: as root all of them, otherwise those /etc/subgid gives the user,
