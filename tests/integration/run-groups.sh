@@ -19,7 +19,7 @@
 # that denies the user's group stays unreadable.
 . "$(dirname "$0")/lib.sh"
 
-plan 20
+plan 22
 # The first part is about root holding no group but its own.
 if [ "$(id -u)" -eq 0 ] && [ "$(id -G)" != 0 ] && [ -z "${GROUPS_REEXEC:-}" ]; then
   GROUPS_REEXEC=1 exec setpriv --groups 0 -- "$0" "$@"
@@ -29,11 +29,11 @@ SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in $(seq 20); do skip "groups under confinement" "$why" bwrap; done
+  for i in $(seq 22); do skip "groups under confinement" "$why" bwrap; done
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-  for i in $(seq 20); do
+  for i in $(seq 22); do
     skip "groups under confinement" "not root: no file can be given a group this user is not in"
   done
   exit 0
@@ -135,6 +135,32 @@ ctl_ns=$(cd "$WS" && setpriv --groups "0,$held" -- unshare -U true 2>&1 && echo 
 ok "$([ "$ctl_ns" = made ] && ! grep -q made-a-user-namespace <<<"$out"; echo $?)" \
   "a user namespace is made unconfined (control), never inside"
 
+# joined_attempt CMD...: start "sleep 8.25" confined with CMD (a crucible
+# run prefix), join its workload's user namespace from the host (so
+# without the workload's seccomp filter) and try to make a user namespace
+# there; $joined says what came of it, "none" when no workload was found.
+joined_attempt() {
+  local pid= i
+  (cd "$WS" && "$@" run -- 'sleep 8.25' >/dev/null 2>&1 &)
+  for i in $(seq 100); do
+    pid=$(pgrep -n -f '^sleep 8\.25$') &&
+      [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
+    pid=
+    sleep 0.1
+  done
+  joined=none
+  [ -n "$pid" ] || return 0
+  joined=$(nsenter -t "$pid" --user --preserve-credentials unshare -U true 2>&1 && echo made)
+  kill "$pid" 2>/dev/null
+  sleep 0.5
+}
+
+# The limit itself: a process of the host's joined to the workload's user
+# namespace cannot make one either.
+joined_attempt setpriv --groups "0,$held" -- "$CRUCIBLE"
+like "$joined" 'No space left on device$' \
+  "joined from the host, the workload's user namespace makes no other (the outer limit)"
+
 # --- uid 65534 holding a supplementary group ------------------------------
 # newgidmap maps a group beside the user's own only where /etc/subgid gives
 # it; the test adds such a line and puts the file back exactly.
@@ -154,7 +180,7 @@ if [ -z "$user_why" ] && grep -Eq "^(nobody|65534):" "$SUBGID" 2>/dev/null; then
   user_why="$SUBGID already has lines for uid 65534"
 fi
 if [ -n "$user_why" ]; then
-  for i in $(seq 6); do skip "uid 65534's groups under confinement" "$user_why" unprivileged; done
+  for i in $(seq 7); do skip "uid 65534's groups under confinement" "$user_why" unprivileged; done
   exit 0
 fi
 WS=$(mktemp -d "$TEST_TMP/ws-nobody.XXXXXX")
@@ -200,6 +226,10 @@ held_out=$(cd "$WS" && setpriv --reuid=65534 --regid=65534 --groups "65534,$held
 run_user "65534,$held" 'cat deny.txt 2>/dev/null || echo refused; setpriv --clear-groups cat deny.txt 2>/dev/null || echo still-refused'
 is "$control|${held_out##*: }|$(head -n 2 <<<"$out")" "secret|Permission denied|refused
 still-refused" "a file denying a held group stays unreadable inside: no group can be dropped"
+
+HOME="$H" joined_attempt setpriv --reuid=65534 --regid=65534 --groups "65534,$held" -- "$CRUCIBLE"
+like "$joined" 'No space left on device$' \
+  "uid 65534: joined from the host, its workload's user namespace makes no other"
 
 restore_subgid
 ok "$(if [ -e "$TEST_TMP/subgid" ]; then cmp -s "$TEST_TMP/subgid" "$SUBGID"; else [ ! -e "$SUBGID" ]; fi; echo $?)" \
