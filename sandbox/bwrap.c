@@ -714,8 +714,9 @@ bwrap_groups_check (struct bwrap_session *s, const char *workspace)
   free (b->groups_checked);
   b->groups_checked = xstrdup (workspace);
 
-  /* The one group the sandbox maps is the group of whoever bwrap runs
-   * as; a user's own groups decide what they could change unconfined.  */
+  /* The sandbox maps the group of whoever bwrap runs as, and the groups
+   * bwrap_userns mapped beside it; a user's own groups decide what they
+   * could change unconfined.  */
   struct groupscan_who who = { .uid = geteuid (),
                                .mapped_gid = getegid (),
                                .mapped = s->userns.groups,

@@ -20,7 +20,7 @@
 #include "lib/xalloc.h"
 
 /* The most of /etc/subgid read: far more than any real file.  */
-#define USERNS_SUBGID_BYTES (1024 * 1024)
+#define USERNS_SUBGID_BYTES ((size_t) 1024 * 1024)
 
 /* A map's text: a line per group, each at most ~36 bytes.  */
 #define USERNS_MAP_BYTES ((USERNS_MAX_GROUPS + 2) * 40)
@@ -210,19 +210,21 @@ userns_helper_run (const char *helper, pid_t pid, unsigned own,
                    const gid_t *groups, size_t n)
 {
   char *argv[3 * (USERNS_MAX_GROUPS + 1) + 3];
-  char text[3 * (USERNS_MAX_GROUPS + 1) + 1][16];
+  char text[USERNS_MAX_GROUPS + 2][16];
   size_t a = 0, t = 0;
 
   argv[a++] = (char *) helper;
   snprintf (text[t], sizeof text[t], "%d", (int) pid);
   argv[a++] = text[t++];
-  for (size_t i = 0; i <= n; i++)
+  /* "0 own 1", then "G G 1" for each group.  */
+  argv[a++] = (char *) "0";
+  snprintf (text[t], sizeof text[t], "%u", own);
+  argv[a++] = text[t++];
+  argv[a++] = (char *) "1";
+  for (size_t i = 0; i < n; i++)
     {
-      unsigned outside = i == 0 ? own : (unsigned) groups[i - 1];
-      unsigned inside = i == 0 ? 0 : outside;
-      snprintf (text[t], sizeof text[t], "%u", inside);
-      argv[a++] = text[t++];
-      snprintf (text[t], sizeof text[t], "%u", outside);
+      snprintf (text[t], sizeof text[t], "%u", (unsigned) groups[i]);
+      argv[a++] = text[t];
       argv[a++] = text[t++];
       argv[a++] = (char *) "1";
     }
