@@ -734,9 +734,13 @@ bwrap_groups_check (struct bwrap_session *s, const char *workspace)
   free (b->groups_checked);
   b->groups_checked = xstrdup (workspace);
 
-  /* The one group the sandbox maps is the group of whoever bwrap runs
-   * as; a user's own groups decide what they could change unconfined.  */
-  struct groupscan_who who = { .uid = geteuid (), .mapped_gid = getegid () };
+  /* The sandbox maps the group of whoever bwrap runs as, and the groups
+   * bwrap_userns mapped beside it; a user's own groups decide what they
+   * could change unconfined.  */
+  struct groupscan_who who = { .uid = geteuid (),
+                               .mapped_gid = getegid (),
+                               .mapped = s->userns.groups,
+                               .n_mapped = s->userns.n_groups };
   cleanup_free gid_t *groups = NULL;
   int n = 0;
   if (s->as_owner)
@@ -775,6 +779,27 @@ bwrap_groups_check (struct bwrap_session *s, const char *workspace)
   free (s->groups_note);
   s->groups_note = groupscan_note (&r, who.mapped_gid);
   groupscan_result_clear (&r);
+}
+
+void
+bwrap_userns (struct bwrap_session *s, struct userns_pair *out)
+{
+  out->outer = out->inner = -1;
+  s->userns.n_groups = 0;
+  /* Root over another user's workspace: the helper that makes the
+   * namespaces would have to become that user while holding a copy of
+   * crucible's memory (credentials among it), open to their ptrace; their
+   * sandbox keeps bwrap's one-group map.  */
+  if (s->as_owner || !userns_plan_groups (&s->userns))
+    return;
+  struct cr_error *err = NULL;
+  if (userns_make (&s->userns, out, &err) < 0)
+    {
+      /* bwrap's own namespace, as without the groups: the scan then
+       * names what it cannot map.  */
+      s->userns.n_groups = 0;
+      cr_error_free (err);
+    }
 }
 
 static void

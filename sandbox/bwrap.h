@@ -167,6 +167,9 @@ struct bwrap_plan
   /* Prepared ahead: the broker is given --await and no line (NULL), and
    * waits for the host's GO (broker/status.h).  */
   bool await;
+  /* In crucible's own user namespaces (sandbox/userns.h): bwrap gets them
+   * at BWRAP_FD_EXTRA + n_socket_binds and the next.  */
+  bool userns;
 };
 
 /* The bwrap argument vector for plan, NULL-terminated, argv[0] "bwrap";

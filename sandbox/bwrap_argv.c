@@ -81,6 +81,30 @@ bwrap_args_namespaces (struct bwrap_argv *a)
               "CAP_DAC_OVERRIDE", "--cap-add", "CAP_SETPCAP", (char *) NULL);
 }
 
+/* The same, in the user namespaces crucible made with the user's groups
+ * (sandbox/userns.h), bwrap's descriptors for them at fd and fd + 1:
+ * bwrap joins the outer one before making the others and the inner one
+ * once its mounts are done, and writes no map itself.  --userns cannot
+ * be given with --unshare-user, nor so with --unshare-all (which tries
+ * it) or --disable-userns (which needs it): each other namespace is
+ * named, and --assert-userns-disabled makes bwrap fail unless making a
+ * user namespace inside is refused, as the outer namespace's limit of
+ * one has it.  */
+void
+bwrap_args_namespaces_userns (struct bwrap_argv *a, int fd)
+{
+  char outer[16], inner[16];
+
+  snprintf (outer, sizeof outer, "%d", fd);
+  snprintf (inner, sizeof inner, "%d", fd + 1);
+  bwrap_args (a, "--unshare-ipc", "--unshare-pid", "--unshare-net",
+              "--unshare-uts", "--unshare-cgroup-try", "--userns", outer,
+              "--userns2", inner, "--assert-userns-disabled", "--new-session",
+              "--die-with-parent", "--as-pid-1", "--clearenv", "--cap-drop",
+              "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add",
+              "CAP_DAC_OVERRIDE", "--cap-add", "CAP_SETPCAP", (char *) NULL);
+}
+
 /* The read-only runtime: /usr, the top-level links (as links, or bound
  * where they are real directories), a minimal /etc.  */
 void
@@ -128,7 +152,11 @@ bwrap_build_argv (const struct bwrap_plan *plan)
   snprintf (fd_text[6], sizeof fd_text[6], "%d", BWRAP_FD_NET);
   snprintf (fd_text[7], sizeof fd_text[7], "%d", BWRAP_FD_HOSTS);
   bwrap_args (&a, "bwrap", (char *) NULL);
-  bwrap_args_namespaces (&a);
+  if (plan->userns)
+    bwrap_args_namespaces_userns (&a,
+                                  BWRAP_FD_EXTRA + (int) plan->n_socket_binds);
+  else
+    bwrap_args_namespaces (&a);
   bwrap_args_runtime (&a);
   bwrap_args (&a, "--proc", "/proc", "--dev", "/dev", (char *) NULL);
   /* localhost resolves (BWRAP_HOSTS); the host's own file, with its

@@ -18,6 +18,7 @@
 #include "sandbox/publish.h"
 #include "sandbox/pubguard.h"
 #include "sandbox/statedir.h"
+#include "sandbox/userns.h"
 
 /* How much of bwrap's own message is quoted.  */
 #define BWRAP_QUOTE_BYTES 512
@@ -96,6 +97,9 @@ struct bwrap_session
   struct pubguard_root *guard_roots;
   struct pubguard guard;
   char *groups_note; /* paths its group keeps from changing, or NULL */
+  /* The groups the sandbox maps beside the user's own, where crucible
+   * makes its user namespaces (bwrap_userns); n_groups 0 otherwise.  */
+  struct userns_plan userns;
   /* The policy's network (copied at prepare): domains make a net channel,
    * whose host end is net_channel once started (-1 before, or without);
    * allow_local_binding leaves bind and listen to the workload.  */
@@ -140,6 +144,13 @@ void bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
 int bwrap_become_owner (const struct bwrap_session *s, struct bwrap_ids *saved,
                         struct cr_error **err);
 void bwrap_become_self (struct bwrap_ids *saved);
+
+/* Before each launch, after bwrap_owner: where the user has groups the
+ * sandbox could map beyond their own, make the user namespaces with them
+ * (sandbox/userns.h) into *out, and keep in s->userns which were mapped;
+ * otherwise, or when making them fails, *out stays empty and bwrap makes
+ * its own (bwrap.c).  */
+void bwrap_userns (struct bwrap_session *s, struct userns_pair *out);
 
 /* Once per backend and workspace, after bwrap_owner has decided whose
  * sandbox it is: find the paths whose group the sandbox cannot map
@@ -196,6 +207,9 @@ void bwrap_args (struct bwrap_argv *a, ...);
 
 /* The namespaces and session options every bwrap is started with.  */
 void bwrap_args_namespaces (struct bwrap_argv *a);
+
+/* Instead, in crucible's own user namespaces, at fd and fd + 1.  */
+void bwrap_args_namespaces_userns (struct bwrap_argv *a, int fd);
 
 /* The read-only runtime every bwrap binds.  */
 void bwrap_args_runtime (struct bwrap_argv *a);

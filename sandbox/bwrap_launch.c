@@ -46,7 +46,7 @@
  */
 
 /* The most descriptors a launch hands bwrap.  */
-#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + BWRAP_MAX_SOCKETS)
+#define BWRAP_MAX_FDS (BWRAP_FD_EXTRA + BWRAP_MAX_SOCKETS + 2)
 
 /* Put each descriptor at its number.  Everything is first moved above the
  * targets, so that no dup2 overwrites a source still to be moved.  */
@@ -875,6 +875,15 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
 
   if (bwrap_owner (s, workspace, err) < 0)
     return -1;
+  /* The user's groups mapped where crucible can make the namespaces: the
+   * pair goes to bwrap after the granted sockets.  */
+  cleanup_userns struct userns_pair uns = USERNS_PAIR_INIT;
+  int extra[BWRAP_MAX_SOCKETS + 2];
+  bwrap_userns (s, &uns);
+  if (g->n_binds > 0)
+    memcpy (extra, g->fds, g->n_binds * sizeof *extra);
+  extra[g->n_binds] = uns.outer;
+  extra[g->n_binds + 1] = uns.inner;
   bwrap_groups_check (s, workspace);
   s->root = xstrdup (workspace);
   /* The baseline comes before the layers.  Prepared ahead, it waits for
@@ -927,7 +936,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                              .n_socket_binds = g->n_binds,
                              .net = s->net,
                              .ports = s->ports,
-                             .n_ports = s->n_ports };
+                             .n_ports = s->n_ports,
+                             .userns = uns.outer >= 0 };
   char **argv = bwrap_build_argv (&plan);
   /* bwrap's own stdout and stderr are not the command's: bwrap and the
    * broker hold them for the whole run, and the host must see the end of
@@ -944,8 +954,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .workload_seccomp = workload_seccomp,
                          .net = net,
                          .hosts = hosts,
-                         .extra = g->fds,
-                         .n_extra = g->n_binds,
+                         .extra = extra,
+                         .n_extra = g->n_binds + (uns.outer >= 0 ? 2 : 0),
                          .cgroup_procs = procs,
                          .uid = s->owner_uid,
                          .gid = s->owner_gid,

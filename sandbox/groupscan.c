@@ -45,6 +45,18 @@ groupscan_writable (const struct groupscan_who *who, const struct stat *st)
   return (st->st_mode & S_IWOTH) != 0;
 }
 
+/* Whether the sandbox maps group gid.  */
+static bool
+groupscan_mapped (const struct groupscan_who *who, gid_t gid)
+{
+  if (gid == who->mapped_gid)
+    return true;
+  for (size_t i = 0; i < who->n_mapped; i++)
+    if (who->mapped[i] == gid)
+      return true;
+  return false;
+}
+
 /* Note one path found.  */
 static void
 groupscan_found (struct groupscan *g, const char *name, const struct stat *st)
@@ -84,7 +96,8 @@ groupscan_dir (struct groupscan *g, int fd, int depth)
           || st.st_dev != g->dev
           || !(S_ISREG (st.st_mode) || S_ISDIR (st.st_mode)))
         continue;
-      if (st.st_gid != g->who->mapped_gid && groupscan_writable (g->who, &st))
+      if (!groupscan_mapped (g->who, st.st_gid)
+          && groupscan_writable (g->who, &st))
         groupscan_found (g, de->d_name, &st);
       if (!S_ISDIR (st.st_mode))
         continue;

@@ -1,7 +1,9 @@
 /* Paths of a workspace that a confined command cannot change because of
- * the group they carry.  A sandbox maps one group, the user's own (root's
- * 0, or the owner's when root runs it over another user's workspace);
- * every other group appears inside as the overflow group, and overlayfs
+ * the group they carry.  A sandbox maps the user's own group (root's 0, or
+ * the owner's when root runs it over another user's workspace), and the
+ * user's other groups where crucible can make the namespace with them
+ * (sandbox/userns.h); every other group appears inside as the overflow
+ * group, and overlayfs
  * cannot copy up a file or directory whose group it cannot map: writing
  * to it, or creating a name in it, fails with EOVERFLOW ("Value too large
  * for defined data type") where the same command unconfined succeeds.
@@ -22,12 +24,14 @@
 #define GROUPSCAN_MAX_ENTRIES 20000
 #define GROUPSCAN_MAX_DEPTH 64
 
-/* Who the command runs as outside the sandbox, and the one group the
+/* Who the command runs as outside the sandbox, and the groups the
  * sandbox maps.  */
 struct groupscan_who
 {
   uid_t uid;
-  gid_t mapped_gid;
+  gid_t mapped_gid;    /* the user's own, which the remedy names */
+  const gid_t *mapped; /* the other groups mapped (sandbox/userns.h) */
+  size_t n_mapped;
   const gid_t *groups; /* the user's groups, for group write permission */
   size_t n_groups;
 };
@@ -42,7 +46,7 @@ struct groupscan_result
 
 /* Scan the directory root_fd (not closed) for entries the user could
  * change unconfined (owner with write permission, a group of theirs with
- * group write, or anyone's write; root: any) whose group is not the mapped
+ * group write, or anyone's write; root: any) whose group is not a mapped
  * one.  Returns 0; -1 with errno when the root cannot be read.  */
 int groupscan_run (int root_fd, const struct groupscan_who *who,
                    struct groupscan_result *out);

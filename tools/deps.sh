@@ -15,6 +15,9 @@ DEPS_TEST="$DEPS_TEST iproute2 openssl tinyproxy-bin curl git python3-pip"
 # npm: Debian's, unless a Node.js that carries its own is installed
 # (NodeSource's nodejs provides npm and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || DEPS_TEST="$DEPS_TEST npm"
+# newuidmap/newgidmap: an unprivileged user's groups mapped in the sandbox
+# (sandbox/userns.h, tests/integration/run-groups.sh).
+DEPS_TEST="$DEPS_TEST uidmap"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
