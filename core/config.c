@@ -24,6 +24,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "core/env.h"
 #include "core/rules.h"
 #include "lib/i18n.h"
 #include "lib/jsonw.h"
@@ -32,8 +33,9 @@
 #include "sandbox/policy.h"
 #include "sandbox/registry.h"
 
-/* Open objects a valid file can have at once: top level, sandbox, limits.  */
-#define CONFIG_MAX_DEPTH 3
+/* Open objects a valid file can have at once: top level, sandbox,
+ * credentials, one credential.  */
+#define CONFIG_MAX_DEPTH 4
 
 /* Untrusted text quoted in a message is cut to this many bytes.  */
 #define CONFIG_SHOW_MAX 64
@@ -77,7 +79,8 @@ enum config_check
   CONFIG_CHECK_THEME,    /* letters, digits, '-' and '_' */
   CONFIG_CHECK_RULE,     /* a permission rule core/rules.c compiles */
   CONFIG_CHECK_BACKEND,  /* an id in the backend registry */
-  CONFIG_CHECK_PORT      /* list entries are numbers: ports 1024..65535 */
+  CONFIG_CHECK_PORT,     /* list entries are numbers: ports 1024..65535 */
+  CONFIG_CHECK_VARNAME   /* an environment variable's name */
 };
 
 /* One key of the configuration, by its dotted name.  */
@@ -91,31 +94,40 @@ struct config_key
   size_t max_len;   /* strings and list entries: bytes */
   size_t max_count; /* lists: entries */
   size_t offset;    /* the field in struct config; objects have none */
+  bool credential;  /* offset is into the credential being read */
 };
 
 #define CONFIG_OBJECT(n)                                                       \
   {                                                                            \
-    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0  \
+    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, \
+        false                                                                  \
   }
 #define CONFIG_BOOL(n, rule, field)                                            \
   {                                                                            \
     n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                  \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_NUM(n, kind, min, max, field)                                   \
   {                                                                            \
     n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,             \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_STRING(n, rule, check, len, field)                              \
   {                                                                            \
     n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                          \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_LIST(n, rule, check, len, count, field)                         \
   {                                                                            \
     n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                        \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
+  }
+
+/* A key of the credential being read (sandbox.credentials.NAME.*).  */
+#define CONFIG_CRED(n, kind, check, len, count, field)                         \
+  {                                                                            \
+    n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
+        offsetof (struct config_credential, field), true                       \
   }
 
 /* sandbox.network.ports: the lowest port (below are the system's) and
@@ -156,10 +168,28 @@ static const struct config_key config_keys[] = {
    * open, never a project's.  Numbers, stored as decimal strings.  */
   { "sandbox.network.ports", CONFIG_KIND_LIST, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_PORT, CONFIG_PORT_MIN, 65535, 5, CONFIG_PORTS_MAX,
-    offsetof (struct config, net_ports) },
+    offsetof (struct config, net_ports), false },
   /* 107: a Unix socket path must fit sun_path with its NUL.  */
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
+  /* Credentials a command gets in its environment: the person's own
+   * secrets, which only the person's own file may name.  Each NAME is a
+   * variable; its value comes from "env" or "file" (core/credentials.c).  */
+  { "sandbox.credentials", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+  { "sandbox.credentials.*", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+  CONFIG_CRED ("sandbox.credentials.*.env", CONFIG_KIND_STRING,
+               CONFIG_CHECK_VARNAME, ENV_MAX_NAME, 0, env),
+  CONFIG_CRED ("sandbox.credentials.*.file", CONFIG_KIND_STRING,
+               CONFIG_CHECK_ABSOLUTE, 4096, 0, file),
+  CONFIG_CRED ("sandbox.credentials.*.commands", CONFIG_KIND_LIST,
+               CONFIG_CHECK_RULE, 4096, 64, commands),
+  /* Names no command of this workspace gets: a project may add to it,
+   * which only narrows.  */
+  CONFIG_LIST ("sandbox.withheldCredentials", CONFIG_RULE_UNION,
+               CONFIG_CHECK_VARNAME, ENV_MAX_NAME, CONFIG_CREDENTIALS_MAX,
+               withheld_credentials),
   CONFIG_OBJECT ("sandbox.limits"),
   CONFIG_NUM ("sandbox.limits.outputBytes", CONFIG_KIND_UINT, 1, 68719476736.0,
               output_bytes),
@@ -187,11 +217,11 @@ static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("journal"),
   { "journal.keepDays", CONFIG_KIND_UINT, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_TEXT, 0, 36500, 0, 0,
-    offsetof (struct config, journal_keep_days) },
+    offsetof (struct config, journal_keep_days), false },
   /* Rules added from the approval panel, keyed by workspace: "*" stands
    * for any absolute path, and only this workspace's list is kept.  */
   { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
-    0, 0, 0, 0, 0 },
+    0, 0, 0, 0, 0, false },
   CONFIG_OBJECT ("workspaces.*"),
   CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, workspace_allow),
@@ -212,9 +242,10 @@ static const char *const config_expected[] = {
   [CONFIG_KIND_LIST] = N_ ("expected an array of strings"),
 };
 
-/* A field of cfg described by key.  */
-#define CONFIG_FIELD(cfg, key, type)                                           \
-  ((type *) (void *) ((char *) (cfg) + (key)->offset))
+/* A field described by key: of the parse's config, or of the credential
+ * being read.  */
+#define CONFIG_FIELD(p, key, type)                                             \
+  ((type *) (void *) ((char *) config_base ((p), (key)) + (key)->offset))
 
 /* The state of one file's parse.  */
 struct config_parse
@@ -239,6 +270,15 @@ struct config_parse
   char **workspaces;    /* workspace paths read (normalised), hashed */
   size_t n_workspaces, cap_workspaces;
 };
+
+/* The struct a key's offset is into.  */
+static void *
+config_base (struct config_parse *p, const struct config_key *key)
+{
+  if (!key->credential)
+    return p->cfg;
+  return &p->cfg->credentials[p->cfg->n_credentials - 1];
+}
 
 /* --- lists --------------------------------------------------------------- */
 
@@ -499,6 +539,16 @@ config_refuse_backend (const char *s)
   return why;
 }
 
+/* Why s is not an environment variable's name, or NULL.  */
+static const char *
+config_refuse_varname (const char *s)
+{
+  if (env_name_ok (s))
+    return NULL;
+  return N_ ("must be an environment variable name (letters, digits and _, "
+             "not starting with a digit, at most 128 bytes)");
+}
+
 /* A domain as stored: lowercase, so that comparisons are exact.  */
 static char *
 config_domain_store (const char *s, const char *workspace)
@@ -541,6 +591,7 @@ static const struct
   [CONFIG_CHECK_RULE] = { rules_refuse, NULL },
   [CONFIG_CHECK_BACKEND] = { config_refuse_backend, NULL },
   [CONFIG_CHECK_PORT] = { NULL, NULL },
+  [CONFIG_CHECK_VARNAME] = { config_refuse_varname, NULL },
 };
 
 /* --- failing ----------------------------------------------------------------
@@ -554,6 +605,13 @@ config_vfail (struct config_parse *p, const char *key, const char *fmt,
               va_list ap)
 {
   cleanup_free char *what = xvasprintf (fmt, ap);
+  cleanup_free char *named = NULL;
+  /* A credential's keys are named by its variable, not by "*".  */
+  if (key != NULL && strncmp (key, "sandbox.credentials.*", 21) == 0
+      && p->cfg->n_credentials > 0)
+    key = named = xasprintf (
+        "sandbox.credentials.%s%s",
+        p->cfg->credentials[p->cfg->n_credentials - 1].name, key + 21);
   size_t line = p->finishing
                     ? config_line_last (p->text, p->len)
                     : config_line_at (p->text, p->len,
@@ -653,7 +711,7 @@ static int
 config_set_bool (struct config_parse *p, const struct config_key *key,
                  bool value)
 {
-  bool *field = CONFIG_FIELD (p->cfg, key, bool);
+  bool *field = CONFIG_FIELD (p, key, bool);
   if (p->origin == CONFIG_PROJECT && key->rule == CONFIG_RULE_REQUIRE && !value)
     return config_fail (p, key->name, "%s",
                         _ ("only the home configuration may disable "
@@ -676,7 +734,7 @@ static int
 config_set_uint (struct config_parse *p, const struct config_key *key,
                  const char *s)
 {
-  uint64_t *field = CONFIG_FIELD (p->cfg, key, uint64_t);
+  uint64_t *field = CONFIG_FIELD (p, key, uint64_t);
   uint64_t min = (uint64_t) key->min, max = (uint64_t) key->max;
   if (strpbrk (s, ".eE") != NULL)
     return config_fail (p, key->name, "%s",
@@ -700,7 +758,7 @@ static int
 config_set_double (struct config_parse *p, const struct config_key *key,
                    const char *s)
 {
-  double *field = CONFIG_FIELD (p->cfg, key, double);
+  double *field = CONFIG_FIELD (p, key, double);
   double v = strtod (s, NULL);
   if (!isfinite (v) || !(v > key->min) || v > key->max)
     return config_fail (p, key->name, _ ("must be more than %g and at most %g"),
@@ -722,7 +780,7 @@ config_set_string (struct config_parse *p, const struct config_key *key,
   cleanup_free char *copy = config_check_string (p, key, key->name, s, n);
   if (copy == NULL)
     return 0;
-  char **field = CONFIG_FIELD (p->cfg, key, char *);
+  char **field = CONFIG_FIELD (p, key, char *);
   free (*field);
   *field = config_store (p, key, copy);
   return 1;
@@ -762,7 +820,7 @@ config_project_entry (struct config_parse *p, const struct config_key *key,
                       size_t n)
 {
   const struct config_list *inherited
-      = CONFIG_FIELD (p->cfg, key, struct config_list);
+      = CONFIG_FIELD (p, key, struct config_list);
   cleanup_free char *shown = config_show (s, n);
   if (key->rule == CONFIG_RULE_INSIDE
       && !config_path_inside (value, p->workspace))
@@ -826,7 +884,7 @@ config_port_entry (struct config_parse *p, const struct config_key *key,
 static void
 config_list_commit (struct config_parse *p, const struct config_key *key)
 {
-  struct config_list *field = CONFIG_FIELD (p->cfg, key, struct config_list);
+  struct config_list *field = CONFIG_FIELD (p, key, struct config_list);
   bool adds = key->rule == CONFIG_RULE_UNION || key->rule == CONFIG_RULE_INSIDE;
   if ((field == &p->cfg->workspace_allow || field == &p->cfg->workspace_domains)
       && p->other_workspace)
@@ -840,6 +898,8 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
     config_list_union (field, &p->items);
   else
     config_list_replace (field, &p->items);
+  if (key->credential)
+    p->cfg->credentials[p->cfg->n_credentials - 1].limited = true;
 }
 
 /* --- keys ------------------------------------------------------------------
@@ -857,6 +917,14 @@ config_key_find (const struct config_key *parent, const char *s, size_t n)
       bool path = n > 0 && s[0] == '/' && memchr (s, '\0', n) == NULL;
       s = "*";
       n = path ? 1 : 0;
+    }
+  /* Under sandbox.credentials, every key is a variable's name (checked
+   * when it is read, so that the message can say what is wrong).  */
+  if (parent != NULL && strcmp (parent->name, "sandbox.credentials") == 0)
+    {
+      bool plain = n > 0 && memchr (s, '\0', n) == NULL;
+      s = "*";
+      n = plain ? 1 : 0;
     }
   if (n == 0 || memchr (s, '.', n) != NULL || memchr (s, '\0', n) != NULL)
     return NULL;
@@ -930,6 +998,54 @@ config_workspace_new (struct config_parse *p, char *path)
     }
   p->n_workspaces++;
   return true;
+}
+
+/* --- credentials ---------------------------------------------------------- */
+
+/* Start reading the credential named s (the key under sandbox.credentials):
+ * a variable's name that crucible does not set itself, given once, within
+ * the count.  Returns 1, or 0 with the parse stopped.  */
+static int
+config_credential_begin (struct config_parse *p, const char *s, size_t n)
+{
+  struct config *cfg = p->cfg;
+  cleanup_free char *name = xstrndup (s, n);
+  cleanup_free char *shown = config_show (s, n);
+  cleanup_free char *key = xasprintf ("sandbox.credentials.%s", shown);
+
+  if (!config_utf8_valid (s, n) || !env_name_ok (name))
+    return config_fail (p, key, "%s", _ (config_refuse_varname ("")));
+  if (env_name_reserved (name))
+    return config_fail (p, key, "%s",
+                        _ ("is a variable crucible sets itself (PATH, HOME, "
+                           "TMPDIR, LANG, LC_*, TERM, the proxy variables); a "
+                           "credential may not take it"));
+  for (size_t i = 0; i < cfg->n_credentials; i++)
+    if (strcmp (cfg->credentials[i].name, name) == 0)
+      return config_fail (p, key, "%s", _ ("duplicate key"));
+  if (cfg->n_credentials == CONFIG_CREDENTIALS_MAX)
+    return config_fail (p, "sandbox.credentials", _ ("more than %d entries"),
+                        CONFIG_CREDENTIALS_MAX);
+  struct config_credential *c = &cfg->credentials[cfg->n_credentials++];
+  memset (c, 0, sizeof *c);
+  c->name = steal_pointer (&name);
+  config_list_init (&c->commands);
+  for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+    if (config_keys[i].credential)
+      p->seen[i] = false;
+  return 1;
+}
+
+/* The credential just read closes: it names exactly one source.  */
+static int
+config_credential_end (struct config_parse *p)
+{
+  const struct config_credential *c
+      = &p->cfg->credentials[p->cfg->n_credentials - 1];
+  if ((c->env == NULL) == (c->file == NULL))
+    return config_fail (p, "sandbox.credentials.*", "%s",
+                        _ ("needs exactly one of \"env\" and \"file\""));
+  return 1;
 }
 
 /* --- yajl callbacks ------------------------------------------------------ */
@@ -1037,6 +1153,11 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
         if (strncmp (config_keys[i].name, "workspaces.*.", 13) == 0)
           p->seen[i] = false;
     }
+  else if (strcmp (key->name, "sandbox.credentials.*") == 0)
+    {
+      if (config_credential_begin (p, (const char *) s, n) == 0)
+        return 0;
+    }
   else if (p->seen[key - config_keys])
     return config_fail (p, key->name, "%s", _ ("duplicate key"));
   p->seen[key - config_keys] = true;
@@ -1054,7 +1175,9 @@ static int
 config_on_end_map (void *ctx)
 {
   struct config_parse *p = ctx;
-  p->depth--;
+  const struct config_key *closing = p->object[--p->depth];
+  if (closing != NULL && strcmp (closing->name, "sandbox.credentials.*") == 0)
+    return config_credential_end (p);
   return 1;
 }
 
@@ -1284,6 +1407,7 @@ config_new_defaults (void)
   config_list_init (&cfg->workspace_allow);
   config_list_init (&cfg->workspace_domains);
   config_list_init (&cfg->deny);
+  config_list_init (&cfg->withheld_credentials);
   cfg->output_bytes = 10485760;
   cfg->cpu_seconds = 3600;
   cfg->open_files = 4096;
@@ -1310,6 +1434,14 @@ config_free (struct config *cfg)
   config_list_free (&cfg->workspace_allow);
   config_list_free (&cfg->workspace_domains);
   config_list_free (&cfg->deny);
+  config_list_free (&cfg->withheld_credentials);
+  for (size_t i = 0; i < cfg->n_credentials; i++)
+    {
+      free (cfg->credentials[i].name);
+      free (cfg->credentials[i].env);
+      free (cfg->credentials[i].file);
+      config_list_free (&cfg->credentials[i].commands);
+    }
   free (cfg->permissions_mode);
   free (cfg->agent_command);
   free (cfg->sandbox_backend);
