@@ -24,6 +24,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "core/credentials.h"
 #include "core/env.h"
 #include "core/rules.h"
 #include "lib/i18n.h"
@@ -1540,6 +1541,7 @@ config_policy_input (const struct config *cfg, const char *workspace,
   in->output_bytes = cfg->output_bytes;
   in->command_seconds = cfg->command_seconds;
   in->concurrency = cfg->concurrency;
+  in->credentials = credentials_configured (cfg);
 }
 
 /* --- writing the home file --------------------------------------------- */

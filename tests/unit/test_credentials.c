@@ -20,6 +20,8 @@
 #include "core/credentials.h"
 #include "core/env.h"
 #include "lib/cleanup.h"
+#include "sandbox/inspect.h"
+#include "sandbox/policy.h"
 
 static char dir[] = "/tmp/test_credentials.XXXXXX";
 
@@ -428,6 +430,45 @@ test_collisions_and_bounds (void **state)
   env_free (env);
 }
 
+/* Inspection: a count row and a JSON count, never a name or source.  */
+static void
+test_inspection_count (void **state)
+{
+  struct config *cfg = load_ok (
+      "{\"sandbox\": {\"credentials\": {\"A_TOKEN\": {\"env\": \"SRC_A\"}, "
+      "\"B_TOKEN\": {\"file\": \"/x/b-file\"}, \"C_TOKEN\": {\"env\": "
+      "\"SRC_C\"}}}}",
+      "{\"sandbox\": {\"withheldCredentials\": [\"C_TOKEN\"]}}");
+  struct policy_input in;
+  config_policy_input (cfg, "/ws", &in);
+  struct inspect_report *r = NULL;
+  struct cr_error *err = NULL;
+  assert_int_equal (inspect_build (&in, NULL, &r, &err), 0);
+  cleanup_free char *text = inspect_format_text (r);
+  cleanup_free char *json = inspect_format_json (r);
+  assert_non_null (strstr (text, "\n  network   not restricted\n  credentials "
+                                 "2, masked in output\n  ceilings\n"));
+  assert_non_null (strstr (json, ",\"credentials\":2,"));
+  const char *never[] = { "A_TOKEN", "B_TOKEN", "SRC_A", "b-file", "cred-" };
+  for (size_t i = 0; i < sizeof never / sizeof *never; i++)
+    {
+      assert_null (strstr (text, never[i]));
+      assert_null (strstr (json, never[i]));
+    }
+  inspect_report_free (r);
+  config_free (cfg);
+
+  cfg = load_ok ("{}", NULL);
+  config_policy_input (cfg, "/ws", &in);
+  assert_int_equal (inspect_build (&in, NULL, &r, &err), 0);
+  cleanup_free char *text0 = inspect_format_text (r);
+  cleanup_free char *json0 = inspect_format_json (r);
+  assert_null (strstr (text0, "credentials"));
+  assert_non_null (strstr (json0, ",\"credentials\":0,"));
+  inspect_report_free (r);
+  config_free (cfg);
+}
+
 static int
 setup (void **state)
 {
@@ -457,6 +498,7 @@ main (void)
     cmocka_unit_test (test_file_owner),
     cmocka_unit_test (test_commands_limit),
     cmocka_unit_test (test_collisions_and_bounds),
+    cmocka_unit_test (test_inspection_count),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }
