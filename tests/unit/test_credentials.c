@@ -217,6 +217,12 @@ test_env_source (void **state)
   assert_int_equal (strlen (k->handle), 21);
   assert_null (credentials_withheld_note (c));
   credentials_free (c);
+  static char huge[6 + ENV_MAX_BYTES + 2];
+  memcpy (huge, "SRC=", 4);
+  memset (huge + 4, 'h', ENV_MAX_BYTES + 1);
+  char *big[] = { huge, NULL };
+  resolve_fails (cfg, big, "true",
+                 "credential TOKEN: its value is larger than 65536 bytes");
   char *bare[] = { "PATH=/bin", NULL };
   resolve_fails (cfg, bare, "true",
                  "credential TOKEN: crucible's environment has no variable "
@@ -317,6 +323,23 @@ test_file_checks (void **state)
   resolve_fails (cfg, host, "true",
                  "credential NAME: its file cannot be opened: No such file or "
                  "directory");
+  config_free (cfg);
+}
+
+/* A file that opens and passes its checks but cannot be read: /proc's
+ * memory file of this process, at offset 0 (never mapped), is a regular
+ * file of mode 0600; it is root's once the process is not dumpable.  */
+static void
+test_file_unreadable (void **state)
+{
+  if (geteuid () != 0)
+    skip ();
+  char *host[] = { NULL };
+  cleanup_free char *home = file_home ("/proc/self/mem", NULL);
+  struct config *cfg = load_ok (home, NULL);
+  resolve_fails (cfg, host, "true",
+                 "credential NAME: its file cannot be read: Input/output "
+                 "error");
   config_free (cfg);
 }
 
@@ -496,6 +519,7 @@ main (void)
     cmocka_unit_test (test_file_source),
     cmocka_unit_test (test_file_checks),
     cmocka_unit_test (test_file_owner),
+    cmocka_unit_test (test_file_unreadable),
     cmocka_unit_test (test_commands_limit),
     cmocka_unit_test (test_collisions_and_bounds),
     cmocka_unit_test (test_inspection_count),
