@@ -7,7 +7,8 @@
 # /proc/*/cmdline, journal, state directory or inspection report; a call
 # naming its variable, a group-readable or symlinked file, and a project
 # adding one are refused; a "commands" limit and a project's
-# withheldCredentials withhold it, and the result says so.
+# withheldCredentials withhold it, and the result says so; a command left
+# running shows it masked in its early answer, bash_output and ending note.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/security/lib.sh"
 
@@ -22,7 +23,7 @@ for who in $(sec_identities); do
 done
 extra=0
 can_drop_privileges || extra=1
-plan $((${#modes[@]} * PER + 3 + extra))
+plan $((${#modes[@]} * PER + 5 + extra))
 [ "$extra" = 0 ] || skip "credentials as uid 65534" "needs root and setpriv" unprivileged
 
 VAL_ENV=Zq9Kx7Wv3Lp2Mn8RtY   # 18 bytes, from crucible's environment
@@ -200,3 +201,19 @@ is "$(sed -n 1p <<<"$mcp_out")" \
 is "$(sed -n 2p <<<"$mcp_out")" \
   '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"******************"}],"isError":false}}' \
   "positive control: a tool call with another variable runs, the credential masked"
+
+# A command left running: its early answer, bash_output and its ending
+# note (told before a later result) all show the value masked.
+req() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$@"; }
+mcp_out=$(cd "$WS" && { printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}'
+  req 1 bash '{"command":"printf \"%s\\n\" \"$GH_TOKEN\"; sleep 1; printf \"%s\\n\" \"$GH_TOKEN\"","background":true}'
+  sleep 0.6; req 2 bash_output '{"number":1}'
+  sleep 1.5; req 3 bash '{"command":"echo next"}'
+  sleep 1; } | env -i PATH=/usr/bin:/bin HOME="$H" MYSECRET="$VAL_ENV" "$CRUCIBLE" mcp 2>/dev/null | tail -n +2)
+ok "$(no_value "$mcp_out")" "a command left running: no reply or notification holds the value"
+stars=$(printf '%*s' 18 '' | tr ' ' '*')
+s1='"id":1,"result":{"content":[{"type":"text","text":"'"$stars"'\n\n[left running as #1;'
+s2='"id":2,"result":{"content":[{"type":"text","text":"'"$stars"'\n[#1 is still running]"'
+s3='what it printed:]\n'"$stars"'\n'"$stars"'\n\nnext"'
+ok "$([[ "$mcp_out" == *"$s1"* && "$mcp_out" == *"$s2"* && "$mcp_out" == *"$s3"* ]] && echo 0 || echo 1)" \
+  "its early answer, bash_output and its ending note show it masked"
