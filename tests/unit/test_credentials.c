@@ -196,6 +196,19 @@ test_config_errors (void **state)
               "digit, at most 128 bytes)");
 }
 
+/* More credentials than the bound.  */
+static void
+test_config_count (void **state)
+{
+  char text[4096] = "{\"sandbox\": {\"credentials\": {";
+  for (int i = 0; i <= CONFIG_CREDENTIALS_MAX; i++)
+    snprintf (text + strlen (text), sizeof text - strlen (text),
+              "%s\"V%d\": {\"env\": \"X\"}", i ? ", " : "", i);
+  strcat (text, "}}}");
+  load_fails (text, CONFIG_HOME,
+              "F:1: sandbox.credentials: more than 32 entries");
+}
+
 /* A variable of crucible's own environment; a missing one refuses.  */
 static void
 test_env_source (void **state)
@@ -516,6 +529,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_config_keys),
     cmocka_unit_test (test_config_errors),
+    cmocka_unit_test (test_config_count),
     cmocka_unit_test (test_env_source),
     cmocka_unit_test (test_file_source),
     cmocka_unit_test (test_file_checks),
