@@ -116,9 +116,15 @@ NPM_TOKEN=$stars17
   wait "$bg"
   is "$found" "" "$m: no /proc/*/cmdline holds a value"
 
-  files=$(find "$H/.local" -type f 2>/dev/null | wc -l)
-  found=$(grep -r -l -a -F -e "$VAL_ENV" -e "$VAL_FILE" -e "cred-" "$H/.local" 2>/dev/null || true)
-  ok "$([ "$files" -gt 0 ] && [ -z "$found" ] && echo 0 || echo 1)" \
+  # The journal (under HOME) and, confined, the backend's state directory
+  # (sandbox/statedir.h: /var/tmp, per uid, shared with other sessions).
+  local dirs=("$H/.local") uid=0
+  [ "$2" = nobody ] && uid=65534
+  [ "$1" = confined ] && dirs+=("/var/tmp/crucible-code-sandbox-$uid-v1")
+  files=$(find "${dirs[@]}" -type f 2>/dev/null | wc -l)
+  found=$(grep -r -l -a -F -e "$VAL_ENV" -e "$VAL_FILE" "${dirs[@]}" 2>/dev/null
+    grep -r -l -a -E 'cred-[0-9a-f]{16}' "${dirs[@]}" 2>/dev/null)
+  ok "$([ "$files" -gt 0 ] && [ -z "$found" ] && [ -d "${dirs[-1]}" ] && echo 0 || echo 1)" \
     "$m: the journal and the state directory ($files files) hold no value or handle"
   [ -z "$found" ] || diag "found in: $found"
 
