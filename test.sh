@@ -130,6 +130,12 @@ CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
   CRUCIBLE_HELPER_DIR="$work/faults/tests/helpers" CRUCIBLE_FAULT_TREES=4 \
   bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
 count_tap faults "$work/faults.log"
+# A core of crucible forced while it holds a credential (issue 14): the
+# same fault build's crucible, run uninstalled.
+(cd "$work/faults" && make -j"$(nproc)" crucible) >>"$work/faults.build.log" 2>&1
+CRUCIBLE_BIN_DIR="$work/faults" CRUCIBLE_SRCDIR="$top" \
+  bash "$top/tests/integration/credentials-core.sh" >"$work/faults-core.log" 2>&1 </dev/null
+count_tap faults-core "$work/faults-core.log"
 
 stage "sandbox tests as an unprivileged user"
 chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null

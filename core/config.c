@@ -24,6 +24,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "core/credentials.h"
 #include "core/env.h"
 #include "core/mcpservers.h"
 #include "core/rules.h"
@@ -34,8 +35,8 @@
 #include "sandbox/policy.h"
 #include "sandbox/registry.h"
 
-/* Open objects a valid file can have at once: top level, mcpServers, a
- * server, its env.  */
+/* Open objects a valid file can have at once: top level, mcpServers or
+ * sandbox, a server or credentials, its env or one credential.  */
 #define CONFIG_MAX_DEPTH 4
 
 /* Untrusted text quoted in a message is cut to this many bytes.  */
@@ -82,7 +83,7 @@ enum config_check
   CONFIG_CHECK_BACKEND,  /* an id in the backend registry */
   CONFIG_CHECK_PORT,     /* list entries are numbers: ports 1024..65535 */
   CONFIG_CHECK_MCP_NAME, /* an MCP server's name (core/mcpservers.h) */
-  CONFIG_CHECK_ENV_NAME, /* an environment variable's name */
+  CONFIG_CHECK_VARNAME,  /* an environment variable's name */
   CONFIG_CHECK_ARGV      /* anything; a list keeps repeats, in order */
 };
 
@@ -97,38 +98,47 @@ struct config_key
   size_t max_len;   /* strings and list entries: bytes */
   size_t max_count; /* lists: entries */
   size_t offset;    /* the field in struct config; objects have none */
+  bool credential;  /* offset is into the credential being read */
 };
 
 #define CONFIG_OBJECT(n)                                                       \
   {                                                                            \
-    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0  \
+    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, \
+        false                                                                  \
   }
 #define CONFIG_BOOL(n, rule, field)                                            \
   {                                                                            \
     n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                  \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_NUM(n, kind, min, max, field)                                   \
   {                                                                            \
     n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,             \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_STRING(n, rule, check, len, field)                              \
   {                                                                            \
     n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                          \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
   }
 #define CONFIG_LIST(n, rule, check, len, count, field)                         \
   {                                                                            \
     n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                        \
-        offsetof (struct config, field)                                        \
+        offsetof (struct config, field), false                                 \
+  }
+
+/* A key of the credential being read (sandbox.credentials.NAME.*).  */
+#define CONFIG_CRED(n, kind, check, len, count, field)                         \
+  {                                                                            \
+    n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
+        offsetof (struct config_credential, field), true                       \
   }
 
 /* A field of one MCP server's entry (mcpServers.<name>.<field>).  */
 #define CONFIG_SERVER_KEY(n, kind, check, len, count, field)                   \
   {                                                                            \
     n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
-        offsetof (struct mcp_server_config, field)                             \
+        offsetof (struct mcp_server_config, field), false                      \
   }
 
 /* sandbox.network.ports: the lowest port (below are the system's) and
@@ -169,10 +179,28 @@ static const struct config_key config_keys[] = {
    * open, never a project's.  Numbers, stored as decimal strings.  */
   { "sandbox.network.ports", CONFIG_KIND_LIST, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_PORT, CONFIG_PORT_MIN, 65535, 5, CONFIG_PORTS_MAX,
-    offsetof (struct config, net_ports) },
+    offsetof (struct config, net_ports), false },
   /* 107: a Unix socket path must fit sun_path with its NUL.  */
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
+  /* Credentials a command gets in its environment: the person's own
+   * secrets, which only the person's own file may name.  Each NAME is a
+   * variable; its value comes from "env" or "file" (core/credentials.c).  */
+  { "sandbox.credentials", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+  { "sandbox.credentials.*", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+  CONFIG_CRED ("sandbox.credentials.*.env", CONFIG_KIND_STRING,
+               CONFIG_CHECK_VARNAME, ENV_MAX_NAME, 0, env),
+  CONFIG_CRED ("sandbox.credentials.*.file", CONFIG_KIND_STRING,
+               CONFIG_CHECK_ABSOLUTE, 4096, 0, file),
+  CONFIG_CRED ("sandbox.credentials.*.commands", CONFIG_KIND_LIST,
+               CONFIG_CHECK_RULE, 4096, 64, commands),
+  /* Names no command of this workspace gets: a project may add to it,
+   * which only narrows.  */
+  CONFIG_LIST ("sandbox.withheldCredentials", CONFIG_RULE_UNION,
+               CONFIG_CHECK_VARNAME, ENV_MAX_NAME, CONFIG_CREDENTIALS_MAX,
+               withheld_credentials),
   CONFIG_OBJECT ("sandbox.limits"),
   CONFIG_NUM ("sandbox.limits.outputBytes", CONFIG_KIND_UINT, 1, 68719476736.0,
               output_bytes),
@@ -200,11 +228,11 @@ static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("journal"),
   { "journal.keepDays", CONFIG_KIND_UINT, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_TEXT, 0, 36500, 0, 0,
-    offsetof (struct config, journal_keep_days) },
+    offsetof (struct config, journal_keep_days), false },
   /* Rules added from the approval panel, keyed by workspace: "*" stands
    * for any absolute path, and only this workspace's list is kept.  */
   { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
-    0, 0, 0, 0, 0 },
+    0, 0, 0, 0, 0, false },
   CONFIG_OBJECT ("workspaces.*"),
   CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, workspace_allow),
@@ -215,7 +243,7 @@ static const struct config_key config_keys[] = {
    * names them.  The keys below mcpServers.* are fields of one
    * struct mcp_server_config (config_key_base).  */
   { "mcpServers", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
-    0, 0, 0, 0, 0 },
+    0, 0, 0, 0, 0, false },
   CONFIG_OBJECT ("mcpServers.*"),
   CONFIG_SERVER_KEY ("mcpServers.*.command", CONFIG_KIND_STRING,
                      CONFIG_CHECK_TEXT, 4096, 0, command),
@@ -227,7 +255,7 @@ static const struct config_key config_keys[] = {
   CONFIG_SERVER_KEY ("mcpServers.*.optional", CONFIG_KIND_BOOL,
                      CONFIG_CHECK_TEXT, 0, 0, optional),
   CONFIG_SERVER_KEY ("mcpServers.*.credentials", CONFIG_KIND_LIST,
-                     CONFIG_CHECK_ENV_NAME, 128, 64, credentials),
+                     CONFIG_CHECK_VARNAME, 128, 64, credentials),
   /* Servers not started in this workspace: a project may only add.  */
   CONFIG_LIST ("disabledMcpServers", CONFIG_RULE_UNION, CONFIG_CHECK_MCP_NAME,
                MCPSERVERS_NAME_MAX, 256, mcp_disabled),
@@ -244,10 +272,6 @@ static const char *const config_expected[] = {
   [CONFIG_KIND_STRING] = N_ ("expected a string"),
   [CONFIG_KIND_LIST] = N_ ("expected an array of strings"),
 };
-
-/* A field of cfg described by key.  */
-#define CONFIG_FIELD(cfg, key, type)                                           \
-  ((type *) (void *) ((char *) (cfg) + (key)->offset))
 
 /* The state of one file's parse.  */
 struct config_parse
@@ -282,14 +306,17 @@ config_key_per_server (const struct config_key *key)
   return strncmp (key->name, "mcpServers.*.", 13) == 0;
 }
 
-/* What key's offset is into: the server being read, or the config.  */
+/* What key's offset is into: the server or the credential being read, or
+ * the config.  */
 static void *
 config_key_base (const struct config_parse *p, const struct config_key *key)
 {
+  if (key->credential)
+    return &p->cfg->credentials[p->cfg->n_credentials - 1];
   return config_key_per_server (key) ? (void *) p->server : (void *) p->cfg;
 }
 
-/* A field described by key, in the config or the server being read.  */
+/* A field described by key, in the config or the entry being read.  */
 #define CONFIG_FIELD_OF(p, key, type)                                          \
   ((type *) (void *) ((char *) config_key_base (p, key) + (key)->offset))
 
@@ -562,6 +589,16 @@ config_refuse_backend (const char *s)
   return why;
 }
 
+/* Why s is not an environment variable's name, or NULL.  */
+static const char *
+config_refuse_varname (const char *s)
+{
+  if (env_name_ok (s))
+    return NULL;
+  return N_ ("must be an environment variable name (letters, digits and _, "
+             "not starting with a digit, at most 128 bytes)");
+}
+
 /* A domain as stored: lowercase, so that comparisons are exact.  */
 static char *
 config_domain_store (const char *s, const char *workspace)
@@ -605,7 +642,7 @@ static const struct
   [CONFIG_CHECK_BACKEND] = { config_refuse_backend, NULL },
   [CONFIG_CHECK_PORT] = { NULL, NULL },
   [CONFIG_CHECK_MCP_NAME] = { mcpservers_name_refuse, NULL },
-  [CONFIG_CHECK_ENV_NAME] = { mcpservers_env_name_refuse, NULL },
+  [CONFIG_CHECK_VARNAME] = { config_refuse_varname, NULL },
   [CONFIG_CHECK_ARGV] = { NULL, NULL },
 };
 
@@ -619,6 +656,12 @@ static const struct
 static char *
 config_key_named (const struct config_parse *p, const char *key)
 {
+  /* A credential's keys are named by its variable, not by "*".  */
+  if (key != NULL && strncmp (key, "sandbox.credentials.*", 21) == 0
+      && p->cfg->n_credentials > 0)
+    return xasprintf ("sandbox.credentials.%s%s",
+                      p->cfg->credentials[p->cfg->n_credentials - 1].name,
+                      key + 21);
   if (key != NULL && p->server != NULL && strcmp (key, "mcpServers.*") == 0)
     return xasprintf ("mcpServers.%s", p->server->name);
   if (key == NULL || p->server == NULL
@@ -929,6 +972,8 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
     config_list_union (field, &p->items);
   else
     config_list_replace (field, &p->items);
+  if (key->credential)
+    p->cfg->credentials[p->cfg->n_credentials - 1].limited = true;
 }
 
 /* --- keys ------------------------------------------------------------------
@@ -948,10 +993,12 @@ config_key_find (const struct config_key *parent, const char *s, size_t n)
       n = path ? 1 : 0;
     }
   /* Under mcpServers every key is a server's name, and under a server's
-   * env a variable's; each is checked once it is read.  */
+   * env or sandbox.credentials a variable's; each is checked once it is
+   * read, so that the message can say what is wrong.  */
   if (parent != NULL
       && (strcmp (parent->name, "mcpServers") == 0
-          || strcmp (parent->name, "mcpServers.*.env") == 0))
+          || strcmp (parent->name, "mcpServers.*.env") == 0
+          || strcmp (parent->name, "sandbox.credentials") == 0))
     {
       bool named = n > 0 && memchr (s, '\0', n) == NULL;
       s = "*";
@@ -1059,6 +1106,42 @@ config_server_begin (struct config_parse *p, const struct config_key *parent,
   return 1;
 }
 
+/* --- credentials ---------------------------------------------------------- */
+
+/* Start reading the credential named s (the key under sandbox.credentials):
+ * a variable's name that crucible does not set itself, given once, within
+ * the count.  Returns 1, or 0 with the parse stopped.  */
+static int
+config_credential_begin (struct config_parse *p, const char *s, size_t n)
+{
+  struct config *cfg = p->cfg;
+  cleanup_free char *name = xstrndup (s, n);
+  cleanup_free char *shown = config_show (s, n);
+  cleanup_free char *key = xasprintf ("sandbox.credentials.%s", shown);
+
+  if (!config_utf8_valid (s, n) || !env_name_ok (name))
+    return config_fail (p, key, "%s", _ (config_refuse_varname ("")));
+  if (env_name_reserved (name))
+    return config_fail (p, key, "%s",
+                        _ ("is a variable crucible sets itself (PATH, HOME, "
+                           "TMPDIR, LANG, LC_*, TERM, the proxy variables); a "
+                           "credential may not take it"));
+  for (size_t i = 0; i < cfg->n_credentials; i++)
+    if (strcmp (cfg->credentials[i].name, name) == 0)
+      return config_fail (p, key, "%s", _ ("duplicate key"));
+  if (cfg->n_credentials == CONFIG_CREDENTIALS_MAX)
+    return config_fail (p, "sandbox.credentials", _ ("more than %d entries"),
+                        CONFIG_CREDENTIALS_MAX);
+  struct config_credential *c = &cfg->credentials[cfg->n_credentials++];
+  memset (c, 0, sizeof *c);
+  c->name = steal_pointer (&name);
+  config_list_init (&c->commands);
+  for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+    if (config_keys[i].credential)
+      p->seen[i] = false;
+  return 1;
+}
+
 /* The prefix of a server's keys in messages: "mcpServers.NAME".  */
 static char *
 config_server_shown (const struct config_parse *p)
@@ -1084,7 +1167,7 @@ config_server_key (struct config_parse *p, const struct config_key *key,
                             _ ("duplicate key"));
       return 1;
     }
-  const char *why = mcpservers_env_name_refuse (name);
+  const char *why = config_refuse_varname (name);
   if (why != NULL)
     return config_fail (p, NULL, "%s.env.%s: %s", prefix, shown, _ (why));
   size_t len = strlen (name);
@@ -1127,6 +1210,18 @@ config_server_end (struct config_parse *p)
   return config_fail (p, prefix, "%s",
                       _ ("needs a command (only servers on standard input "
                          "and output are supported)"));
+}
+
+/* The credential just read closes: it names exactly one source.  */
+static int
+config_credential_end (struct config_parse *p)
+{
+  const struct config_credential *c
+      = &p->cfg->credentials[p->cfg->n_credentials - 1];
+  if ((c->env == NULL) == (c->file == NULL))
+    return config_fail (p, "sandbox.credentials.*", "%s",
+                        _ ("needs exactly one of \"env\" and \"file\""));
+  return 1;
 }
 
 /* --- yajl callbacks ------------------------------------------------------ */
@@ -1242,6 +1337,11 @@ config_on_map_key (void *ctx, const unsigned char *s, size_t n)
       if (config_server_key (p, key, parent, (const char *) s, n) == 0)
         return 0;
     }
+  else if (strcmp (key->name, "sandbox.credentials.*") == 0)
+    {
+      if (config_credential_begin (p, (const char *) s, n) == 0)
+        return 0;
+    }
   else if (p->seen[key - config_keys])
     return config_fail (p, key->name, "%s", _ ("duplicate key"));
   p->seen[key - config_keys] = true;
@@ -1262,6 +1362,8 @@ config_on_end_map (void *ctx)
   const struct config_key *closing = p->object[--p->depth];
   if (closing != NULL && strcmp (closing->name, "mcpServers.*") == 0)
     return config_server_end (p);
+  if (closing != NULL && strcmp (closing->name, "sandbox.credentials.*") == 0)
+    return config_credential_end (p);
   return 1;
 }
 
@@ -1493,6 +1595,7 @@ config_new_defaults (void)
   config_list_init (&cfg->workspace_domains);
   config_list_init (&cfg->deny);
   config_list_init (&cfg->mcp_disabled);
+  config_list_init (&cfg->withheld_credentials);
   cfg->output_bytes = 10485760;
   cfg->cpu_seconds = 3600;
   cfg->open_files = 4096;
@@ -1519,6 +1622,14 @@ config_free (struct config *cfg)
   config_list_free (&cfg->workspace_allow);
   config_list_free (&cfg->workspace_domains);
   config_list_free (&cfg->deny);
+  config_list_free (&cfg->withheld_credentials);
+  for (size_t i = 0; i < cfg->n_credentials; i++)
+    {
+      free (cfg->credentials[i].name);
+      free (cfg->credentials[i].env);
+      free (cfg->credentials[i].file);
+      config_list_free (&cfg->credentials[i].commands);
+    }
   free (cfg->permissions_mode);
   free (cfg->agent_command);
   free (cfg->sandbox_backend);
@@ -1621,6 +1732,7 @@ config_policy_input (const struct config *cfg, const char *workspace,
   in->output_bytes = cfg->output_bytes;
   in->command_seconds = cfg->command_seconds;
   in->concurrency = cfg->concurrency;
+  in->credentials = credentials_configured (cfg);
 }
 
 /* --- writing the home file --------------------------------------------- */

@@ -33,6 +33,21 @@ struct config_list
 };
 
 struct mcp_server_config;
+/* One entry of sandbox.credentials (home-only): the variable a command gets
+ * and where its value comes from, exactly one of env and file.  The value
+ * itself is never in the configuration: core/credentials.c reads it when a
+ * command is prepared.  */
+struct config_credential
+{
+  char *name; /* the variable the command gets */
+  char *env;  /* "env": a variable of crucible's own, or NULL */
+  char *file; /* "file": an absolute path, or NULL */
+  struct config_list commands; /* "commands": rules limiting it; empty: all */
+  bool limited;                /* "commands" was given */
+};
+
+/* Credentials one configuration may name at most.  */
+#define CONFIG_CREDENTIALS_MAX 32
 
 /* journal.keepDays unless configured.  */
 #define CONFIG_JOURNAL_KEEP_DAYS 30
@@ -80,6 +95,12 @@ struct config
   struct mcp_server_config *mcp_servers;
   size_t n_mcp_servers;
   struct config_list mcp_disabled;
+
+  /* sandbox.credentials, home-only, in the order the file names them.  */
+  struct config_credential credentials[CONFIG_CREDENTIALS_MAX];
+  size_t n_credentials;
+  /* sandbox.withheldCredentials: names no command gets (a project adds).  */
+  struct config_list withheld_credentials;
 
   char *home_file;    /* the home file that was read, or NULL if none was */
   char *project_file; /* the project file that was read, or NULL */

@@ -144,14 +144,48 @@ env_build (struct env **out, char *const *host, const struct env_var *named,
   return env_build_proxied (out, host, named, n_named, NULL, err);
 }
 
+/* Check the credentials against the per-variable bounds, the names
+ * crucible sets and the variables the call names.  */
+static int
+env_check_creds (const struct env_var *named, size_t n_named,
+                 const struct env_var *creds, size_t n_creds,
+                 struct cr_error **err)
+{
+  for (size_t i = 0; i < n_creds; i++)
+    {
+      if (env_check_named (creds, i, err) < 0)
+        return -1;
+      if (env_name_reserved (creds[i].name))
+        return cr_error_set (err, 0,
+                             "credential %s: the name is one crucible sets "
+                             "itself",
+                             creds[i].name);
+      if (env_named_before (named, n_named, creds[i].name))
+        return cr_error_set (err, 0,
+                             "environment variable %s is a credential's "
+                             "(sandbox.credentials): the call may not set it",
+                             creds[i].name);
+    }
+  return 0;
+}
+
 int
 env_build_proxied (struct env **out, char *const *host,
                    const struct env_var *named, size_t n_named,
                    const char *proxy_url, struct cr_error **err)
 {
+  return env_build_with (out, host, named, n_named, NULL, 0, proxy_url, err);
+}
+
+int
+env_build_with (struct env **out, char *const *host,
+                const struct env_var *named, size_t n_named,
+                const struct env_var *creds, size_t n_creds,
+                const char *proxy_url, struct cr_error **err)
+{
   /* The count bound comes before any per-variable check: the check for a
    * name given twice looks back over the names before it.  */
-  if (n_named > ENV_MAX_VARS)
+  if (n_named + n_creds > ENV_MAX_VARS)
     return cr_error_set (err, 0, "more than %d environment variables",
                          ENV_MAX_VARS);
   struct env *env = xcalloc (1, sizeof *env);
@@ -162,6 +196,8 @@ env_build_proxied (struct env **out, char *const *host,
       goto fail;
   if (proxy_url != NULL && env_check_proxy_names (named, n_named, err) < 0)
     goto fail;
+  if (env_check_creds (named, n_named, creds, n_creds, err) < 0)
+    goto fail;
   for (const char *const *name = env_base_names; *name != NULL; name++)
     {
       const char *value = env_host_lookup (host, *name);
@@ -171,6 +207,10 @@ env_build_proxied (struct env **out, char *const *host,
     }
   for (size_t i = 0; i < n_named; i++)
     if (env_push (env, named[i].name, named[i].value, named[i].value_len, err)
+        < 0)
+      goto fail;
+  for (size_t i = 0; i < n_creds; i++)
+    if (env_push (env, creds[i].name, creds[i].value, creds[i].value_len, err)
         < 0)
       goto fail;
   if (proxy_url != NULL && env_push_proxy (env, proxy_url, err) < 0)
@@ -197,13 +237,39 @@ env_parse_assignment (const char *arg, struct env_var *out,
   return 0;
 }
 
+bool
+env_name_ok (const char *name)
+{
+  size_t len = strlen (name);
+  return len <= ENV_MAX_NAME && env_name_valid (name, len);
+}
+
+bool
+env_name_reserved (const char *name)
+{
+  if (strncmp (name, "LC_", 3) == 0)
+    return true;
+  for (const char *const *p = env_base_names; *p != NULL; p++)
+    if (strcmp (name, *p) == 0)
+      return true;
+  for (const char *const *p = env_proxy_names; *p != NULL; p++)
+    if (strcmp (name, *p) == 0)
+      return true;
+  return false;
+}
+
 void
 env_free (struct env *env)
 {
   if (env == NULL)
     return;
+  /* A credential's value is in one of these strings: wiped, so the heap
+   * crucible keeps does not hold it once the command has it.  */
   for (size_t i = 0; i < env->count; i++)
-    free (env->vars[i]);
+    {
+      explicit_bzero (env->vars[i], strlen (env->vars[i]));
+      free (env->vars[i]);
+    }
   free (env->vars);
   free (env);
 }

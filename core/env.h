@@ -5,6 +5,7 @@
 #ifndef CRUCIBLE_CORE_ENV_H
 #define CRUCIBLE_CORE_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/error.h"
@@ -55,10 +56,31 @@ int env_build_proxied (struct env **out, char *const *host,
                        const struct env_var *named, size_t n_named,
                        const char *proxy_url, struct cr_error **err);
 
+/* The same, with credentials (core/credentials.c) added after the named
+ * variables and before the proxy ones, within the same bounds: a credential
+ * with a bad name, a NUL in its value or a name crucible sets itself is
+ * refused, and so is a named variable a credential supplies, saying so; one
+ * never silently replaces the other.  */
+int env_build_with (struct env **out, char *const *host,
+                    const struct env_var *named, size_t n_named,
+                    const struct env_var *creds, size_t n_creds,
+                    const char *proxy_url, struct cr_error **err);
+
 /* Split a command-line "NAME=VALUE" into an env_var pointing into arg.  */
 int env_parse_assignment (const char *arg, struct env_var *out,
                           struct cr_error **err);
 
+/* Whether name (NUL-terminated) is a portable shell variable name of at
+ * most ENV_MAX_NAME bytes.  */
+bool env_name_ok (const char *name);
+
+/* Whether name is one crucible sets itself in some command's environment:
+ * a base name, any LC_* or a proxy variable.  A credential may not take
+ * one (core/credentials.c).  */
+bool env_name_reserved (const char *name);
+
+/* Free env, its strings wiped first: a credential's value may be among
+ * them.  NULL is allowed.  */
 void env_free (struct env *env);
 
 #endif

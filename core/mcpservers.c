@@ -34,21 +34,6 @@ mcpservers_name_refuse (const char *s)
   return NULL;
 }
 
-const char *
-mcpservers_env_name_refuse (const char *s)
-{
-  static const char *const why
-      = N_ ("must be a variable name (letters, digits and '_', not starting "
-            "with a digit, at most 128 bytes)");
-  size_t n = strlen (s);
-  if (n == 0 || n > ENV_MAX_NAME || (s[0] >= '0' && s[0] <= '9'))
-    return why;
-  for (size_t i = 0; i < n; i++)
-    if (!mcpservers_name_char (s[i]) || s[i] == '-')
-      return why;
-  return NULL;
-}
-
 /* An empty list (items holds the terminator).  */
 static void
 mcpservers_list_init (struct config_list *l)

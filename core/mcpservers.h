@@ -29,9 +29,6 @@ struct mcp_server_config
 /* Why s cannot be a server's name, or NULL.  */
 const char *mcpservers_name_refuse (const char *s);
 
-/* Why s cannot be an environment variable's name, or NULL.  */
-const char *mcpservers_env_name_refuse (const char *s);
-
 /* Make a server entry named name, its lists empty.  */
 void mcpservers_init (struct mcp_server_config *s, const char *name);
 

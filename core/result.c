@@ -198,6 +198,8 @@ result_assemble (const struct result_input *in, const char *h, size_t hl,
     result_put_note (&b, in->publication);
   if (in->ports != NULL)
     result_put_note (&b, in->ports);
+  if (in->credentials != NULL)
+    result_put_note (&b, in->credentials);
   return buf_steal (&b, len);
 }
 

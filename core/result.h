@@ -50,6 +50,8 @@ struct result_input
                               NULL (sandbox/publish words it) */
   const char *ports;       /* sandbox.network.ports: a host port that was taken
                               (core/portfwd.c words it), or NULL */
+  const char *credentials; /* sandbox.credentials withheld from the line
+                              (core/credentials.c words it), or NULL */
 };
 
 /* Compose the result text.  The caller owns the returned string (valid

@@ -19,6 +19,7 @@
 
 #include "broker/status.h"
 #include "core/capture.h"
+#include "core/credentials.h"
 #include "core/notes.h"
 #include "core/portfwd.h"
 #include "core/proxy.h"
@@ -108,6 +109,8 @@ struct command
   size_t n_ports;
   struct portfwd_member *ports_member;
   char *ports_note;
+  /* sandbox.credentials: the note naming those withheld, or NULL.  */
+  char *credentials_note;
   uint64_t refusal_facts; /* `network` refused facts written so far */
 
   char *text; /* the answer, then (left running) the ending note */
@@ -316,6 +319,7 @@ command_free (struct command *cmd)
   if (cmd->ports_member != NULL)
     portfwd_leave (cmd->ports_member);
   free (cmd->ports_note);
+  free (cmd->credentials_note);
   proxy_client_free (cmd->proxy_client);
   free (cmd->publication);
   cr_error_free (cmd->start_error);
@@ -377,6 +381,7 @@ command_result_input (const struct command *cmd,
   in->ending = out->ending;
   in->publication = cmd->publication;
   in->ports = cmd->ports_note;
+  in->credentials = cmd->credentials_note;
   in->exit_status = out->exit_status;
   in->signal = out->signal;
   in->still_arriving = out->still_arriving;
@@ -1275,6 +1280,39 @@ supervisor_pipe (int fds[2], struct cr_error **err)
   return 0;
 }
 
+/* Resolve the line's credentials (sandbox.credentials), hand every value
+ * to the masker before the first byte of output, and build the
+ * environment with them; the note on those withheld goes to the result.
+ * The set is freed (its values wiped) once the environment holds them.  */
+static int
+supervisor_env (struct supervisor *sup, struct command *cmd,
+                const struct command_request *req, const char *proxy_url,
+                struct env **env, struct cr_error **err)
+{
+  struct credentials *creds = NULL;
+  struct env_var vars[CONFIG_CREDENTIALS_MAX];
+
+  if (credentials_check_named (sup->config, req->env, req->n_env, err) < 0
+      || credentials_resolve (sup->config, sup->host_env, req->line, &creds,
+                              err)
+             < 0)
+    return -1;
+  size_t n = credentials_count (creds);
+  credentials_env (creds, vars);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = capture_add_secret (cmd->capture, vars[i].value, vars[i].value_len,
+                             err);
+  if (rc == 0)
+    rc = env_build_with (env, sup->host_env, req->env, req->n_env, vars, n,
+                         proxy_url, err);
+  if (rc == 0)
+    cmd->credentials_note = credentials_withheld_note (creds);
+  explicit_bzero (vars, sizeof vars);
+  credentials_free (creds);
+  return rc;
+}
+
 /* Start the prepared session with the built environment.  */
 static int
 supervisor_launch (struct supervisor *sup, struct command *cmd,
@@ -1291,9 +1329,7 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
     proxy_url = xasprintf (
         "http://%s:%s@127.0.0.1:%d", proxy_client_user (cmd->proxy_client),
         proxy_client_password (cmd->proxy_client), BROKER_NET_PORT);
-  if (env_build_proxied (&env, sup->host_env, req->env, req->n_env, proxy_url,
-                         err)
-      < 0)
+  if (supervisor_env (sup, cmd, req, proxy_url, &env, err) < 0)
     return -1;
   if (supervisor_pipe (fds, err) < 0)
     {

@@ -35,7 +35,8 @@ struct inspect_report
   char *version;      /* known without starting anything, or NULL */
   char *build_digest; /* or NULL */
   struct sandbox_claims claims;
-  char *reason; /* refused: the refusal; unavailable: why not found */
+  char *reason;       /* refused: the refusal; unavailable: why not found */
+  size_t credentials; /* sandbox.credentials a command would get */
 };
 
 void
@@ -158,6 +159,7 @@ inspect_build (const struct policy_input *in,
       return -1;
     }
   r->workspace = xstrdup (in->workspace);
+  r->credentials = in->credentials;
   r->status = INSPECT_READY;
   if (!in->enabled)
     inspect_use_compat (r);
@@ -277,6 +279,18 @@ inspect_network (const struct policy *p)
   return buf_steal (&b, NULL);
 }
 
+/* The credentials line, when a command would get any: a count, never a
+ * name, handle or value (they are masked in its output in both modes).  */
+static void
+inspect_text_credentials (struct buf *b, size_t n)
+{
+  if (n == 0)
+    return;
+  /* The name is longer than the column: one space, as the issue words
+   * it.  */
+  buf_printf (b, "  credentials %zu, masked in output\n", n);
+}
+
 /* The reach, hidden and network lines.  */
 static void
 inspect_text_reach (struct buf *b, const struct policy *p)
@@ -339,6 +353,7 @@ inspect_text_policy (struct buf *b, const struct inspect_report *r, bool asked)
   inspect_field (b, "enabled", p->enabled ? "true" : "false");
   inspect_field (b, "cwd", p->cwd_digest);
   inspect_text_reach (b, p);
+  inspect_text_credentials (b, r->credentials);
   inspect_text_ceilings (b, r);
   s = p->staged == 0 ? xstrdup ("nothing")
                      : inspect_count (p->staged, "entry", "entries");
@@ -496,6 +511,7 @@ inspect_json_policy (struct jsonw *w, const struct inspect_report *r)
   jsonw_object_open (w);
   jsonw_member_cstr (w, "cwd", p->cwd_digest);
   inspect_json_reach (w, p);
+  jsonw_member_uint (w, "credentials", r->credentials);
   inspect_json_ceilings (w, r);
   jsonw_member_uint (w, "staged", p->staged);
   jsonw_member_bool (w, "outlives", p->outlives);

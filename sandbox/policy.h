@@ -75,6 +75,11 @@ struct policy_input
   uint64_t output_bytes;
   double command_seconds;
   uint64_t concurrency;
+
+  /* sandbox.credentials: how many a command would get at most (a count
+   * only: inspection shows no name, handle or value).  Not part of the
+   * policy's digests.  */
+  size_t credentials;
 };
 
 enum policy_access

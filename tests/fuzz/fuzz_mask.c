@@ -5,8 +5,18 @@
  *   byte 0       alphabet: below 0x80, every secret and stream byte b is
  *                read as 'a' + b % (1 + byte0 % 8), so that occurrences,
  *                overlaps and shared prefixes are common; else raw bytes
- *   byte 1       n: 1 + byte1 % 8 secrets follow, each as a length byte
- *                (1 + b % 64) and that many bytes
+ *   byte 1       below 0x80: n = 1 + byte1 % 8 secrets follow, each as a
+ *                length byte (1 + b % 64) and that many bytes; from 0x80:
+ *                n = 1 + byte1 % 33 (a command's 32 credentials and its
+ *                proxy credential), the first as above and each later one
+ *                a shape byte S and, for J = S / 4 % i (an earlier one):
+ *                  S % 4 == 0  fresh, as above
+ *                  S % 4 == 1  a prefix of J: a length byte (1 + b % |J|)
+ *                  S % 4 == 2  J extended: J, then a fresh tail as above
+ *                  S % 4 == 3  overlapping J: a length byte k (1 + b % |J|)
+ *                              and J's last k bytes, then a fresh tail
+ *                so several values at once, values that are prefixes of
+ *                each other and values that overlap are always there
  *   a byte P     then P plan bytes: each is one read of 1 + b % 64 bytes,
  *                and a cut (flush) after it when its high bit is set; the
  *                plan repeats until the stream is used up
@@ -36,11 +46,14 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
+/* Secrets one input gives at most: 32 credentials and a proxy's.  */
+#define FUZZ_MASK_MAX 33
+
 /* The input, taken apart.  */
 struct fuzz_mask_case
 {
-  unsigned char secrets[8][64];
-  struct mask_ref_secret refs[8];
+  unsigned char secrets[FUZZ_MASK_MAX][2 * 64];
+  struct mask_ref_secret refs[FUZZ_MASK_MAX];
   size_t n;
   const uint8_t *plan;
   size_t n_plan;
@@ -56,6 +69,48 @@ fuzz_mask_byte (const uint8_t **p, const uint8_t *end)
   return *p < end ? *(*p)++ : 0;
 }
 
+/* Append a fresh run (a length byte, then that many bytes in the
+ * alphabet) to secret i, which holds len bytes; returns the new length.  */
+static size_t
+fuzz_mask_fresh (struct fuzz_mask_case *c, size_t i, size_t len, unsigned mod,
+                 const uint8_t **p, const uint8_t *end)
+{
+  size_t more = 1 + fuzz_mask_byte (p, end) % 64;
+  for (size_t j = 0; j < more; j++)
+    {
+      uint8_t b = fuzz_mask_byte (p, end);
+      c->secrets[i][len + j] = mod ? (unsigned char) ('a' + b % mod) : b;
+    }
+  return len + more;
+}
+
+/* Secret i made from an earlier one by its shape byte (see the top).  */
+static size_t
+fuzz_mask_derived (struct fuzz_mask_case *c, size_t i, unsigned mod,
+                   const uint8_t **p, const uint8_t *end)
+{
+  uint8_t shape = fuzz_mask_byte (p, end);
+  const struct mask_ref_secret *j = &c->refs[shape / 4 % i];
+  /* An extension of an extension could pass the row: keep j's first 64.  */
+  size_t jl = j->len < 64 ? j->len : 64, k;
+  switch (shape % 4)
+    {
+    case 1:
+      k = 1 + fuzz_mask_byte (p, end) % jl;
+      memcpy (c->secrets[i], j->bytes, k);
+      return k;
+    case 2:
+      memcpy (c->secrets[i], j->bytes, jl);
+      return fuzz_mask_fresh (c, i, jl, mod, p, end);
+    case 3:
+      k = 1 + fuzz_mask_byte (p, end) % jl;
+      memcpy (c->secrets[i], j->bytes + j->len - k, k);
+      return fuzz_mask_fresh (c, i, k, mod, p, end);
+    default:
+      return fuzz_mask_fresh (c, i, 0, mod, p, end);
+    }
+}
+
 /* Take the input apart; false when it is too short to hold a stream.  */
 static bool
 fuzz_mask_parse (const uint8_t *data, size_t size, struct fuzz_mask_case *c)
@@ -63,15 +118,13 @@ fuzz_mask_parse (const uint8_t *data, size_t size, struct fuzz_mask_case *c)
   const uint8_t *p = data, *end = data + size;
   uint8_t alpha = fuzz_mask_byte (&p, end);
   unsigned mod = alpha < 0x80 ? 1u + alpha % 8u : 0;
-  c->n = 1 + fuzz_mask_byte (&p, end) % 8;
+  uint8_t count = fuzz_mask_byte (&p, end);
+  bool derived = count >= 0x80;
+  c->n = derived ? 1 + count % FUZZ_MASK_MAX : 1 + count % 8;
   for (size_t i = 0; i < c->n; i++)
     {
-      size_t len = 1 + fuzz_mask_byte (&p, end) % 64;
-      for (size_t j = 0; j < len; j++)
-        {
-          uint8_t b = fuzz_mask_byte (&p, end);
-          c->secrets[i][j] = mod ? (unsigned char) ('a' + b % mod) : b;
-        }
+      size_t len = derived && i > 0 ? fuzz_mask_derived (c, i, mod, &p, end)
+                                    : fuzz_mask_fresh (c, i, 0, mod, &p, end);
       c->refs[i] = (struct mask_ref_secret){ c->secrets[i], len };
     }
   c->n_plan = fuzz_mask_byte (&p, end);
