@@ -17,6 +17,7 @@
 #include "sandbox/bwrap.h"
 #include "sandbox/publish.h"
 #include "sandbox/pubguard.h"
+#include "sandbox/sha256.h"
 #include "sandbox/statedir.h"
 
 /* How much of bwrap's own message is quoted.  */
@@ -33,6 +34,14 @@ struct bwrap_backend
   struct bwrap_location bwrap;
   char *broker_path;
   int broker_fd;
+  char broker_sha256[SHA256_HEX_LEN + 1]; /* computed for the probe key */
+  /* The remembered probe (bwrap_probe.c): the key's digest for the
+   * candidate taken, whether its answer came from a record, and whether
+   * records are to be passed over (once a launch failed as a probe
+   * would have).  */
+  char probe_key[SHA256_HEX_LEN + 1];
+  bool remembered;
+  bool no_recall;
   char **unreadable; /* copies of opt's lists */
   char **unix_sockets;
   /* The workspace whose groups were scanned (bwrap_groups_check): its
@@ -155,6 +164,12 @@ char *bwrap_quote (const char *text);
 
 /* Find, pin and probe, once; the answer is kept in b->probe.  */
 void bwrap_probe_once (struct bwrap_backend *b);
+
+/* A launch failed as a probe would have, with an answer that came from
+ * a record: drop the record and the answer, so that the next
+ * bwrap_probe_once probes every candidate afresh.  Nothing when the
+ * answer was probed in this process.  */
+void bwrap_probe_forget (struct bwrap_backend *b);
 
 /* The backend's probe (struct sandbox_backend_ops).  */
 int bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
