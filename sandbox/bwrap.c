@@ -425,6 +425,14 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
                      struct cr_error **err)
 {
   bwrap_reap_launcher (s);
+  /* Nothing was ever said and bwrap is gone: it could not make its
+   * namespaces or start the broker, as a probe would have found.  An
+   * answer from a record is then dropped, and the command started on
+   * what a fresh probe passes (bwrap_relaunch).  */
+  if (!s->heard && s->retry != NULL && s->scope_gone && bwrap_relaunch (s))
+    return CHANNEL_NONE;
+  bwrap_retry_free (s->retry);
+  s->retry = NULL;
   /* After STARTED the workload may have run, and it could have written
    * anything into the broker's stderr: an end with no EXITED then reads
    * as a kill, never as a refusal of something that did not run.  */
@@ -517,6 +525,12 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return r;
       if (r == CHANNEL_ENDED)
         return bwrap_channel_ended (s, ev, err);
+      /* The broker spoke: the launch did what a probe checks, and the
+       * output's copy held for a relaunch must go, or its end would not
+       * be seen.  */
+      s->heard = true;
+      bwrap_retry_free (s->retry);
+      s->retry = NULL;
       if (msg.type == BROKER_MSG_STARTED)
         s->started = true;
       r = channel_event (&msg, BWRAP_WHO, ev, err);
@@ -632,6 +646,7 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
 static void
 bwrap_session_free (struct bwrap_session *s)
 {
+  bwrap_retry_free (s->retry);
   free (s->cgroup);
   free (s->groups_note);
   if (s->err_fd >= 0)

@@ -115,6 +115,12 @@ struct bwrap_session
    * channel even without domains.  */
   uint16_t ports[16];
   size_t n_ports;
+  /* While the probe's answer came from a record and the broker has not
+   * spoken: what it takes to start bwrap again, on the candidate a fresh
+   * probe passes, should this launch fail as a probe would have
+   * (bwrap_launch.c).  heard: the channel carried a record.  */
+  struct bwrap_retry *retry;
+  bool heard;
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */
@@ -146,6 +152,18 @@ void bwrap_groups_check (struct bwrap_session *s, const char *workspace);
  * sandbox_backend_ops).  */
 int bwrap_start (struct sandbox_session *base,
                  const struct sandbox_command *cmd, struct cr_error **err);
+
+/* The launch ended with nothing on the channel, its bwrap gone, when the
+ * probe's answer came from a record: drop the record, probe afresh, and
+ * when another candidate passes, start bwrap again on it with the same
+ * layers, cgroup and descriptors (the status channel and the error pipe
+ * anew, at the same numbers, which the loop watches).  1 when started
+ * again; 0 when the launch's own failure stands, as it would have
+ * without the record.  */
+int bwrap_relaunch (struct bwrap_session *s);
+
+/* Let go of what a relaunch would have needed (bwrap_launch.c).  */
+void bwrap_retry_free (struct bwrap_retry *r);
 
 /* In the child: put f's descriptors at their numbers, drop what bwrap
  * must not inherit, and execute bwrap (through f->self) with argv.  */
