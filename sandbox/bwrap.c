@@ -84,7 +84,8 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
    * broker's net channel (doc/linux-confinement.md, "The network through
    * the host's proxy").  */
   out->support[SANDBOX_NETWORK_ALLOWLIST] = SANDBOX_ENFORCED;
-  cleanup_free char *cgroup = cgroup_pids_parent ();
+  /* Looked up once: a claim asked of a const backend only remembers.  */
+  const char *cgroup = bwrap_cgroup_parent ((struct bwrap_backend *) b);
   if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
   /* Every lifecycle fact is journaled, keyed by the sandbox ID, as in
@@ -95,6 +96,17 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 }
 
 static const struct sandbox_backend_ops bwrap_ops;
+
+const char *
+bwrap_cgroup_parent (struct bwrap_backend *b)
+{
+  if (!b->cgroup_looked)
+    {
+      b->cgroup_parent = cgroup_pids_parent ();
+      b->cgroup_looked = true;
+    }
+  return b->cgroup_parent;
+}
 
 /* Prepare a session: refuse what the claims do not hold, by name, then
  * make sure the backend is usable and the state directory is sound, all
@@ -327,7 +339,7 @@ bwrap_prepare (struct sandbox_backend *base,
     }
   /* Cgroups left by a crucible that was killed: only those whose maker
    * is gone, and only when empty.  */
-  cleanup_free char *cgroups = cgroup_pids_parent ();
+  const char *cgroups = bwrap_cgroup_parent (b);
   if (cgroups != NULL)
     cgroup_pids_recover (cgroups);
   bwrap_probe_once (b);
@@ -778,6 +790,7 @@ bwrap_free (struct sandbox_backend *base)
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
   free (b->groups_checked);
+  free (b->cgroup_parent);
   bwrap_location_clear (&b->bwrap);
   bwrap_argv_free (b->unreadable);
   bwrap_argv_free (b->unix_sockets);

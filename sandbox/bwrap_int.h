@@ -42,6 +42,10 @@ struct bwrap_backend
   char probe_key[SHA256_HEX_LEN + 1];
   bool remembered;
   bool no_recall;
+  /* Where commands' pids cgroups are made (cgroup_pids_parent), looked
+   * up once per backend: it reads /proc twice and probes the mount.  */
+  bool cgroup_looked;
+  char *cgroup_parent;
   char **unreadable; /* copies of opt's lists */
   char **unix_sockets;
   /* The workspace whose groups were scanned (bwrap_groups_check): its
@@ -147,6 +151,10 @@ void bwrap_become_self (struct bwrap_ids *saved);
  * sandbox it is: find the paths whose group the sandbox cannot map
  * (sandbox/groupscan.h) and keep the note for s's result (bwrap.c).  */
 void bwrap_groups_check (struct bwrap_session *s, const char *workspace);
+
+/* The pids cgroup parent, or NULL where none can be made (bwrap.c);
+ * the backend's.  */
+const char *bwrap_cgroup_parent (struct bwrap_backend *b);
 
 /* Start bwrap, which starts the broker, which starts the workload (struct
  * sandbox_backend_ops).  */

@@ -147,6 +147,10 @@ bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
 {
   long long end = bwrap_now_ms () + ms;
   int status;
+  /* A pidfd wakes the wait the moment the child ends, where a sleep of
+   * a millisecond between polls would add up to one to every launch and
+   * probe; without one (an old kernel), the polls.  */
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
 
   for (;;)
     {
@@ -155,10 +159,13 @@ bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
         return status;
       if (r < 0 && errno != EINTR)
         return -1;
-      if (bwrap_now_ms () >= end)
+      long long left = end - bwrap_now_ms ();
+      if (left <= 0)
         break;
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
       struct timespec tick = { 0, 1000L * 1000 };
-      nanosleep (&tick, NULL);
+      if (pidfd < 0 || poll (&p, 1, (int) left) < 0)
+        nanosleep (&tick, NULL);
     }
   kill (pid, SIGKILL);
   while (wait4 (pid, &status, 0, ru) < 0 && errno == EINTR)
@@ -556,7 +563,7 @@ bwrap_resolve_sockets (const struct bwrap_backend *b, const char *workspace,
 static int
 bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
 {
-  cleanup_free char *parent = cgroup_pids_parent ();
+  const char *parent = bwrap_cgroup_parent (s->backend);
 
   *procs_fd = -1;
   if (parent == NULL)
