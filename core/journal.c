@@ -330,12 +330,19 @@ journal_file_name (const char *name)
 }
 
 /* Remove dirfd's file name when it is an ended session's file last
- * written before cutoff: a regular file of this user, not a link, and
+ * written before cutoff: a regular file of this user (me), not a link, and
  * not locked by the session writing it.  1 when removed, 0 when kept,
  * -1 with errno when it could not be looked at.  */
 static int
-journal_retain_one (int dirfd, const char *name, time_t cutoff)
+journal_retain_one (int dirfd, const char *name, time_t cutoff, uid_t me)
 {
+  struct stat seen;
+  /* Most files are recent or someone else's: judged by their name's
+   * inode alone, they cost no open; the open below judges again.  */
+  if (fstatat (dirfd, name, &seen, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  if (!S_ISREG (seen.st_mode) || seen.st_uid != me || seen.st_mtime >= cutoff)
+    return 0;
   cleanup_close int fd = openat (
       dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
@@ -343,7 +350,7 @@ journal_retain_one (int dirfd, const char *name, time_t cutoff)
   struct stat st;
   if (fstat (fd, &st) < 0)
     return -1;
-  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid () || st.st_mtime >= cutoff)
+  if (!S_ISREG (st.st_mode) || st.st_uid != me || st.st_mtime >= cutoff)
     return 0;
   /* The lock is held while the name is removed, so a session cannot be
    * writing the file it names; a session never reopens a file (O_EXCL),
@@ -381,6 +388,7 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
       return cr_error_set (err, errno, _ ("reading journal directory %s"), dir);
     }
   time_t cutoff = time (NULL) - (time_t) (keep_days * 86400);
+  uid_t me = geteuid ();
   int saved = 0;
   cleanup_free char *failed = NULL;
   struct dirent *e;
@@ -389,7 +397,7 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
       if (!journal_file_name (e->d_name)
           || strncmp (e->d_name, j->session, JOURNAL_SESSION_LEN) == 0)
         continue;
-      int r = journal_retain_one (dirfd, e->d_name, cutoff);
+      int r = journal_retain_one (dirfd, e->d_name, cutoff, me);
       if (r > 0)
         (*removed)++;
       else if (r < 0 && failed == NULL)

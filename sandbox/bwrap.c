@@ -84,7 +84,8 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
    * broker's net channel (doc/linux-confinement.md, "The network through
    * the host's proxy").  */
   out->support[SANDBOX_NETWORK_ALLOWLIST] = SANDBOX_ENFORCED;
-  cleanup_free char *cgroup = cgroup_pids_parent ();
+  /* Looked up once: a claim asked of a const backend only remembers.  */
+  const char *cgroup = bwrap_cgroup_parent ((struct bwrap_backend *) b);
   if (geteuid () != 0 || cgroup != NULL)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
   /* Every lifecycle fact is journaled, keyed by the sandbox ID, as in
@@ -95,6 +96,17 @@ bwrap_claims (const struct sandbox_backend *b, struct sandbox_claims *out)
 }
 
 static const struct sandbox_backend_ops bwrap_ops;
+
+const char *
+bwrap_cgroup_parent (struct bwrap_backend *b)
+{
+  if (!b->cgroup_looked)
+    {
+      b->cgroup_parent = cgroup_pids_parent ();
+      b->cgroup_looked = true;
+    }
+  return b->cgroup_parent;
+}
 
 /* Prepare a session: refuse what the claims do not hold, by name, then
  * make sure the backend is usable and the state directory is sound, all
@@ -327,7 +339,7 @@ bwrap_prepare (struct sandbox_backend *base,
     }
   /* Cgroups left by a crucible that was killed: only those whose maker
    * is gone, and only when empty.  */
-  cleanup_free char *cgroups = cgroup_pids_parent ();
+  const char *cgroups = bwrap_cgroup_parent (b);
   if (cgroups != NULL)
     cgroup_pids_recover (cgroups);
   bwrap_probe_once (b);
@@ -425,6 +437,14 @@ bwrap_channel_ended (struct bwrap_session *s, struct sandbox_event *ev,
                      struct cr_error **err)
 {
   bwrap_reap_launcher (s);
+  /* Nothing was ever said and bwrap is gone: it could not make its
+   * namespaces or start the broker, as a probe would have found.  An
+   * answer from a record is then dropped, and the command started on
+   * what a fresh probe passes (bwrap_relaunch).  */
+  if (!s->heard && s->retry != NULL && s->scope_gone && bwrap_relaunch (s))
+    return CHANNEL_NONE;
+  bwrap_retry_free (s->retry);
+  s->retry = NULL;
   /* After STARTED the workload may have run, and it could have written
    * anything into the broker's stderr: an end with no EXITED then reads
    * as a kill, never as a refusal of something that did not run.  */
@@ -517,6 +537,12 @@ bwrap_next_event (struct sandbox_session *base, struct sandbox_event *ev,
         return r;
       if (r == CHANNEL_ENDED)
         return bwrap_channel_ended (s, ev, err);
+      /* The broker spoke: the launch did what a probe checks, and the
+       * output's copy held for a relaunch must go, or its end would not
+       * be seen.  */
+      s->heard = true;
+      bwrap_retry_free (s->retry);
+      s->retry = NULL;
       if (msg.type == BROKER_MSG_STARTED)
         s->started = true;
       r = channel_event (&msg, BWRAP_WHO, ev, err);
@@ -632,6 +658,7 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
 static void
 bwrap_session_free (struct bwrap_session *s)
 {
+  bwrap_retry_free (s->retry);
   free (s->cgroup);
   free (s->groups_note);
   if (s->err_fd >= 0)
@@ -808,6 +835,7 @@ bwrap_free (struct sandbox_backend *base)
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
   free (b->groups_checked);
+  free (b->cgroup_parent);
   bwrap_location_clear (&b->bwrap);
   bwrap_argv_free (b->unreadable);
   bwrap_argv_free (b->unix_sockets);

@@ -17,6 +17,7 @@
 #include "sandbox/bwrap.h"
 #include "sandbox/publish.h"
 #include "sandbox/pubguard.h"
+#include "sandbox/sha256.h"
 #include "sandbox/statedir.h"
 #include "sandbox/userns.h"
 
@@ -34,6 +35,18 @@ struct bwrap_backend
   struct bwrap_location bwrap;
   char *broker_path;
   int broker_fd;
+  char broker_sha256[SHA256_HEX_LEN + 1]; /* computed for the probe key */
+  /* The remembered probe (bwrap_probe.c): the key's digest for the
+   * candidate taken, whether its answer came from a record, and whether
+   * records are to be passed over (once a launch failed as a probe
+   * would have).  */
+  char probe_key[SHA256_HEX_LEN + 1];
+  bool remembered;
+  bool no_recall;
+  /* Where commands' pids cgroups are made (cgroup_pids_parent), looked
+   * up once per backend: it reads /proc twice and probes the mount.  */
+  bool cgroup_looked;
+  char *cgroup_parent;
   char **unreadable; /* copies of opt's lists */
   char **unix_sockets;
   /* The workspace whose groups were scanned (bwrap_groups_check): its
@@ -123,6 +136,12 @@ struct bwrap_session
   dev_t ws_dev;
   ino_t ws_ino;
   uid_t ws_uid;
+  /* While the probe's answer came from a record and the broker has not
+   * spoken: what it takes to start bwrap again, on the candidate a fresh
+   * probe passes, should this launch fail as a probe would have
+   * (bwrap_launch.c).  heard: the channel carried a record.  */
+  struct bwrap_retry *retry;
+  bool heard;
 };
 
 /* Effective identity saved while root acts as a workspace's owner.  */
@@ -157,6 +176,10 @@ void bwrap_userns (struct bwrap_session *s, struct userns_pair *out);
  * (sandbox/groupscan.h) and keep the note for s's result (bwrap.c).  */
 void bwrap_groups_check (struct bwrap_session *s, const char *workspace);
 
+/* The pids cgroup parent, or NULL where none can be made (bwrap.c);
+ * the backend's.  */
+const char *bwrap_cgroup_parent (struct bwrap_backend *b);
+
 /* Start bwrap, which starts the broker, which starts the workload (struct
  * sandbox_backend_ops); a session prepared ahead is only told GO.  */
 int bwrap_start (struct sandbox_session *base,
@@ -172,6 +195,17 @@ int bwrap_ahead (struct sandbox_session *base, const char *cwd,
  * and protected and granted paths it was prepared with.  */
 bool bwrap_ahead_current (const struct sandbox_session *base, const char *cwd,
                           const char *shell);
+/* The launch ended with nothing on the channel, its bwrap gone, when the
+ * probe's answer came from a record: drop the record, probe afresh, and
+ * when another candidate passes, start bwrap again on it with the same
+ * layers, cgroup and descriptors (the status channel and the error pipe
+ * anew, at the same numbers, which the loop watches).  1 when started
+ * again; 0 when the launch's own failure stands, as it would have
+ * without the record.  */
+int bwrap_relaunch (struct bwrap_session *s);
+
+/* Let go of what a relaunch would have needed (bwrap_launch.c).  */
+void bwrap_retry_free (struct bwrap_retry *r);
 
 /* In the child: put f's descriptors at their numbers, drop what bwrap
  * must not inherit, and execute bwrap (through f->self) with argv.  */
@@ -190,6 +224,12 @@ char *bwrap_quote (const char *text);
 
 /* Find, pin and probe, once; the answer is kept in b->probe.  */
 void bwrap_probe_once (struct bwrap_backend *b);
+
+/* A launch failed as a probe would have, with an answer that came from
+ * a record: drop the record and the answer, so that the next
+ * bwrap_probe_once probes every candidate afresh.  Nothing when the
+ * answer was probed in this process.  */
+void bwrap_probe_forget (struct bwrap_backend *b);
 
 /* The backend's probe (struct sandbox_backend_ops).  */
 int bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,

@@ -147,6 +147,10 @@ bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
 {
   long long end = bwrap_now_ms () + ms;
   int status;
+  /* A pidfd wakes the wait the moment the child ends, where a sleep of
+   * a millisecond between polls would add up to one to every launch and
+   * probe; without one (an old kernel), the polls.  */
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
 
   for (;;)
     {
@@ -155,10 +159,13 @@ bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
         return status;
       if (r < 0 && errno != EINTR)
         return -1;
-      if (bwrap_now_ms () >= end)
+      long long left = end - bwrap_now_ms ();
+      if (left <= 0)
         break;
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
       struct timespec tick = { 0, 1000L * 1000 };
-      nanosleep (&tick, NULL);
+      if (pidfd < 0 || poll (&p, 1, (int) left) < 0)
+        nanosleep (&tick, NULL);
     }
   kill (pid, SIGKILL);
   while (wait4 (pid, &status, 0, ru) < 0 && errno == EINTR)
@@ -566,7 +573,7 @@ bwrap_resolve_sockets (const struct bwrap_backend *b, const char *workspace,
 static int
 bwrap_cgroup (struct bwrap_session *s, int *procs_fd, struct cr_error **err)
 {
-  cleanup_free char *parent = cgroup_pids_parent ();
+  const char *parent = bwrap_cgroup_parent (s->backend);
 
   *procs_fd = -1;
   if (parent == NULL)
@@ -646,6 +653,184 @@ bwrap_become_self (struct bwrap_ids *saved)
       || setgroups ((size_t) saved->n_groups, saved->groups) < 0)
     abort ();
   saved->switched = false;
+}
+
+/* --- starting again on another candidate ------------------------------------
+ * Only while the probe's answer came from a record (doc/linux-confinement.md,
+ * "The remembered probe"): a launch that failed as a probe would have is
+ * made again on the candidate a fresh probe passes, so the command ends as
+ * it would have had every candidate been probed first.  Nothing of the
+ * workload ran: the broker lets it exec only after STARTED.  */
+
+/* What a relaunch needs: the argument vector and copies of the
+ * descriptors handed to bwrap, the command's output among them (held,
+ * the output's end is not seen until the broker speaks or the launch is
+ * given up).  */
+struct bwrap_retry
+{
+  char **argv;
+  struct bwrap_fds f;
+  int *extra;
+};
+
+/* A copy of fd, or -1 for none (or when it cannot be copied: bwrap then
+ * lacks it and fails, which stands as the launch's own failure).  */
+static int
+bwrap_retry_dup (int fd)
+{
+  return fd < 0 ? -1 : fcntl (fd, F_DUPFD_CLOEXEC, 3);
+}
+
+/* Keep argv (owned now) and copies of f's own descriptors.  */
+static struct bwrap_retry *
+bwrap_retry_keep (const struct bwrap_fds *f, char **argv)
+{
+  struct bwrap_retry *r = xcalloc (1, sizeof *r);
+
+  r->argv = argv;
+  r->f = *f;
+  r->f.in = r->f.out = bwrap_retry_dup (f->in);
+  r->f.seccomp = bwrap_retry_dup (f->seccomp);
+  r->f.env = bwrap_retry_dup (f->env);
+  r->f.output = bwrap_retry_dup (f->output);
+  r->f.workload_seccomp = bwrap_retry_dup (f->workload_seccomp);
+  r->f.net = bwrap_retry_dup (f->net);
+  r->f.hosts = bwrap_retry_dup (f->hosts);
+  r->extra = xcalloc (f->n_extra + 1, sizeof *r->extra);
+  for (size_t i = 0; i < f->n_extra; i++)
+    r->extra[i] = bwrap_retry_dup (f->extra[i]);
+  r->f.extra = r->extra;
+  r->f.status = r->f.err = r->f.cgroup_procs = r->f.self = -1;
+  return r;
+}
+
+void
+bwrap_retry_free (struct bwrap_retry *r)
+{
+  if (r == NULL)
+    return;
+  int own[] = { r->f.in,     r->f.seccomp,          r->f.env,
+                r->f.output, r->f.workload_seccomp, r->f.net,
+                r->f.hosts };
+  for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+    if (own[i] >= 0)
+      close (own[i]);
+  for (size_t i = 0; i < r->f.n_extra; i++)
+    if (r->extra[i] >= 0)
+      close (r->extra[i]);
+  free (r->extra);
+  bwrap_argv_free (r->argv);
+  free (r);
+}
+
+/* Put a fresh descriptor at the number at, which the loop or the session
+ * holds, close-on-exec; the fresh one is closed.  */
+static int
+bwrap_retry_place (int fresh, int at)
+{
+  int rc = dup3 (fresh, at, O_CLOEXEC);
+  close (fresh);
+  return rc < 0 ? -1 : 0;
+}
+
+/* The channel and the error pipe anew, at the session's numbers; the
+ * broker's ends in *status and *err_end.  */
+static int
+bwrap_retry_channels (struct bwrap_session *s, int *status, int *err_end)
+{
+  int pair[2], errp[2];
+
+  if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
+    return -1;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    {
+      close (errp[0]);
+      close (errp[1]);
+      return -1;
+    }
+  if (fcntl (pair[0], F_SETFL, O_NONBLOCK) < 0
+      || bwrap_retry_place (pair[0], s->channel) < 0
+      || bwrap_retry_place (errp[0], s->err_fd) < 0)
+    {
+      close (pair[1]);
+      close (errp[1]);
+      return -1;
+    }
+  *status = pair[1];
+  *err_end = errp[1];
+  return 0;
+}
+
+/* Rewind the memfds bwrap and the broker read to their end.  */
+static void
+bwrap_retry_rewind (const struct bwrap_retry *r)
+{
+  int fds[] = { r->f.seccomp, r->f.env, r->f.workload_seccomp, r->f.hosts };
+
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    if (fds[i] >= 0)
+      lseek (fds[i], 0, SEEK_SET);
+}
+
+/* Start bwrap again from r, on the backend's candidate now.  */
+static int
+bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
+{
+  cleanup_free char *procs_path = NULL;
+  cleanup_close int procs = -1;
+  int status, err_end;
+
+  if (s->channel < 0 || s->err_fd < 0
+      || bwrap_retry_channels (s, &status, &err_end) < 0)
+    return 0;
+  if (s->cgroup != NULL)
+    {
+      procs_path = xasprintf ("%s/cgroup.procs", s->cgroup);
+      procs = open (procs_path, O_WRONLY | O_CLOEXEC);
+    }
+  bwrap_retry_rewind (r);
+  r->f.status = status;
+  r->f.err = err_end;
+  r->f.broker = s->backend->broker_fd;
+  r->f.self = s->backend->bwrap.fd;
+  r->f.cgroup_procs = procs;
+  pid_t pid = (s->cgroup != NULL && procs < 0) ? -1 : fork ();
+  if (pid == 0)
+    bwrap_child_exec (&r->f, r->argv);
+  close (status);
+  close (err_end);
+  if (pid < 0)
+    return 0;
+  s->launcher = pid;
+  s->ru_known = false;
+  s->scope_gone = false;
+  return 1;
+}
+
+int
+bwrap_relaunch (struct bwrap_session *s)
+{
+  struct bwrap_backend *b = s->backend;
+  struct bwrap_retry *r = s->retry;
+  char before[SHA256_HEX_LEN + 1];
+  int started = 0;
+
+  s->retry = NULL;
+  if (r == NULL)
+    return 0;
+  snprintf (before, sizeof before, "%s", b->bwrap.sha256);
+  cleanup_free char *path = xstrdup (b->bwrap.path);
+  bwrap_probe_forget (b);
+  bwrap_probe_once (b);
+  /* The same candidate passing again: its launch failed after a probe
+   * that passed, which without the record reads the same.  None passing:
+   * the launch's own failure is what is reported.  */
+  if (b->probe.usable
+      && (strcmp (path, b->bwrap.path) != 0
+          || strcmp (before, b->bwrap.sha256) != 0))
+    started = bwrap_retry_start (s, r);
+  bwrap_retry_free (r);
+  return started;
 }
 
 static int bwrap_launch (struct bwrap_session *s,
@@ -964,6 +1149,8 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
   if (pid == 0)
     bwrap_child_exec (&f, argv);
   int saved = errno;
+  if (pid > 0 && b->remembered)
+    s->retry = bwrap_retry_keep (&f, steal_pointer (&argv));
   bwrap_argv_free (argv);
   close (pair[1]);
   close (errp[1]);

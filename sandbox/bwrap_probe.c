@@ -6,13 +6,17 @@
 
 #include "sandbox/bwrap.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +25,8 @@
 #include "lib/xalloc.h"
 #include "sandbox/bwrap_int.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/sha256.h"
+#include "sandbox/statedir.h"
 
 /* A probe never hangs a session: each bwrap it starts gets this long.  */
 #define BWRAP_PROBE_MS 3000
@@ -36,6 +42,10 @@ static const char *const bwrap_required_options[] = {
   "--dev",         "--tmpfs",           "--dir",
   "--perms",       "--remount-ro",      "--cap-drop",
   "--cap-add",     "--seccomp",         "--ro-bind-data",
+  /* The launch in crucible's own user namespaces (sandbox/userns.h).  */
+  "--unshare-ipc", "--unshare-pid",     "--unshare-net",
+  "--unshare-uts", "--unshare-cgroup-try", "--userns",
+  "--userns2",     "--assert-userns-disabled",
 };
 
 const char *const *
@@ -239,6 +249,170 @@ bwrap_probe_namespaces (struct bwrap_backend *b, char **why)
   return 0;
 }
 
+/* --- the remembered probe -------------------------------------------------
+ * A passed probe is remembered in this user's state directory under the
+ * digest of everything it depended on (doc/linux-confinement.md, "The
+ * remembered probe"): a key that differs in anything is another record's
+ * name, so nothing is compared, only found or not.  */
+
+/* One file's identity for the key: where, which inode, its size and
+ * times (a replaced or touched file differs), and its digest.  */
+static void
+bwrap_key_file (struct buf *k, const char *what, const char *path, int fd,
+                const char *sha256)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0)
+    memset (&st, 0, sizeof st);
+  buf_printf (k, "%s %s %ju %ju %jd %jd.%09ld %jd.%09ld %s\n", what, path,
+              (uintmax_t) st.st_dev, (uintmax_t) st.st_ino,
+              (intmax_t) st.st_size, (intmax_t) st.st_mtim.tv_sec,
+              st.st_mtim.tv_nsec, (intmax_t) st.st_ctim.tv_sec,
+              st.st_ctim.tv_nsec, sha256);
+}
+
+/* dl_iterate_phdr's visit of the running program (the first object):
+ * its GNU build ID, which the linker computes over the whole program.  */
+static int
+bwrap_key_build_id (struct dl_phdr_info *info, size_t size, void *data)
+{
+  struct buf *k = data;
+
+  (void) size;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    {
+      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+      if (ph->p_type != PT_NOTE)
+        continue;
+      const char *p = (const char *) (info->dlpi_addr + ph->p_vaddr);
+      const char *end = p + ph->p_memsz;
+      while (p + sizeof (ElfW (Nhdr)) <= end)
+        {
+          const ElfW (Nhdr) *nh = (const void *) p;
+          const char *name = p + sizeof *nh;
+          const unsigned char *desc
+              = (const unsigned char *) name + ((nh->n_namesz + 3) & ~3U);
+          if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4
+              && memcmp (name, "GNU", 4) == 0)
+            for (ElfW (Word) j = 0; j < nh->n_descsz; j++)
+              buf_printf (k, "%02x", desc[j]);
+          p = (const char *) desc + ((nh->n_descsz + 3) & ~3U);
+        }
+    }
+  return 1; /* the program only, not its libraries */
+}
+
+/* crucible's own build: the running program's build ID and the file it
+ * was started from (replaced or touched, it is another build).  */
+static void
+bwrap_key_build (struct buf *k)
+{
+  struct stat st;
+
+  buf_puts (k, "build ");
+  dl_iterate_phdr (bwrap_key_build_id, k);
+  if (stat ("/proc/self/exe", &st) < 0)
+    memset (&st, 0, sizeof st);
+  buf_printf (k, " %ju %ju %jd %jd.%09ld %jd.%09ld\n", (uintmax_t) st.st_dev,
+              (uintmax_t) st.st_ino, (intmax_t) st.st_size,
+              (intmax_t) st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+              (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+/* The digest of the probe's key for the candidate in b->bwrap into hex:
+ * the candidate and the broker (identity and SHA-256), crucible's build
+ * and its libseccomp (which writes the filter the probe passes), the
+ * options probed for, the kernel, and who probes.  */
+static void
+bwrap_probe_key (struct bwrap_backend *b, char *hex)
+{
+  struct buf k = BUF_INIT;
+  struct utsname u;
+  char seccomp[64];
+
+  if (b->broker_sha256[0] == '\0')
+    {
+      struct cr_error *err = NULL;
+      if (lseek (b->broker_fd, 0, SEEK_SET) < 0
+          || sha256_fd (b->broker_fd, b->broker_sha256, &err) < 0)
+        snprintf (b->broker_sha256, sizeof b->broker_sha256, "unreadable");
+      cr_error_free (err);
+    }
+  buf_puts (&k, "crucible probe key v1\n");
+  bwrap_key_file (&k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
+  bwrap_key_file (&k, "broker", b->broker_path, b->broker_fd,
+                  b->broker_sha256);
+  bwrap_key_build (&k);
+  sandbox_seccomp_library (seccomp, sizeof seccomp);
+  buf_printf (&k, "libseccomp %s\noptions", seccomp);
+  for (size_t i = 0;
+       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
+    buf_printf (&k, " %s", bwrap_required_options[i]);
+  if (uname (&u) < 0)
+    memset (&u, 0, sizeof u);
+  buf_printf (&k, "\nkernel %s %s %s\nids %lu %lu %lu %lu\n", u.release,
+              u.version, u.machine, (unsigned long) getuid (),
+              (unsigned long) geteuid (), (unsigned long) getgid (),
+              (unsigned long) getegid ());
+  sha256_buffer (k.data, k.len, hex);
+  buf_free (&k);
+}
+
+/* Whether a probe of the candidate in b->bwrap passed before for the same
+ * key; its version text (parsed again, as if bwrap had printed it) goes
+ * in *version.  The key is kept in b->probe_key either way.  */
+static bool
+bwrap_probe_recall (struct bwrap_backend *b, char **version)
+{
+  char text[STATEDIR_PROBE_BYTES];
+  unsigned long v[3];
+
+  bwrap_probe_key (b, b->probe_key);
+  if (b->no_recall
+      || statedir_probe_recall (b->opt.state_parent, getuid (), getgid (),
+                                b->probe_key, text, sizeof text)
+             != 1
+      || bwrap_parse_version (text, "bubblewrap ", v) < 0)
+    return false;
+  *version = xasprintf ("bubblewrap %lu.%lu.%lu", v[0], v[1], v[2]);
+  return true;
+}
+
+/* The probes of the candidate in b->bwrap, in order; 0 when all pass.  */
+static int
+bwrap_probe_candidate (struct bwrap_backend *b, char **version, char **why)
+{
+  if (bwrap_probe_recall (b, version))
+    {
+      b->remembered = true;
+      return 0;
+    }
+  if (bwrap_probe_surface (b, why) < 0
+      || bwrap_probe_version (b, version, why) < 0
+      || bwrap_probe_namespaces (b, why) < 0)
+    return -1;
+  /* Not written: the next preparation probes again, as before.  */
+  statedir_probe_remember (b->opt.state_parent, getuid (), getgid (),
+                           b->probe_key, *version);
+  return 0;
+}
+
+void
+bwrap_probe_forget (struct bwrap_backend *b)
+{
+  if (!b->remembered)
+    return;
+  statedir_probe_forget (b->opt.state_parent, getuid (), getgid (),
+                         b->probe_key);
+  sandbox_probe_clear (&b->probe);
+  memset (&b->probe, 0, sizeof b->probe);
+  bwrap_location_clear (&b->bwrap);
+  b->probed = false;
+  b->remembered = false;
+  b->no_recall = true;
+}
+
 /* Find, pin and probe, once; the answer is kept.  */
 void
 bwrap_probe_once (struct bwrap_backend *b)
@@ -250,7 +424,8 @@ bwrap_probe_once (struct bwrap_backend *b)
     return;
   b->probed = true;
   b->probe.confined = true;
-  if (broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
+  if (b->broker_fd < 0
+      && broker_locate (&b->broker_path, &b->broker_fd, &err) < 0)
     {
       b->probe.reason = xstrdup (err->msg);
       cr_error_free (err);
@@ -265,9 +440,7 @@ bwrap_probe_once (struct bwrap_backend *b)
     {
       if (bwrap_locate_nth (getenv ("PATH"), tried, &b->bwrap, &err) < 0)
         break;
-      if (bwrap_probe_surface (b, &why) == 0
-          && bwrap_probe_version (b, &version, &why) == 0
-          && bwrap_probe_namespaces (b, &why) == 0)
+      if (bwrap_probe_candidate (b, &version, &why) == 0)
         {
           b->probe.usable = true;
           b->probe.version = version;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -272,4 +273,15 @@ sandbox_seccomp_workload_fd (bool allow_binding, struct cr_error **err)
   if (rc < 0)
     return cr_error_set (err, -rc, "making the workload's seccomp filter");
   return seccomp_export_memfd (ctx, "the workload's seccomp filter", err);
+}
+
+void
+sandbox_seccomp_library (char *buf, size_t n)
+{
+  const struct scmp_version *v = seccomp_version ();
+
+  if (v == NULL)
+    snprintf (buf, n, "unknown");
+  else
+    snprintf (buf, n, "%u.%u.%u", v->major, v->minor, v->micro);
 }

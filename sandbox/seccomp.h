@@ -52,4 +52,8 @@ sandbox_seccomp_workload_refusals (size_t *n);
  * broker makes its own listeners before it loads this filter.  */
 int sandbox_seccomp_workload_fd (bool allow_binding, struct cr_error **err);
 
+/* The libseccomp in use, "MAJOR.MINOR.MICRO", into buf (n bytes): it
+ * writes the filters, so a remembered probe is keyed by it too.  */
+void sandbox_seccomp_library (char *buf, size_t n);
+
 #endif

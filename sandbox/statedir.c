@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
@@ -60,14 +61,15 @@ statedir_refuse (enum statedir_verdict v, gid_t gid, struct cr_error **err)
       what);
 }
 
+static int statedir_open_made (const char *path, uid_t uid, gid_t gid,
+                               int *fd_out, struct cr_error **err);
+
 int
 statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
                int *fd_out, struct cr_error **err)
 {
   cleanup_free char *path
       = xasprintf (STATEDIR_FORMAT, parent, (unsigned long) uid);
-  cleanup_close int fd = -1;
-  struct stat st;
 
   /* Create it if absent; a name someone else took between the two calls
    * is judged below like one that was there all along.  Root making one
@@ -88,6 +90,21 @@ statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
   else if (errno != EEXIST)
     return cr_error_set (err, errno,
                          "creating the sandbox state directory in %s", parent);
+  if (statedir_open_made (path, uid, gid, fd_out, err) < 0)
+    return -1;
+  *path_out = steal_pointer (&path);
+  return 0;
+}
+
+/* Open the state directory at path, which exists, judging what is found
+ * there before and after opening it.  */
+static int
+statedir_open_made (const char *path, uid_t uid, gid_t gid, int *fd_out,
+                    struct cr_error **err)
+{
+  cleanup_close int fd = -1;
+  struct stat st;
+
   if (lstat (path, &st) < 0)
     return cr_error_set (err, errno, "examining the sandbox state directory");
   enum statedir_verdict v = statedir_judge (&st, uid, gid);
@@ -107,7 +124,6 @@ statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
   v = statedir_judge (&st, uid, gid);
   if (v != STATEDIR_OK)
     return statedir_refuse (v, gid, err);
-  *path_out = steal_pointer (&path);
   *fd_out = steal_fd (&fd);
   return 0;
 }
@@ -316,4 +332,156 @@ statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err)
     rc = cr_error_set (err, errno, "removing the command's overlay layers");
   statedir_pair_clear (pair);
   return rc;
+}
+
+/* --- the remembered probe -------------------------------------------------
+ */
+
+/* The name of the record for a key's digest, in buf.  */
+static void
+statedir_probe_name (const char *key_digest, char *buf, size_t n)
+{
+  snprintf (buf, n, STATEDIR_PROBE_PREFIX "%s", key_digest);
+}
+
+/* The state directory of uid, opened only when it is already there and
+ * sound (never made: looking for a record changes nothing); -1 when not.  */
+static int
+statedir_open_existing (const char *parent, uid_t uid, gid_t gid)
+{
+  cleanup_free char *path
+      = xasprintf (STATEDIR_FORMAT, parent, (unsigned long) uid);
+  struct cr_error *ignored = NULL;
+  int fd;
+
+  if (statedir_open_made (path, uid, gid, &fd, &ignored) < 0)
+    {
+      cr_error_free (ignored);
+      return -1;
+    }
+  return fd;
+}
+
+/* Whether the open record fd can be believed: a regular file with one
+ * name, owned by whoever reads it and writable by nobody else.  Anyone
+ * else who could write it could make a failing bwrap look passed.  */
+static bool
+statedir_probe_trusted (int fd)
+{
+  struct stat st;
+
+  return fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_nlink == 1
+         && st.st_uid == geteuid () && (st.st_mode & 022) == 0
+         && st.st_size < STATEDIR_PROBE_BYTES;
+}
+
+int
+statedir_probe_recall (const char *parent, uid_t uid, gid_t gid,
+                       const char *key_digest, char *version, size_t n)
+{
+  static const char head[] = STATEDIR_PROBE_HEAD "\n" "version ";
+  char name[STATEDIR_PROBE_NAME_MAX], text[STATEDIR_PROBE_BYTES];
+  /* The directory is this user's, 0700, judged by descriptor; a
+   * directory that another uid owns or can write is never read from.  */
+  cleanup_close int dir = statedir_open_existing (parent, uid, gid);
+  cleanup_close int fd = -1;
+  ssize_t got;
+
+  if (dir < 0)
+    return 0;
+  statedir_probe_name (key_digest, name, sizeof name);
+  fd = openat (dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || !statedir_probe_trusted (fd))
+    return 0;
+  got = read (fd, text, sizeof text - 1);
+  if (got <= 0)
+    return 0;
+  text[got] = '\0';
+  /* Exactly the head, then the version line; anything else is not a
+   * record this build wrote.  */
+  if (strncmp (text, head, sizeof head - 1) != 0)
+    return 0;
+  const char *v = text + sizeof head - 1;
+  size_t len = strcspn (v, "\n");
+  if (v[len] != '\n' || v[len + 1] != '\0' || len + 1 > n)
+    return 0;
+  memcpy (version, v, len);
+  version[len] = '\0';
+  return 1;
+}
+
+/* Remove the records in dir last written before cutoff, other than keep:
+ * each build or bwrap leaves one behind.  */
+static void
+statedir_probe_prune (int dir, const char *keep, time_t cutoff)
+{
+  int dup_fd = dup (dir);
+  cleanup_closedir DIR *d = dup_fd < 0 ? NULL : fdopendir (dup_fd);
+  struct dirent *de;
+  struct stat st;
+
+  if (d == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return;
+    }
+  while ((de = readdir (d)) != NULL)
+    if (strncmp (de->d_name, STATEDIR_PROBE_PREFIX,
+                 sizeof STATEDIR_PROBE_PREFIX - 1)
+            == 0
+        && strcmp (de->d_name, keep) != 0
+        && fstatat (dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+        && st.st_mtime < cutoff)
+      unlinkat (dir, de->d_name, 0);
+}
+
+int
+statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
+                         const char *key_digest, const char *version)
+{
+  char name[STATEDIR_PROBE_NAME_MAX], tmp[STATEDIR_PROBE_NAME_MAX + 16];
+  char *path = NULL;
+  struct cr_error *ignored = NULL;
+  cleanup_close int dir = -1;
+
+  if (statedir_open (parent, uid, gid, &path, &dir, &ignored) < 0)
+    {
+      cr_error_free (ignored);
+      return -1;
+    }
+  free (path);
+  statedir_probe_name (key_digest, name, sizeof name);
+  snprintf (tmp, sizeof tmp, "%s.%ld.tmp", name, (long) getpid ());
+  cleanup_free char *text
+      = xasprintf (STATEDIR_PROBE_HEAD "\nversion %s\n", version);
+  size_t len = strlen (text);
+  /* Written aside and renamed over: a reader sees a whole record or
+   * none, and a crash leaves at most a .tmp, which is never read.  */
+  int fd = openat (dir, tmp,
+                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                   0600);
+  if (fd < 0)
+    return -1;
+  bool whole = write (fd, text, len) == (ssize_t) len;
+  if (close (fd) < 0 || !whole || renameat (dir, tmp, dir, name) < 0)
+    {
+      unlinkat (dir, tmp, 0);
+      return -1;
+    }
+  statedir_probe_prune (dir, name, time (NULL) - STATEDIR_PROBE_KEEP_S);
+  return 0;
+}
+
+void
+statedir_probe_forget (const char *parent, uid_t uid, gid_t gid,
+                       const char *key_digest)
+{
+  char name[STATEDIR_PROBE_NAME_MAX];
+  cleanup_close int dir = statedir_open_existing (parent, uid, gid);
+
+  if (dir < 0)
+    return;
+  statedir_probe_name (key_digest, name, sizeof name);
+  unlinkat (dir, name, 0);
 }

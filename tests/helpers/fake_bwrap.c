@@ -14,6 +14,9 @@
  *   liar-refusal  reports STARTED, then writes a bwrap-like refusal on
  *               its stderr and exits 1 without an EXITED, as a workload
  *               holding the broker's stderr could make it look
+ *   no-namespaces  cannot make namespaces: anything that asks for them
+ *               (--unshare-all), the probe's and a launch's alike, gets
+ *               bwrap's message for that and status 1
  *
  * libc only; its environment is bwrap's (empty).  */
 #include <config.h>
@@ -105,6 +108,14 @@ main (int argc, char **argv)
       if (strcmp (argv[i], "--status-fd") == 0)
         {
           fputs ("bwrap: Can't mount tmpfs on /newroot/tmp: fake refusal\n",
+                 stderr);
+          return 1;
+        }
+  if (strcmp (mode, "no-namespaces") == 0)
+    for (int i = 1; i < argc; i++)
+      if (strcmp (argv[i], "--unshare-all") == 0)
+        {
+          fputs ("bwrap: No permissions to creating new namespace: fake\n",
                  stderr);
           return 1;
         }
