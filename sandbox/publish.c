@@ -816,13 +816,21 @@ publish_dirs_changed (int rootfd, const char *dir,
     }
 }
 
+/* The directory the last path's check looked at, and what it found
+ * (publish_dirs_changed's answer).  */
+struct publish_seen
+{
+  char *dir;
+  int rc;
+};
+
 /* Whether anyone changed path or a directory above it in the root since
  * the baseline: each one's ctime, without following links (the root
- * itself is the caller's to check).  *checked is the directory the last
- * call found unchanged all the way down: a plan's paths come sorted, so
- * the files of one directory look at it once, through dir's cache.  */
+ * itself is the caller's to check).  A plan's paths come sorted, so the
+ * files of one directory look at it once (seen), and at their own entries
+ * through dir's cache.  */
 static bool
-publish_changed_since (struct pubfs_dir *dir, char **checked,
+publish_changed_since (struct pubfs_dir *dir, struct publish_seen *seen,
                        const char *path, const struct publish_baseline *base)
 {
   const char *slash = strrchr (path, '/'), *name;
@@ -830,14 +838,14 @@ publish_changed_since (struct pubfs_dir *dir, char **checked,
       = slash != NULL ? xstrndup (path, (size_t) (slash - path)) : xstrdup ("");
   struct stat st;
 
-  if (*checked == NULL || strcmp (*checked, parent_path) != 0)
+  if (seen->dir == NULL || strcmp (seen->dir, parent_path) != 0)
     {
-      int rc = publish_dirs_changed (dir->rootfd, parent_path, base);
-      if (rc != 0)
-        return rc > 0;
-      free (*checked);
-      *checked = xstrdup (parent_path);
+      free (seen->dir);
+      seen->dir = xstrdup (parent_path);
+      seen->rc = publish_dirs_changed (dir->rootfd, parent_path, base);
     }
+  if (seen->rc != 0)
+    return seen->rc > 0;
   int parent = pubfs_dir_parent (dir, path, &name);
   if (parent < 0 || fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return false;
@@ -881,14 +889,15 @@ publish_check (const struct publish_request *req, int rootfd,
       && publish_since (&st, req->baseline))
     return publish_refuse_changed (rep, plan->changes[0].path);
   struct pubfs_dir dir;
-  cleanup_free char *checked = NULL;
+  struct publish_seen seen = { 0 };
   bool changed = false;
   size_t i;
   pubfs_dir_init (&dir, rootfd);
   for (i = 0; i < plan->n && !changed; i++)
-    changed = publish_changed_since (&dir, &checked, plan->changes[i].path,
+    changed = publish_changed_since (&dir, &seen, plan->changes[i].path,
                                      req->baseline);
   pubfs_dir_forget (&dir);
+  free (seen.dir);
   if (changed)
     return publish_refuse_changed (rep, plan->changes[i - 1].path);
   return true;
