@@ -79,15 +79,22 @@ pubfs_dir_parent (struct pubfs_dir *d, const char *rel, const char **base)
 
   *base = slash != NULL ? slash + 1 : rel;
   if (d->rel != NULL && strlen (d->rel) == n && memcmp (d->rel, rel, n) == 0)
-    return d->fd;
+    {
+      /* A directory found missing stays missing until forgotten.  */
+      if (d->fd < 0)
+        errno = ENOENT;
+      return d->fd;
+    }
   pubfs_dir_forget (d);
   int fd = pubfs_open_parent (d->rootfd, rel, base);
-  if (fd < 0)
+  if (fd < 0 && errno != ENOENT)
     return -1;
   d->fd = fd;
   d->rel = xmalloc (n + 1);
   memcpy (d->rel, rel, n);
   d->rel[n] = '\0';
+  if (fd < 0)
+    errno = ENOENT;
   return fd;
 }
 

@@ -33,7 +33,8 @@ struct pubfs_dir
 void pubfs_dir_init (struct pubfs_dir *d, int rootfd);
 
 /* pubfs_open_parent through the cache: the descriptor is the cache's (not
- * to be closed), valid until the next call or pubfs_dir_forget.  */
+ * to be closed), valid until the next call or pubfs_dir_forget.  A
+ * directory found missing (ENOENT) is remembered as missing too.  */
 int pubfs_dir_parent (struct pubfs_dir *d, const char *rel, const char **base);
 
 /* Close what the cache holds.  */

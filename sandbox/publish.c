@@ -257,11 +257,17 @@ publish_apply_do (struct publish_txn *t, size_t i)
   switch (c->kind)
     {
     case PUBPLAN_FILE:
-      if (pubfs_remove_tree (parent, tmp) < 0
-          || pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL, "apply")
-                 < 0)
-        return -1;
-      return renameat (parent, tmp, parent, base);
+      {
+        /* The temporary name is made exclusively; one left by an earlier
+         * run that died is removed and the copy made again.  */
+        int rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                  "apply");
+        if (rc < 0 && errno == EEXIST
+            && pubfs_remove_tree (parent, tmp) == 0)
+          rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                "apply");
+        return rc < 0 ? -1 : renameat (parent, tmp, parent, base);
+      }
     case PUBPLAN_LINK:
       {
         struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, c->mtime };
