@@ -262,8 +262,7 @@ publish_apply_do (struct publish_txn *t, size_t i)
          * run that died is removed and the copy made again.  */
         int rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
                                   "apply");
-        if (rc < 0 && errno == EEXIST
-            && pubfs_remove_tree (parent, tmp) == 0)
+        if (rc < 0 && errno == EEXIST && pubfs_remove_tree (parent, tmp) == 0)
           rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
                                 "apply");
         return rc < 0 ? -1 : renameat (parent, tmp, parent, base);
