@@ -20,6 +20,8 @@
 
 #define PUBFS_MAX_DEPTH 256
 #define PUBFS_CHUNK ((size_t) 1 << 20)
+/* Files up to this size are copied through one buffer on the stack.  */
+#define PUBFS_SMALL 65536
 
 /* Open a directory below rootfd by a relative path, refusing any symlink
  * on the way and anything that would leave the root ("..", an absolute
@@ -47,6 +49,53 @@ pubfs_open_parent (int rootfd, const char *rel, const char **base)
   memcpy (dir, rel, (size_t) (slash - rel));
   dir[slash - rel] = '\0';
   return pubfs_open_beneath (rootfd, dir);
+}
+
+void
+pubfs_dir_init (struct pubfs_dir *d, int rootfd)
+{
+  d->rootfd = rootfd;
+  d->rel = NULL;
+  d->fd = -1;
+}
+
+void
+pubfs_dir_forget (struct pubfs_dir *d)
+{
+  /* The descriptor is the cache's only while it names a directory (a
+   * zeroed cache holds nothing, not descriptor 0).  */
+  if (d->rel != NULL && d->fd >= 0)
+    close (d->fd);
+  free (d->rel);
+  d->rel = NULL;
+  d->fd = -1;
+}
+
+int
+pubfs_dir_parent (struct pubfs_dir *d, const char *rel, const char **base)
+{
+  const char *slash = strrchr (rel, '/');
+  size_t n = slash != NULL ? (size_t) (slash - rel) : 0;
+
+  *base = slash != NULL ? slash + 1 : rel;
+  if (d->rel != NULL && strlen (d->rel) == n && memcmp (d->rel, rel, n) == 0)
+    {
+      /* A directory found missing stays missing until forgotten.  */
+      if (d->fd < 0)
+        errno = ENOENT;
+      return d->fd;
+    }
+  pubfs_dir_forget (d);
+  int fd = pubfs_open_parent (d->rootfd, rel, base);
+  if (fd < 0 && errno != ENOENT)
+    return -1;
+  d->fd = fd;
+  d->rel = xmalloc (n + 1);
+  memcpy (d->rel, rel, n);
+  d->rel[n] = '\0';
+  if (fd < 0)
+    errno = ENOENT;
+  return fd;
 }
 
 /* Copy len bytes of in at *off to out at the same offset.  */
@@ -102,6 +151,50 @@ pubfs_copy_bytes (int in, int out, off_t size, const char *phase)
       off = hole;
     }
   return ftruncate (out, size);
+}
+
+/* Whether a file (seen as st) is copied through one buffer: small, and
+ * with no holes to keep.  */
+static bool
+pubfs_small (const struct stat *st)
+{
+  return st->st_size <= PUBFS_SMALL
+         && (off_t) st->st_blocks * 512 >= st->st_size;
+}
+
+/* Copy the size bytes of a small file in to out through one buffer; hex
+ * (unless NULL) gets the digest of the bytes written, which are what out
+ * holds: it was just made, in a directory nobody else writes.  */
+static int
+pubfs_copy_small (int in, int out, off_t size, char *hex, const char *phase)
+{
+  char data[PUBFS_SMALL];
+  size_t got = 0;
+  if (size > 0 && phase != NULL && wal_fault_enospc (phase))
+    return errno = ENOSPC, -1;
+  while (got < (size_t) size)
+    {
+      ssize_t n = read (in, data + got, (size_t) size - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        return errno = EIO, -1; /* the file shrank under us */
+      got += (size_t) n;
+    }
+  for (size_t put = 0; put < got;)
+    {
+      ssize_t n = write (out, data + put, got - put);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      put += (size_t) n;
+    }
+  if (hex != NULL)
+    sha256_buffer (data, got, hex);
+  return 0;
 }
 
 /* Give fd its mode, owner (only root can, and only root needs to) and
@@ -193,7 +286,9 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
       dst, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return -1;
-  if (pubfs_copy_bytes (in, out, st.st_size, phase) < 0)
+  bool small = pubfs_small (&st);
+  if (small ? pubfs_copy_small (in, out, st.st_size, hex, phase) < 0
+            : pubfs_copy_bytes (in, out, st.st_size, phase) < 0)
     return -1;
   struct pubfs_meta m = meta ? *meta
                              : (struct pubfs_meta){ .mode = st.st_mode,
@@ -203,7 +298,7 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
   pubfs_copy_xattrs (in, out, m.from_upper);
   if (pubfs_set_meta (out, &m) < 0)
     return -1;
-  if (hex != NULL && pubfs_digest (dst, dname, hex) < 0)
+  if (hex != NULL && !small && pubfs_digest (dst, dname, hex) < 0)
     return -1;
   return 0;
 }
@@ -329,6 +424,10 @@ static int
 pubfs_remove_at (int dir, const char *name, int depth)
 {
   struct stat st;
+  /* Most names are files: unlink first (never following a link: it
+   * removes the link itself), and look only at what refused.  */
+  if (unlinkat (dir, name, 0) == 0 || errno == ENOENT)
+    return 0;
   if (fstatat (dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : -1;
   if (!S_ISDIR (st.st_mode))

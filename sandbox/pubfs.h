@@ -16,6 +16,30 @@
  * errno on failure.  */
 int pubfs_open_parent (int rootfd, const char *rel, const char **base);
 
+/* The directory a run of changes last opened below a root: consecutive
+ * paths of a plan (sorted, so a directory's files come together) share
+ * one resolution of their parent instead of one each.  The descriptor
+ * stays what it was resolved to, beneath the root and through no link, as
+ * one resolution followed by several operations would; whoever changes
+ * directories below the root in between forgets it first.  */
+struct pubfs_dir
+{
+  int rootfd;
+  char *rel; /* the directory's path below the root; NULL: none open */
+  int fd;
+};
+
+/* A cache below rootfd, holding nothing yet.  */
+void pubfs_dir_init (struct pubfs_dir *d, int rootfd);
+
+/* pubfs_open_parent through the cache: the descriptor is the cache's (not
+ * to be closed), valid until the next call or pubfs_dir_forget.  A
+ * directory found missing (ENOENT) is remembered as missing too.  */
+int pubfs_dir_parent (struct pubfs_dir *d, const char *rel, const char **base);
+
+/* Close what the cache holds.  */
+void pubfs_dir_forget (struct pubfs_dir *d);
+
 /* Copy the regular file src/sname to dst/dname (created, replacing
  * nothing), with mode, owner (when root), mtime and user.* extended
  * attributes; hex gets the digest of what was written.  phase names the

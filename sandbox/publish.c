@@ -44,6 +44,7 @@ struct publish_txn
   int backupfd;
   int wal;
   struct pubplan *plan;
+  struct pubfs_dir parents; /* the root's directory last opened */
 };
 
 void
@@ -101,6 +102,64 @@ publish_tmp_name (char *out, size_t n, size_t i)
   snprintf (out, n, ".crucible-publish-%zu.tmp", i);
 }
 
+/* Open the root's directory holding path, through the transaction's
+ * cache: the descriptor is the cache's, not the caller's.  */
+static int
+publish_parent (struct publish_txn *t, const char *path, const char **base)
+{
+  if (t->parents.rootfd != t->rootfd)
+    {
+      pubfs_dir_forget (&t->parents);
+      pubfs_dir_init (&t->parents, t->rootfd);
+    }
+  return pubfs_dir_parent (&t->parents, path, base);
+}
+
+/* Whether applying or undoing c makes, removes or replaces a directory,
+ * so that a directory opened before it may no longer be the one its path
+ * names: the cache is forgotten around it.  */
+static bool
+publish_touches_dirs (const struct pubplan_change *c)
+{
+  return c->kind == PUBPLAN_DIR || c->kind == PUBPLAN_DELETE
+         || c->before == PUBPLAN_WAS_TREE || c->before == PUBPLAN_WAS_DIRMETA;
+}
+
+/* Back up the regular file parent/base (seen as st) as backup/name, with
+ * its digest.  A file with no other name is linked rather than copied:
+ * applying the change renames a new file over its name, so from then on
+ * the backup is the only name left to its content, whose digest still
+ * proves it before it is restored.  A file with other names (which anyone
+ * could write through), or one that cannot be linked (another
+ * filesystem, another owner's file), is copied as before.  */
+static int
+publish_backup_file (struct publish_txn *t, int parent, const char *base,
+                     const struct stat *st, const char *name,
+                     struct pubplan_change *c)
+{
+  if (st->st_nlink == 1)
+    {
+      if (wal_fault_enospc ("stage"))
+        return errno = ENOSPC, -1;
+      if (linkat (parent, base, t->backupfd, name, 0) == 0)
+        {
+          struct stat bst;
+          /* The name could have been swapped between the look and the
+           * link: the backup must be the file that was looked at.  */
+          if (fstatat (t->backupfd, name, &bst, AT_SYMLINK_NOFOLLOW) == 0
+              && bst.st_ino == st->st_ino && bst.st_dev == st->st_dev
+              && bst.st_nlink == 2)
+            return pubfs_digest (t->backupfd, name, c->before_digest);
+          if (unlinkat (t->backupfd, name, 0) < 0)
+            return -1;
+        }
+      else if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
+        return -1;
+    }
+  return pubfs_copy_file (parent, base, t->backupfd, name, NULL,
+                          c->before_digest, "stage");
+}
+
 /* Record what change i's path is at the baseline, backing it up.  */
 static int
 publish_backup_one (struct publish_txn *t, size_t i)
@@ -111,7 +170,7 @@ publish_backup_one (struct publish_txn *t, size_t i)
   struct stat st;
 
   snprintf (name, sizeof name, "%zu", i);
-  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  int parent = publish_parent (t, c->path, &base);
   if (parent < 0 || fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
@@ -126,8 +185,7 @@ publish_backup_one (struct publish_txn *t, size_t i)
   else if (S_ISREG (st.st_mode))
     {
       c->before = PUBPLAN_WAS_FILE;
-      return pubfs_copy_file (parent, base, t->backupfd, name, NULL,
-                              c->before_digest, "stage");
+      return publish_backup_file (t, parent, base, &st, name, c);
     }
   else if (S_ISLNK (st.st_mode))
     {
@@ -149,7 +207,7 @@ publish_backup_one (struct publish_txn *t, size_t i)
 
 /* Stage change i's new content from the upper.  */
 static int
-publish_stage_one (struct publish_txn *t, int upperfd, size_t i)
+publish_stage_one (struct publish_txn *t, struct pubfs_dir *up, size_t i)
 {
   struct pubplan_change *c = &t->plan->changes[i];
   const char *base;
@@ -158,7 +216,7 @@ publish_stage_one (struct publish_txn *t, int upperfd, size_t i)
   if (c->kind != PUBPLAN_FILE)
     return 0;
   snprintf (name, sizeof name, "%zu", i);
-  cleanup_close int parent = pubfs_open_parent (upperfd, c->path, &base);
+  int parent = pubfs_dir_parent (up, c->path, &base);
   struct pubfs_meta m = { .mode = 0600, .mtime = c->mtime };
   if (parent < 0)
     return -1;
@@ -172,9 +230,9 @@ publish_stage_one (struct publish_txn *t, int upperfd, size_t i)
                           "stage");
 }
 
-/* Apply change i to the root.  */
+/* Apply change i to the root (the cache as publish_apply_one leaves it).  */
 static int
-publish_apply_one (struct publish_txn *t, size_t i)
+publish_apply_do (struct publish_txn *t, size_t i)
 {
   struct pubplan_change *c = &t->plan->changes[i];
   const char *base;
@@ -187,7 +245,7 @@ publish_apply_one (struct publish_txn *t, size_t i)
 
   snprintf (stage, sizeof stage, "%zu", i);
   publish_tmp_name (tmp, sizeof tmp, i);
-  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  int parent = publish_parent (t, c->path, &base);
   if (parent < 0)
     return -1;
   bool keep_dir = c->kind == PUBPLAN_DIR && c->before == PUBPLAN_WAS_DIRMETA;
@@ -199,11 +257,16 @@ publish_apply_one (struct publish_txn *t, size_t i)
   switch (c->kind)
     {
     case PUBPLAN_FILE:
-      if (pubfs_remove_tree (parent, tmp) < 0
-          || pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL, "apply")
-                 < 0)
-        return -1;
-      return renameat (parent, tmp, parent, base);
+      {
+        /* The temporary name is made exclusively; one left by an earlier
+         * run that died is removed and the copy made again.  */
+        int rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                  "apply");
+        if (rc < 0 && errno == EEXIST && pubfs_remove_tree (parent, tmp) == 0)
+          rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                "apply");
+        return rc < 0 ? -1 : renameat (parent, tmp, parent, base);
+      }
     case PUBPLAN_LINK:
       {
         struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, c->mtime };
@@ -276,15 +339,17 @@ publish_holds (struct publish_txn *t, size_t i, bool after)
 
   publish_tmp_name (tmp, sizeof tmp, i);
   snprintf (name, sizeof name, "%zu", i);
-  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  int parent = publish_parent (t, c->path, &base);
+  struct stat tst;
+  /* Before, a temporary name left beside the path is a change not undone
+   * yet (after, it never is: applying renamed it).  */
+  if (!after && parent >= 0
+      && fstatat (parent, tmp, &tst, AT_SYMLINK_NOFOLLOW) == 0)
+    return false;
   bool absent
       = parent < 0 || fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0;
-  if (parent >= 0 && fstatat (parent, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0
-      && !after)
-    return false;
   if (absent)
     return after ? c->kind == PUBPLAN_DELETE : c->before == PUBPLAN_WAS_ABSENT;
-  fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW);
   if (after)
     switch (c->kind)
       {
@@ -328,10 +393,10 @@ publish_verify (struct publish_txn *t, bool after)
   return true;
 }
 
-/* Put change i's path back as it was.  Idempotent: recovery may run it
- * over a change that was never applied, or twice.  */
+/* Put change i's path back as it was (the cache as publish_undo_one
+ * leaves it).  */
 static int
-publish_undo_one (struct publish_txn *t, size_t i)
+publish_undo_do (struct publish_txn *t, size_t i)
 {
   struct pubplan_change *c = &t->plan->changes[i];
   const char *base;
@@ -340,7 +405,7 @@ publish_undo_one (struct publish_txn *t, size_t i)
 
   snprintf (name, sizeof name, "%zu", i);
   publish_tmp_name (tmp, sizeof tmp, i);
-  cleanup_close int parent = pubfs_open_parent (t->rootfd, c->path, &base);
+  int parent = publish_parent (t, c->path, &base);
   if (parent < 0)
     /* Its directory is gone or was never made: an earlier change in the
      * plan, undone after this one, puts back what was there.  */
@@ -402,6 +467,40 @@ publish_undo_one (struct publish_txn *t, size_t i)
     }
 }
 
+/* Run step on change i, forgetting the directory cache around a change
+ * that makes, removes or replaces directories.  */
+static int
+publish_change (struct publish_txn *t, size_t i,
+                int (*step) (struct publish_txn *, size_t))
+{
+  bool dirs = publish_touches_dirs (&t->plan->changes[i]);
+  if (dirs)
+    pubfs_dir_forget (&t->parents);
+  int rc = step (t, i);
+  if (dirs)
+    {
+      int saved = errno;
+      pubfs_dir_forget (&t->parents);
+      errno = saved;
+    }
+  return rc;
+}
+
+/* Apply change i to the root.  */
+static int
+publish_apply_one (struct publish_txn *t, size_t i)
+{
+  return publish_change (t, i, publish_apply_do);
+}
+
+/* Put change i's path back as it was.  Idempotent: recovery may run it
+ * over a change that was never applied, or twice.  */
+static int
+publish_undo_one (struct publish_txn *t, size_t i)
+{
+  return publish_change (t, i, publish_undo_do);
+}
+
 /* --- the transaction -----------------------------------------------------
  */
 
@@ -409,6 +508,7 @@ publish_undo_one (struct publish_txn *t, size_t i)
 static void
 publish_txn_close (struct publish_txn *t)
 {
+  pubfs_dir_forget (&t->parents);
   int *fds[] = { &t->dirfd, &t->rootfd, &t->stagefd, &t->backupfd, &t->wal };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (*fds[i] >= 0)
@@ -454,6 +554,7 @@ publish_rollback (struct publish_txn *t, struct publish_report *rep)
 
   if (wal_append (t->wal, WAL_ROLLBACK, "", 0, &err) < 0)
     cr_error_clear (&err); /* the log may be what failed: roll back anyway */
+  pubfs_dir_forget (&t->parents);
   for (size_t i = t->plan->n; i-- > 0;)
     if (publish_undo_one (t, i) < 0)
       rc = -1;
@@ -527,8 +628,13 @@ publish_sync_at (int dir, const char *name)
   return fsync (fd);
 }
 
-/* Make what was staged durable: the backups and both directories, or the
- * whole filesystem for a large plan.  */
+/* Make the backups durable before the log says staged, so that nothing in
+ * the root is touched until it can be put back: each backed-up file and
+ * the directories holding them, or the whole filesystem for a large plan
+ * (an fsync costs a flush of the disc's cache each; syncfs one).  The
+ * staged files need not be durable: recovery never reads them (a staged
+ * plan without a commit is rolled back from the backups), and the root is
+ * synced after they are copied into it.  */
 static int
 publish_sync_staged (struct publish_txn *t)
 {
@@ -541,11 +647,8 @@ publish_sync_staged (struct publish_txn *t)
       if (t->plan->changes[i].before == PUBPLAN_WAS_FILE
           && publish_sync_at (t->backupfd, name) < 0)
         return -1;
-      if (t->plan->changes[i].kind == PUBPLAN_FILE
-          && publish_sync_at (t->stagefd, name) < 0)
-        return -1;
     }
-  return fsync (t->backupfd) < 0 || fsync (t->stagefd) < 0 ? -1 : 0;
+  return fsync (t->backupfd) < 0 || fsync (t->dirfd) < 0 ? -1 : 0;
 }
 
 /* Make what was applied durable: each changed path and the directory
@@ -578,9 +681,17 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (upperfd < 0)
     return cr_error_set (err, errno, "opening the command's upper directory");
+  struct pubfs_dir up;
+  pubfs_dir_init (&up, upperfd);
   for (size_t i = 0; i < t->plan->n; i++)
-    if (publish_backup_one (t, i) < 0 || publish_stage_one (t, upperfd, i) < 0)
-      return cr_error_set (err, errno, "staging %s", t->plan->changes[i].path);
+    if (publish_backup_one (t, i) < 0 || publish_stage_one (t, &up, i) < 0)
+      {
+        int saved = errno;
+        pubfs_dir_forget (&up);
+        return cr_error_set (err, saved, "staging %s",
+                             t->plan->changes[i].path);
+      }
+  pubfs_dir_forget (&up);
   if (publish_sync_staged (t) < 0)
     return cr_error_set (err, errno, "syncing what was staged");
   size_t len;
@@ -668,40 +779,95 @@ publish_transact (struct publish_txn *t, const struct publish_request *req,
   cr_error_free (err);
 }
 
-/* Whether anyone changed path or a directory above it in the root since
- * the baseline instant: each one's ctime, without following links.  */
+/* Whether st was changed at or after the baseline: its ctime against the
+ * instant of its own filesystem.  */
 static bool
-publish_changed_since (int rootfd, const char *path,
-                       const struct timespec *since)
+publish_since (const struct stat *st, const struct publish_baseline *base)
 {
-  cleanup_free char *p = xstrdup (path);
+  const struct timespec *since
+      = st->st_dev == base->dev ? &base->instant : &base->foreign;
+  return st->st_ctim.tv_sec > since->tv_sec
+         || (st->st_ctim.tv_sec == since->tv_sec
+             && st->st_ctim.tv_nsec >= since->tv_nsec);
+}
+
+/* Whether anyone changed one of the directories dir ("a/b": a, then a/b)
+ * since the baseline; 1 when one did, 0 when none did, -1 when one is
+ * absent or not a directory (so nothing below it can be looked at).  */
+static int
+publish_dirs_changed (int rootfd, const char *dir,
+                      const struct publish_baseline *base)
+{
+  cleanup_free char *p = xstrdup (dir);
   struct stat st;
-  if (fstatat (rootfd, ".", &st, AT_SYMLINK_NOFOLLOW) == 0
-      && (st.st_ctim.tv_sec > since->tv_sec
-          || (st.st_ctim.tv_sec == since->tv_sec
-              && st.st_ctim.tv_nsec >= since->tv_nsec)))
-    return true;
+  if (*p == '\0')
+    return 0;
   for (char *slash = p;; slash++)
     {
       slash = strchr (slash, '/');
       if (slash != NULL)
         *slash = '\0';
-      const char *base;
-      int parent = pubfs_open_parent (rootfd, p, &base);
-      int rc
-          = parent < 0 ? -1 : fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW);
-      if (parent >= 0)
-        close (parent);
-      if (rc < 0)
-        return false;
-      if (st.st_ctim.tv_sec > since->tv_sec
-          || (st.st_ctim.tv_sec == since->tv_sec
-              && st.st_ctim.tv_nsec >= since->tv_nsec))
-        return true;
-      if (slash == NULL || !S_ISDIR (st.st_mode))
-        return false;
+      const char *name;
+      cleanup_close int parent = pubfs_open_parent (rootfd, p, &name);
+      if (parent < 0 || fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+      if (publish_since (&st, base))
+        return 1;
+      if (!S_ISDIR (st.st_mode))
+        return -1;
+      if (slash == NULL)
+        return 0;
       *slash = '/';
     }
+}
+
+/* The directory the last path's check looked at, and what it found
+ * (publish_dirs_changed's answer).  */
+struct publish_seen
+{
+  char *dir;
+  int rc;
+};
+
+/* Whether anyone changed path or a directory above it in the root since
+ * the baseline: each one's ctime, without following links (the root
+ * itself is the caller's to check).  A plan's paths come sorted, so the
+ * files of one directory look at it once (seen), and at their own entries
+ * through dir's cache.  */
+static bool
+publish_changed_since (struct pubfs_dir *dir, struct publish_seen *seen,
+                       const char *path, const struct publish_baseline *base)
+{
+  const char *slash = strrchr (path, '/'), *name;
+  cleanup_free char *parent_path
+      = slash != NULL ? xstrndup (path, (size_t) (slash - path)) : xstrdup ("");
+  struct stat st;
+
+  if (seen->dir == NULL || strcmp (seen->dir, parent_path) != 0)
+    {
+      free (seen->dir);
+      seen->dir = xstrdup (parent_path);
+      seen->rc = publish_dirs_changed (dir->rootfd, parent_path, base);
+    }
+  if (seen->rc != 0)
+    return seen->rc > 0;
+  int parent = pubfs_dir_parent (dir, path, &name);
+  if (parent < 0 || fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return false;
+  return publish_since (&st, base);
+}
+
+/* Refuse a publication because path was changed from outside; false.  */
+static bool
+publish_refuse_changed (struct publish_report *rep, const char *path)
+{
+  rep->status = PUBLISH_REFUSED_CHANGED;
+  rep->note = xasprintf (
+      "[published nothing: %s in the workspace was changed by "
+      "something outside the sandbox after this command started, so "
+      "what this command wrote was discarded rather than merged]",
+      path);
+  return false;
 }
 
 /* Check the root against the baseline; fill rep on a refusal.  */
@@ -723,18 +889,22 @@ publish_check (const struct publish_request *req, int rootfd,
           "was discarded rather than merged]");
       return false;
     }
-  for (size_t i = 0; i < plan->n; i++)
-    if (publish_changed_since (rootfd, plan->changes[i].path,
-                               &req->baseline->instant))
-      {
-        rep->status = PUBLISH_REFUSED_CHANGED;
-        rep->note = xasprintf (
-            "[published nothing: %s in the workspace was changed by "
-            "something outside the sandbox after this command started, so "
-            "what this command wrote was discarded rather than merged]",
-            plan->changes[i].path);
-        return false;
-      }
+  struct stat st;
+  if (fstatat (rootfd, ".", &st, AT_SYMLINK_NOFOLLOW) == 0
+      && publish_since (&st, req->baseline))
+    return publish_refuse_changed (rep, plan->changes[0].path);
+  struct pubfs_dir dir;
+  struct publish_seen seen = { 0 };
+  bool changed = false;
+  size_t i;
+  pubfs_dir_init (&dir, rootfd);
+  for (i = 0; i < plan->n && !changed; i++)
+    changed = publish_changed_since (&dir, &seen, plan->changes[i].path,
+                                     req->baseline);
+  pubfs_dir_forget (&dir);
+  free (seen.dir);
+  if (changed)
+    return publish_refuse_changed (rep, plan->changes[i - 1].path);
   return true;
 }
 
@@ -830,23 +1000,46 @@ publish_stamp (const char *statedir, struct timespec *out,
   return 0;
 }
 
+/* The filesystem holding path (0 when it cannot be read).  */
+static dev_t
+publish_dev (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 ? st.st_dev : 0;
+}
+
 /* The baseline instant, as a ctime: a change made before the baseline has
  * an older ctime, and one made after it a ctime at least as new.  File
  * times come from a coarse clock, or (multigrain timestamps) from a finer
- * one kept in order across every file: so two stamps, a clock tick apart,
- * are taken, and the second is the instant once the coarse clock has
- * passed it too.  */
+ * one kept in order across every file, never behind the coarse one.  Two
+ * stamps are taken at once.  When the second is strictly later than the
+ * first, it is the instant without any wait: every earlier change is at
+ * most the first (ctimes are handed out in order), every later one at
+ * least the second.  That holds only on the stamp's own filesystem (a
+ * coarse-only one could stamp a later change behind it): paths elsewhere
+ * are held to the coarse clock read before the stamps, which no later
+ * change is behind (an earlier change in that same tick counts as
+ * changed: refused, never missed).  Otherwise the second stamp is taken a
+ * clock tick after the first, and the instant is the second once the
+ * coarse clock has passed it too, for every filesystem.  */
 static int
-publish_instant (const char *statedir, struct timespec *instant,
-                 struct cr_error **err)
+publish_instant (const char *statedir, const char *root,
+                 struct publish_baseline *out, struct cr_error **err)
 {
-  struct timespec first = { 0 };
-  if (publish_stamp (statedir, &first, err) < 0)
+  struct timespec first = { 0 }, coarse = publock_now ();
+  if (publish_stamp (statedir, &first, err) < 0
+      || publish_stamp (statedir, &out->instant, err) < 0)
     return -1;
+  out->dev = publish_dev (statedir);
+  out->foreign = coarse;
+  if (publish_later (&out->instant, &first) && out->dev != 0
+      && out->dev == publish_dev (root))
+    return 0;
   publish_tick_past (&first);
-  if (publish_stamp (statedir, instant, err) < 0)
+  if (publish_stamp (statedir, &out->instant, err) < 0)
     return -1;
-  publish_tick_past (instant);
+  publish_tick_past (&out->instant);
+  out->foreign = out->instant;
   return 0;
 }
 
@@ -871,7 +1064,7 @@ publish_baseline_take (const char *statedir, const char *root, int64_t wait_ms,
     cr_error_free (rerr);
   int rc = publock_count_read (statedir, root, &out->count, &last, err);
   if (rc == 0)
-    rc = publish_instant (statedir, &out->instant, err);
+    rc = publish_instant (statedir, root, out, err);
   publock_drop (lock);
   out->taken = rc == 0;
   return rc;

@@ -30,7 +30,9 @@ struct publish_baseline
 {
   bool taken;
   uint64_t count;          /* publications into the root so far */
-  struct timespec instant; /* the coarse clock when it was taken */
+  struct timespec instant; /* the ctime instant on the root's filesystem */
+  dev_t dev;               /* the root's filesystem */
+  struct timespec foreign; /* the instant for paths on other filesystems */
 };
 
 /* Recover abandoned transactions and take root's baseline, holding the

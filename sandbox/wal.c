@@ -43,6 +43,22 @@ wal_step_from_name (const char *name)
   return WAL_STEP_COUNT;
 }
 
+/* Whether recovery's course depends on step having reached the disc, so
+ * that its record is synced before the next step.  Staged, commit and
+ * rolledback decide it: a staged plan without either end is rolled back
+ * whatever else the log holds.  The others are not synced, and syncing
+ * any later record (or nothing: a log lost with them) decides the same:
+ * begin, because nothing touches the root until staged is on the disc
+ * (and syncing staged syncs the file's earlier records with it); apply,
+ * applied and verified, because a staged plan is rolled back path by path
+ * whether or not they reached the disc; rollback, because only rolledback
+ * ends the transaction.  */
+static bool
+wal_step_decides (enum wal_step step)
+{
+  return step == WAL_STAGED || step == WAL_COMMIT || step == WAL_ROLLEDBACK;
+}
+
 int
 wal_create (int dirfd, struct cr_error **err)
 {
@@ -105,11 +121,7 @@ wal_append (int fd, enum wal_step step, const char *payload, size_t len,
   buf_putc (&b, '\n');
   int rc = wal_write_all (fd, b.data, b.len);
   buf_free (&b);
-  /* An apply record is not synced: recovery rolls back every change of a
-   * staged plan whether its record reached the disc or not, so only the
-   * steps that decide recovery (staged, commit, rolledback...) wait for
-   * the disc.  */
-  if (rc < 0 || (step != WAL_APPLY && fdatasync (fd) < 0))
+  if (rc < 0 || (wal_step_decides (step) && fdatasync (fd) < 0))
     return cr_error_set (err, errno, "writing the publication log (%s)",
                          wal_step_name (step));
   wal_fault (wal_step_name (step));

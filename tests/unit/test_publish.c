@@ -313,6 +313,77 @@ test_publish_nothing (void **state)
   scratch_free (&s);
 }
 
+/* The baseline waits for no clock tick, yet tells apart a write made
+ * just before it (the command's own starting point: published over) from
+ * one made just after it (from outside: refused), round after round.  */
+static void
+test_baseline_instant (void **state)
+{
+  struct scratch s;
+  struct publish_baseline base;
+  struct publish_report rep;
+  struct cr_error *err = NULL;
+  char text[32];
+
+  scratch_make (&s);
+  for (int i = 0; i < 50; i++)
+    {
+      snprintf (text, sizeof text, "before %d", i);
+      put (s.root, "f", text);
+      snprintf (text, sizeof text, "mine %d", i);
+      put (s.upper, "f", text);
+      publish (&s, &base, true, &rep);
+      assert_int_equal (rep.status, PUBLISH_DONE);
+      assert_string_equal (get (s.root, "f"), text);
+      publish_report_clear (&rep);
+
+      assert_int_equal (
+          publish_baseline_take (s.state, s.root, 1000, &base, &err), 0);
+      put (s.root, "f", "outside");
+      put (s.upper, "f", "mine again");
+      publish (&s, &base, false, &rep);
+      assert_int_equal (rep.status, PUBLISH_REFUSED_CHANGED);
+      assert_string_equal (get (s.root, "f"), "outside");
+      publish_report_clear (&rep);
+    }
+  scratch_free (&s);
+}
+
+/* A replaced file is backed up by a link only when it has no other name:
+ * a name hard-linked to it keeps the old content, and the transaction
+ * leaves nothing behind.  */
+static void
+test_publish_hard_linked (void **state)
+{
+  struct scratch s;
+  struct publish_baseline base;
+  struct publish_report rep;
+
+  scratch_make (&s);
+  put (s.root, "a", "old a");
+  char *a = xasprintf ("%s/a", s.root);
+  assert_int_equal (link (a, at (s.dir, "other-name")), 0);
+  free (a);
+  put (s.root, "c", "old c");
+  put (s.upper, "a", "new a");
+  put (s.upper, "c", "new c");
+  publish (&s, &base, true, &rep);
+  assert_int_equal (rep.status, PUBLISH_DONE);
+  assert_string_equal (get (s.root, "a"), "new a");
+  assert_string_equal (get (s.dir, "other-name"), "old a");
+  assert_string_equal (get (s.root, "c"), "new c");
+  struct stat st;
+  assert_int_equal (stat (at (s.root, "c"), &st), 0);
+  assert_int_equal (st.st_nlink, 1);
+  char *txn = xasprintf ("%s/txn", s.state);
+  char *cmd = xasprintf ("test -z \"$(ls -A '%s')\"", txn);
+  assert_int_equal (system (cmd), 0);
+  free (cmd);
+  free (txn);
+  publish_report_clear (&rep);
+  scratch_free (&s);
+}
+
 /* Deletions and replaced directories need whiteouts, which need root.  */
 static void
 test_publish_whiteouts (void **state)
@@ -394,6 +465,8 @@ main (void)
     cmocka_unit_test (test_publish_nothing),
     cmocka_unit_test (test_publish_whiteouts),
     cmocka_unit_test (test_publish_left_out),
+    cmocka_unit_test (test_baseline_instant),
+    cmocka_unit_test (test_publish_hard_linked),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
