@@ -134,9 +134,9 @@ test_errors (void **state)
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": "
                 "{\"1X\": \"v\"}}}}",
                 NULL,
-                "home.json:1: mcpServers.a.env.1X: must be a variable "
-                "name (letters, digits and '_', not starting with a "
-                "digit, at most 128 bytes)");
+                "home.json:1: mcpServers.a.env.1X: must be an "
+                "environment variable name (letters, digits and _, not "
+                "starting with a digit, at most 128 bytes)");
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": "
                 "{\"X\": \"v\", \"X\": \"w\"}}}}",
                 NULL, "home.json:1: mcpServers.a.env.X: duplicate key");
@@ -146,9 +146,9 @@ test_errors (void **state)
   expect_error ("{\"mcpServers\": {\"a\": {\"command\": \"x\", "
                 "\"credentials\": [\"NOT-A-NAME\"]}}}",
                 NULL,
-                "home.json:1: mcpServers.a.credentials[0]: must be a "
-                "variable name (letters, digits and '_', not starting "
-                "with a digit, at most 128 bytes)");
+                "home.json:1: mcpServers.a.credentials[0]: must be an "
+                "environment variable name (letters, digits and _, not "
+                "starting with a digit, at most 128 bytes)");
   expect_error (NULL, "{\"disabledMcpServers\": [\"_x\"]}",
                 "project.json:1: disabledMcpServers[0]: must be a server "
                 "name of at most 32 letters, digits, '-' and '_', with no "
