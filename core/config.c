@@ -1577,6 +1577,33 @@ config_check_ports (const struct config *cfg, const char *home,
                        home);
 }
 
+/* Whole-file checks of the home configuration: each MCP server's
+ * credentials name entries of sandbox.credentials, so that a server never
+ * asks for a value nobody configured.  */
+static int
+config_check_server_credentials (const struct config *cfg, const char *home,
+                                 struct cr_error **err)
+{
+  for (size_t i = 0; i < cfg->n_mcp_servers; i++)
+    {
+      const struct mcp_server_config *s = &cfg->mcp_servers[i];
+      for (size_t j = 0; j < s->credentials.count; j++)
+        {
+          const char *name = s->credentials.items[j];
+          bool found = false;
+          for (size_t k = 0; k < cfg->n_credentials && !found; k++)
+            found = strcmp (cfg->credentials[k].name, name) == 0;
+          if (!found)
+            return cr_error_set (err, 0,
+                                 _ ("%s: mcpServers.%s.credentials[%zu]: "
+                                    "names %s, which sandbox.credentials "
+                                    "does not give"),
+                                 home, s->name, j, name);
+        }
+    }
+  return 0;
+}
+
 struct config *
 config_new_defaults (void)
 {
@@ -1680,6 +1707,8 @@ config_load (struct config **out, const char *home_path, const char *workspace,
   int ret = config_load_file (cfg, home, CONFIG_HOME, workspace, err);
   if (ret == 0)
     ret = config_check_ports (cfg, home, err);
+  if (ret == 0)
+    ret = config_check_server_credentials (cfg, home, err);
   if (ret == 0 && workspace != NULL)
     {
       cleanup_free char *project = config_project_path (workspace);

@@ -65,7 +65,7 @@ refused() {
   ok $? "$1: the command did not run"
 }
 
-echo "1..40"
+echo "1..44"
 
 # 1. A syntax error in the home file.
 reset
@@ -149,6 +149,21 @@ for bytes in '\xc0\xaf' '\xed\xa0\x80' '\xf4\x90\x80\x80'; do
   refused "invalid UTF-8 ($bytes)" \
     "crucible: $PROJECT_FILE:1: theme: must be valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF)"
 done
+# 6e. An MCP server asking for a credential sandbox.credentials does not
+# give (checked once the home file is read); the control gives it.
+reset
+printf '{"mcpServers": {"files": {"command": "srv", "credentials": ["TOKEN"]}}}\n' \
+  >"$HOME_FILE"
+run_touch
+refused "a server's credential nobody gives" \
+  "crucible: $HOME_FILE: mcpServers.files.credentials[0]: names TOKEN, which sandbox.credentials does not give"
+reset
+printf '{"sandbox": {"credentials": {"TOKEN": {"env": "TOKEN"}}},\n "mcpServers": {"files": {"command": "srv", "credentials": ["TOKEN"]}}}\n' \
+  >"$HOME_FILE"
+TOKEN=value run_touch
+[ "$rc" -eq 0 ] && [ -e "$WS/marker" ]
+ok $? "a server's credential that is given: the command runs"
+[ "$rc" -eq 0 ] || diag "exit status $rc" "stderr:" "$err"
 # 7. Positive control: a valid home and project, and the command runs.
 reset
 printf '{"sandbox": {"limits": {"concurrency": 8}}}\n' >"$HOME_FILE"
