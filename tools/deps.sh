@@ -15,6 +15,11 @@ DEPS_TEST="$DEPS_TEST iproute2 openssl tinyproxy-bin curl git python3-pip"
 # npm: Debian's, unless a Node.js that carries its own is installed
 # (NodeSource's nodejs provides npm and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || DEPS_TEST="$DEPS_TEST npm"
+# The container backend (sandbox/container/, tests/container/): libcurl's
+# header (libcurl is loaded at run time, not linked), and the engines the
+# tests start themselves with the busybox root their image is made from.
+DEPS_BUILD="$DEPS_BUILD libcurl4-openssl-dev"
+DEPS_TEST="$DEPS_TEST docker.io podman runc busybox-static"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {
