@@ -161,7 +161,8 @@ container_busybox (const char *path, struct buf *out, struct cr_error **err)
                          "busybox-static (apt-get install busybox-static)",
                          path);
   if (container_read_file (path, CONTAINER_BUSYBOX_MAX, out, err) < 0)
-    return -1;
+    return cr_error_prefix (err, "the image needs busybox-static (apt-get "
+                                 "install busybox-static)");
   if (!container_elf_static (out))
     return cr_error_set (err, 0,
                          "%s is not a statically linked 64-bit ELF program; "
@@ -361,10 +362,12 @@ container_build_busybox (struct engine_client *c, const char *busybox_path,
       && container_applets (busybox_path, &applets, err) == 0
       && container_busybox_root (&bb, applets.data, &tar, err) == 0)
     {
-      cleanup_free char *r = container_query_escape (repo);
-      cleanup_free char *t = container_query_escape (tag);
-      cleanup_free char *path = xasprintf (
-          "/images/create?fromSrc=-&repo=%s&tag=%s", r, t);
+      /* The tag goes inside repo: Podman 4.3 ignores the tag parameter of
+       * an import, and dockerd reads a tag there too.  */
+      cleanup_free char *name = xasprintf ("%s:%s", repo, tag);
+      cleanup_free char *r = container_query_escape (name);
+      cleanup_free char *path
+          = xasprintf ("/images/create?fromSrc=-&repo=%s", r);
       ret = container_post_tar (c, path, &tar, "application/x-tar", err);
     }
   buf_free (&bb);

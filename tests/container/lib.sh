@@ -14,6 +14,9 @@
 #   engine_api NAME METHOD PATH [CURL ARGS...]   one request, body on stdout
 #   engine_skip N NAME            skip N checks for NAME, saying why
 #
+# ENGINE_DOCKER_ARGS, when set, is added to dockerd's words (another -H and
+# its TLS options, say).
+#
 # Each engine runs in a mount and PID namespace of its own (unshare), so
 # that what it mounts stays inside, the files it insists on writing to
 # /run, /dev/shm or /var/lib land on namespace-private tmpfs, and when its
@@ -75,8 +78,8 @@ engine_spawn_docker() {
       exec dockerd --iptables=false --bridge=none --ip-forward=false \
         --storage-driver=vfs --cgroup-parent="/$2" \
         --data-root "$1/data" --exec-root "$1/exec" --pidfile "$1/pid" \
-        --config-file "$1/daemon.json" -H "unix://$1/sock"' \
-    sh "$d" "crucible-test-$$" </dev/null >"$d/log" 2>&1 &
+        --config-file "$1/daemon.json" -H "unix://$1/sock" $3' \
+    sh "$d" "crucible-test-$$" "${ENGINE_DOCKER_ARGS:-}" </dev/null >"$d/log" 2>&1 &
   echo $! >"$d/unshare.pid"
 }
 
@@ -168,7 +171,8 @@ engine_import() {
     return 1
   }
   [ -e "$r.tar" ] || { engine_rootfs "$r" && tar -C "$r" -cf "$r.tar" .; } || return 1
-  engine_api "$name" POST "/images/create?fromSrc=-&repo=$repo&tag=$tag" \
+  # The tag inside repo: Podman 4.3 ignores an import's tag parameter.
+  engine_api "$name" POST "/images/create?fromSrc=-&repo=$repo:$tag" \
     -H 'Content-Type: application/x-tar' --data-binary "@$r.tar" >/dev/null || return 1
   engine_api "$name" GET "/images/$repo:$tag/json" \
     | sed -n 's/^{"Id":"\(sha256:[0-9a-f]*\)".*/\1/p'
