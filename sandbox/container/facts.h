@@ -1,8 +1,8 @@
 /* What the engine says it can hold (/info), the image a command would run
  * (/images/NAME/json), and what crucible would ask of the engine for each
  * command: the container backend's inspection, which creates nothing.
- * The report's words are in doc/strings.md, "The container engine's
- * report".  */
+ * The report's words are in doc/strings.md, "The container
+ * backend".  */
 #ifndef CRUCIBLE_SANDBOX_CONTAINER_FACTS_H
 #define CRUCIBLE_SANDBOX_CONTAINER_FACTS_H
 

@@ -10,11 +10,12 @@
 # the engine's.  Then, with no engine: unreachable is "unavailable" with
 # the reason, plain tcp to another host is refused, a dynamic busybox is
 # refused naming busybox-static, and commands are refused (never run
-# unconfined) while confinement is enabled with this backend.
+# unconfined), the audit has nothing to audit and `sandbox enable` refuses,
+# while confinement is enabled with this backend.
 
 . "$(dirname "$0")/lib.sh"
 
-plan 26
+plan 28
 
 new_workspace
 mkdir -p "$HOME/.crucible"
@@ -137,7 +138,13 @@ is "$rc|$out" "125|[refused: confinement is enabled (sandbox.enabled), but the s
   "enabled with the container backend: the command is refused (125)"
 [ ! -e "$WS/ran" ]
 ok $? "enabled with the container backend: nothing ran"
+crun sandbox audit
+is "$rc|$err" "3|crucible: sandbox audit: no backend to audit: $RUNS_NOTHING" \
+  "enabled with the container backend: the audit has no backend (3)"
 home_config '{"sandbox": {"backend": "container"}}'
+crun sandbox enable
+is "$rc|$err" "1|crucible: confinement was not enabled: no sandbox backend was found: $RUNS_NOTHING; nothing was changed" \
+  "sandbox enable with the container backend: refused, nothing changed"
 crun run echo hi
 is "$rc|$out" "0|hi" "disabled: the command runs (compatibility, as with every backend)"
 crun sandbox image build --fro x
