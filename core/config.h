@@ -41,6 +41,7 @@ struct config
   enum config_origin sandbox_enabled_origin;
   char *sandbox_backend; /* sandbox.backend, home-only, or NULL: the
                             platform's own */
+
   char *container_engine; /* sandbox.container.engine, home-only, or NULL */
   char *container_image;  /* sandbox.container.image, home-only, or NULL */
 

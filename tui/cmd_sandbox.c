@@ -142,8 +142,7 @@ sandbox_is_container (const struct config *cfg)
 
 /* The container backend's configuration.  */
 static void
-sandbox_container_config (const struct config *cfg,
-                          struct container_config *cc)
+sandbox_container_config (const struct config *cfg, struct container_config *cc)
 {
   cc->engine = cfg->container_engine;
   cc->image = cfg->container_image;

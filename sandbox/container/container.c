@@ -88,7 +88,7 @@ container_inspect (const struct container_config *cfg,
     .workspace = in->workspace,
     .mode = in->mode,
     .enabled = in->enabled,
-    .endpoint = c != NULL ? engine_client_endpoint (c)
+    .endpoint = c != NULL            ? engine_client_endpoint (c)
                 : ep.address != NULL ? &ep
                                      : NULL,
     .client = c,
@@ -96,7 +96,8 @@ container_inspect (const struct container_config *cfg,
     .facts = &facts,
     .request = &req,
   };
-  char *text = in->json ? container_report_json (&r) : container_report_text (&r);
+  char *text
+      = in->json ? container_report_json (&r) : container_report_text (&r);
   cr_error_free (err);
   engine_facts_clear (&facts);
   engine_client_free (c);
@@ -114,8 +115,9 @@ container_read_file (const char *path, size_t max, struct buf *out,
   if (fd < 0 || fstat (fd, &st) < 0)
     return cr_error_set (err, errno, "%s", path);
   if (!S_ISREG (st.st_mode) || (size_t) st.st_size > max)
-    return cr_error_set (err, 0, "%s is not a regular file of at most %zu "
-                                 "bytes",
+    return cr_error_set (err, 0,
+                         "%s is not a regular file of at most %zu "
+                         "bytes",
                          path, max);
   char chunk[65536];
   ssize_t n;
@@ -136,7 +138,8 @@ container_elf_static (const struct buf *b)
     return false;
   memcpy (&eh, b->data, sizeof eh);
   if (memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0
-      || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof (Elf64_Phdr))
+      || eh.e_ident[EI_CLASS] != ELFCLASS64
+      || eh.e_phentsize != sizeof (Elf64_Phdr))
     return false;
   for (size_t i = 0; i < eh.e_phnum; i++)
     {
@@ -223,8 +226,8 @@ container_busybox_root (const struct buf *busybox, const char *applets,
   {
     const char *name;
     unsigned mode;
-  } dirs[] = { { "bin", 0755 },   { "etc", 0755 },       { "tmp", 01777 },
-               { "proc", 0555 },  { "dev", 0755 },       { "sys", 0555 },
+  } dirs[] = { { "bin", 0755 },      { "etc", 0755 }, { "tmp", 01777 },
+               { "proc", 0555 },     { "dev", 0755 }, { "sys", 0555 },
                { "workspace", 0755 } };
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (tar_dir (t, dirs[i].name, dirs[i].mode, err) < 0)
@@ -337,9 +340,11 @@ container_post_tar (struct engine_client *c, const char *path,
                     const struct buf *tar, const char *content_type,
                     struct cr_error **err)
 {
-  struct engine_request req = { .method = "POST", .path = path,
+  struct engine_request req = { .method = "POST",
+                                .path = path,
                                 .content_type = content_type,
-                                .body = tar->data, .body_len = tar->len,
+                                .body = tar->data,
+                                .body_len = tar->len,
                                 .timeout_ms = CONTAINER_BUILD_TIMEOUT_MS };
   struct engine_answer a;
   int ret = engine_call (c, &req, &a, err);
@@ -383,12 +388,12 @@ static int
 container_layer_context (const char *from, const struct buf *busybox,
                          struct buf *t, struct cr_error **err)
 {
-  cleanup_free char *dockerfile = xasprintf (
-      "FROM %s\n"
-      "COPY busybox /" CONTAINER_TOOLS_DIR "/busybox\n"
-      "COPY root/ /\n"
-      "LABEL org.crucible.base=\"%s\"\n",
-      from, from);
+  cleanup_free char *dockerfile
+      = xasprintf ("FROM %s\n"
+                   "COPY busybox /" CONTAINER_TOOLS_DIR "/busybox\n"
+                   "COPY root/ /\n"
+                   "LABEL org.crucible.base=\"%s\"\n",
+                   from, from);
   if (tar_file (t, "Dockerfile", 0644, dockerfile, strlen (dockerfile), err) < 0
       || tar_file (t, "busybox", 0755, busybox->data, busybox->len, err) < 0
       || tar_dir (t, "root", 0755, err) < 0
@@ -407,9 +412,10 @@ container_build_from (struct engine_client *c, const char *from,
 {
   cleanup_free char *base_id = NULL;
   if (container_image_id (c, from, &base_id, err) < 0)
-    return cr_error_prefix (err, "the image to build from (--from %s) must "
-                                 "be on the engine already; crucible pulls "
-                                 "nothing",
+    return cr_error_prefix (err,
+                            "the image to build from (--from %s) must "
+                            "be on the engine already; crucible pulls "
+                            "nothing",
                             from);
   if (strpbrk (from, "\n\r\"") != NULL)
     return cr_error_set (err, 0, "--from %s: not an image name", from);

@@ -57,10 +57,9 @@ char *container_inspect (const struct container_config *cfg,
  * busybox_path (the host's busybox-static; from is NULL) or by layering
  * what crucible needs onto the local image from.  *image_id gets the new
  * image's ID (owned).  progress, when not NULL, is told each step.  */
-int container_image_build (const struct container_config *cfg,
-                           const char *from, const char *busybox_path,
+int container_image_build (const struct container_config *cfg, const char *from,
+                           const char *busybox_path,
                            void (*progress) (void *data, const char *step),
-                           void *data, char **image_id,
-                           struct cr_error **err);
+                           void *data, char **image_id, struct cr_error **err);
 
 #endif

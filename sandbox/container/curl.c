@@ -46,8 +46,8 @@ static int
 engine_curl_open (struct engine_curl *c, struct cr_error **err)
 {
   const char *why = NULL;
-  for (size_t i = 0; i < sizeof engine_curl_sonames / sizeof *engine_curl_sonames;
-       i++)
+  for (size_t i = 0;
+       i < sizeof engine_curl_sonames / sizeof *engine_curl_sonames; i++)
     {
       /* RTLD_LOCAL: libcurl's symbols serve only these pointers.  */
       c->lib = dlopen (engine_curl_sonames[i], RTLD_NOW | RTLD_LOCAL);

@@ -100,9 +100,10 @@ engine_split_host (const char *hostport, const char *dflt, char **host,
     colon = strrchr (hostport, ':');
   size_t hlen = colon != NULL ? (size_t) (colon - hostport) : strlen (hostport);
   const char *p = colon != NULL ? colon + 1 : dflt;
-  if (hlen == 0 || *p == '\0' || strlen (p) > 5
-      || strspn (p, "0123456789") != strlen (p) || atoi (p) < 1
-      || atoi (p) > 65535)
+  long number = strspn (p, "0123456789") == strlen (p) && strlen (p) <= 5
+                    ? strtol (p, NULL, 10)
+                    : -1;
+  if (hlen == 0 || *p == '\0' || number < 1 || number > 65535)
     return -1;
   for (size_t i = 0; i < hlen; i++)
     if (!isalnum ((unsigned char) hostport[i])
@@ -143,8 +144,7 @@ engine_tls_files (const struct engine_env *env, struct engine_endpoint *e,
   const char *files[] = { e->ca, e->cert, e->key };
   for (size_t i = 0; i < 3; i++)
     if (access (files[i], R_OK) < 0)
-      return cr_error_set (err, errno, "TLS (DOCKER_TLS_VERIFY): %s",
-                           files[i]);
+      return cr_error_set (err, errno, "TLS (DOCKER_TLS_VERIFY): %s", files[i]);
   return 0;
 }
 
@@ -218,10 +218,9 @@ engine_discover (const char *configured, const struct engine_env *env,
     return engine_endpoint_parse (configured, "sandbox.container.engine", env,
                                   e, err);
   if (env->docker_host != NULL && env->docker_host[0] != '\0')
-    return engine_endpoint_parse (env->docker_host, "DOCKER_HOST", env, e,
-                                  err);
-  const char *places[] = { env->docker_socket, env->podman_socket,
-                           env->podman_rootless };
+    return engine_endpoint_parse (env->docker_host, "DOCKER_HOST", env, e, err);
+  const char *places[]
+      = { env->docker_socket, env->podman_socket, env->podman_rootless };
   const char *sources[] = { "the default Docker socket", "Podman's socket",
                             "Podman's rootless socket" };
   struct buf looked = BUF_INIT;
@@ -257,8 +256,8 @@ engine_fail (const struct engine_client *c, const struct engine_request *req,
   va_end (ap);
   if (req == NULL)
     return cr_error_set (err, 0, "engine %s: %s", c->name, what);
-  return cr_error_set (err, 0, "engine %s: %s %s%s%s: %s", c->name,
-                       req->method, req->unversioned ? "" : "/v",
+  return cr_error_set (err, 0, "engine %s: %s %s%s%s: %s", c->name, req->method,
+                       req->unversioned ? "" : "/v",
                        req->unversioned ? "" : c->api, req->path, what);
 }
 
@@ -377,17 +376,19 @@ engine_call (struct engine_client *c, const struct engine_request *req,
              struct engine_answer *a, struct cr_error **err)
 {
   struct engine_curl *k = &c->curl;
+  memset (a, 0, sizeof *a);
+  /* The body is a string even when nothing arrives.  */
+  buf_puts (&a->body, "");
   struct engine_sink sink
       = { a, req->answer_max > 0 ? req->answer_max : ENGINE_ANSWER_MAX, false };
   struct curl_slist *headers = NULL;
   char curl_why[CURL_ERROR_SIZE] = "";
-  memset (a, 0, sizeof *a);
   CURL *h = k->easy_init ();
   if (h == NULL)
     return engine_fail (c, req, err, "libcurl could not make a handle");
-  cleanup_free char *url = xasprintf (
-      "%s%s%s%s", c->ep.base_url, req->unversioned ? "" : "/v",
-      req->unversioned ? "" : c->api, req->path);
+  cleanup_free char *url
+      = xasprintf ("%s%s%s%s", c->ep.base_url, req->unversioned ? "" : "/v",
+                   req->unversioned ? "" : c->api, req->path);
   engine_setopts (c, h, url, req);
   if (req->content_type != NULL)
     {
@@ -406,8 +407,6 @@ engine_call (struct engine_client *c, const struct engine_request *req,
   k->easy_getinfo (h, CURLINFO_RESPONSE_CODE, &a->status);
   k->easy_cleanup (h);
   k->slist_free_all (headers);
-  if (a->body.data == NULL)
-    buf_puts (&a->body, "");
   if (sink.over)
     return engine_fail (c, req, err, "the answer is longer than %zu bytes",
                         sink.max);
@@ -418,8 +417,7 @@ engine_call (struct engine_client *c, const struct engine_request *req,
                         k->easy_strerror (rc));
   if (rc != CURLE_OK)
     return engine_fail (c, req, err, "%s",
-                        curl_why[0] != '\0' ? curl_why
-                                            : k->easy_strerror (rc));
+                        curl_why[0] != '\0' ? curl_why : k->easy_strerror (rc));
   if (a->status >= 400)
     {
       cleanup_free char *m = engine_error_message (a);
@@ -495,9 +493,11 @@ static int
 engine_ping (struct engine_client *c, char *api, size_t len,
              struct cr_error **err)
 {
-  struct engine_request req
-      = { .method = "GET", .path = "/_ping", .unversioned = true,
-          .answer_max = 4096, .timeout_ms = 10000 };
+  struct engine_request req = { .method = "GET",
+                                .path = "/_ping",
+                                .unversioned = true,
+                                .answer_max = 4096,
+                                .timeout_ms = 10000 };
   struct engine_answer a;
   int ret = engine_call (c, &req, &a, err);
   if (ret == 0 && strcmp (a.body.data, "OK") != 0)
@@ -514,9 +514,8 @@ static const char *
 engine_kind_of (yajl_val version)
 {
   yajl_val comps = json_member (version, "Components");
-  for (size_t i = 0; comps != NULL && YAJL_IS_ARRAY (comps)
-                     && i < comps->u.array.len;
-       i++)
+  for (size_t i = 0;
+       comps != NULL && YAJL_IS_ARRAY (comps) && i < comps->u.array.len; i++)
     {
       const char *n = json_member_str (comps->u.array.values[i], "Name");
       if (n != NULL && strncmp (n, "Podman", 6) == 0)
@@ -531,8 +530,10 @@ static int
 engine_version (struct engine_client *c, const char *ping_api,
                 struct cr_error **err)
 {
-  struct engine_request req = { .method = "GET", .path = "/version",
-                                .unversioned = true, .answer_max = 65536,
+  struct engine_request req = { .method = "GET",
+                                .path = "/version",
+                                .unversioned = true,
+                                .answer_max = 65536,
                                 .timeout_ms = 10000 };
   yajl_val v = NULL;
   char why[200];

@@ -129,9 +129,8 @@ int engine_call (struct engine_client *c, const struct engine_request *req,
 
 /* engine_call for a JSON answer, parsed (the caller frees *out with
  * yajl_tree_free).  */
-int engine_call_json (struct engine_client *c,
-                      const struct engine_request *req, yajl_val *out,
-                      struct cr_error **err);
+int engine_call_json (struct engine_client *c, const struct engine_request *req,
+                      yajl_val *out, struct cr_error **err);
 
 /* The error for req against c: "engine NAME: METHOD PATH: what".  */
 int engine_fail (const struct engine_client *c,

@@ -57,8 +57,8 @@ facts_security_option (const char *opt, struct engine_facts *f)
       const char *p = strstr (opt, "profile=");
       f->seccomp = true;
       free (f->seccomp_profile);
-      f->seccomp_profile = p != NULL ? xstrndup (p + 8, strcspn (p + 8, ","))
-                                     : NULL;
+      f->seccomp_profile
+          = p != NULL ? xstrndup (p + 8, strcspn (p + 8, ",")) : NULL;
     }
   else if (strcmp (opt, "name=rootless") == 0)
     f->rootless = true;
@@ -81,9 +81,8 @@ engine_facts_from_info (yajl_val info, struct engine_facts *f)
   /* Podman also says it plainly.  */
   f->rootless = json_member_bool (info, "Rootless", false);
   yajl_val opts = json_member (info, "SecurityOptions");
-  for (size_t i = 0; opts != NULL && YAJL_IS_ARRAY (opts)
-                     && i < opts->u.array.len;
-       i++)
+  for (size_t i = 0;
+       opts != NULL && YAJL_IS_ARRAY (opts) && i < opts->u.array.len; i++)
     if (YAJL_IS_STRING (opts->u.array.values[i]))
       facts_security_option (opts->u.array.values[i]->u.string, f);
 }
@@ -147,8 +146,7 @@ engine_facts_read (struct engine_client *c, const char *image,
 
 void
 container_request_defaults (struct container_request *r,
-                            unsigned long cpu_seconds,
-                            unsigned long open_files)
+                            unsigned long cpu_seconds, unsigned long open_files)
 {
   r->memory_bytes = CONTAINER_MEMORY_BYTES;
   r->pids = CONTAINER_PIDS;
@@ -173,8 +171,8 @@ facts_path_ends (const char *c)
 static bool
 facts_after_method (const char *text, const char *c)
 {
-  static const char *const methods[] = { "GET ", "POST ", "DELETE ", "PUT ",
-                                         "HEAD " };
+  static const char *const methods[]
+      = { "GET ", "POST ", "DELETE ", "PUT ", "HEAD " };
   for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
     {
       size_t n = strlen (methods[i]);
@@ -235,13 +233,12 @@ facts_text_rows (struct buf *b, const struct container_report *r)
   cleanup_free char *ws = policy_format_bytes (q->workspace_bytes);
   cleanup_free char *tmp = policy_format_bytes (q->tmp_bytes);
   cleanup_free char *fsz = policy_format_bytes (q->file_bytes);
-  cleanup_free char *memrow
-      = xasprintf ("memory and swap %s together", mem);
-  cleanup_free char *memeng = xasprintf (
-      "memory limit %s, swap limit %s", facts_yes (f->memory_limit),
-      facts_yes (f->swap_limit));
-  cleanup_free char *pids = xasprintf ("%llu processes (cgroup)",
-                                       (unsigned long long) q->pids);
+  cleanup_free char *memrow = xasprintf ("memory and swap %s together", mem);
+  cleanup_free char *memeng
+      = xasprintf ("memory limit %s, swap limit %s",
+                   facts_yes (f->memory_limit), facts_yes (f->swap_limit));
+  cleanup_free char *pids
+      = xasprintf ("%llu processes (cgroup)", (unsigned long long) q->pids);
   cleanup_free char *pidseng
       = xasprintf ("pids limit %s", facts_yes (f->pids_limit));
   cleanup_free char *wsrow
@@ -251,11 +248,11 @@ facts_text_rows (struct buf *b, const struct container_report *r)
   cleanup_free char *rl = xasprintf (
       "rlimits cpu %lus, %lu open files, file size %s, processes %llu",
       q->cpu_seconds, q->open_files, fsz, (unsigned long long) q->pids);
-  cleanup_free char *seccomp = xasprintf (
-      "seccomp %s%s%s%s", facts_yes (f->seccomp),
-      f->seccomp_profile != NULL ? " (profile " : "",
-      f->seccomp_profile != NULL ? f->seccomp_profile : "",
-      f->seccomp_profile != NULL ? ")" : "");
+  cleanup_free char *seccomp
+      = xasprintf ("seccomp %s%s%s%s", facts_yes (f->seccomp),
+                   f->seccomp_profile != NULL ? " (profile " : "",
+                   f->seccomp_profile != NULL ? f->seccomp_profile : "",
+                   f->seccomp_profile != NULL ? ")" : "");
   cleanup_free char *user = xasprintf ("user %s, no-new-privileges", q->user);
   cleanup_free char *usereng
       = xasprintf ("rootless %s, user namespaces %s", facts_yes (f->rootless),
@@ -294,8 +291,9 @@ facts_text_engine (struct buf *b, const struct container_report *r)
     buf_printf (b, "  %-*s%s, %s\n", FACTS_WIDTH, "image", f->image,
                 f->image_id);
   else
-    buf_printf (b, "  %-*s%s, not on the engine (crucible sandbox image "
-                   "build makes it)\n",
+    buf_printf (b,
+                "  %-*s%s, not on the engine (crucible sandbox image "
+                "build makes it)\n",
                 FACTS_WIDTH, "image", f->image);
 }
 
@@ -310,22 +308,23 @@ container_report_text (const struct container_report *r)
   if (r->endpoint != NULL)
     {
       cleanup_free char *a = facts_redact (r->endpoint->address);
-      buf_printf (&b, "  %-10s%s, from %s\n", "engine", a,
-                  r->endpoint->source);
+      buf_printf (&b, "  %-10s%s, from %s\n", "engine", a, r->endpoint->source);
     }
   if (r->client == NULL)
     {
       cleanup_free char *why = facts_redact (r->why);
-      buf_printf (&b, "  %-10sunavailable\n\nthe engine cannot be used:\n"
-                      "  %s\n",
+      buf_printf (&b,
+                  "  %-10sunavailable\n\nthe engine cannot be used:\n"
+                  "  %s\n",
                   "status", why);
       if (r->enabled)
         buf_puts (&b, "  commands are refused, never run unconfined, while "
                       "sandbox.enabled is true\n");
       return buf_steal (&b, NULL);
     }
-  buf_printf (&b, "  %-10sthe engine answers; no command runs through it "
-                  "in this build\n",
+  buf_printf (&b,
+              "  %-10sthe engine answers; no command runs through it "
+              "in this build\n",
               "status");
   facts_text_engine (&b, r);
   facts_text_rows (&b, r);
@@ -341,9 +340,10 @@ facts_json_engine (struct jsonw *w, const struct container_report *r)
   const struct engine_facts *f = r->facts;
   jsonw_key (w, "engine");
   jsonw_object_open (w);
-  cleanup_free char *a = facts_redact (r->endpoint->address);
+  const struct engine_endpoint *ep = engine_client_endpoint (r->client);
+  cleanup_free char *a = facts_redact (ep->address);
   jsonw_member_cstr (w, "address", a);
-  jsonw_member_cstr (w, "source", r->endpoint->source);
+  jsonw_member_cstr (w, "source", ep->source);
   jsonw_member_cstr (w, "kind", engine_client_kind (r->client));
   jsonw_member_cstr (w, "version", engine_client_version (r->client));
   jsonw_member_cstr (w, "api", engine_client_api (r->client));

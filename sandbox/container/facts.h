@@ -47,11 +47,11 @@ void engine_facts_from_info (yajl_val info, struct engine_facts *f);
 /* What crucible would ask the engine for, for each command.  */
 struct container_request
 {
-  uint64_t memory_bytes;    /* memory and swap capped together at this */
-  uint64_t pids;            /* the cgroup's process cap */
-  uint64_t workspace_bytes; /* the workspace tmpfs */
-  uint64_t tmp_bytes;       /* /tmp's tmpfs */
-  uint64_t file_bytes;      /* RLIMIT_FSIZE inside */
+  uint64_t memory_bytes;     /* memory and swap capped together at this */
+  uint64_t pids;             /* the cgroup's process cap */
+  uint64_t workspace_bytes;  /* the workspace tmpfs */
+  uint64_t tmp_bytes;        /* /tmp's tmpfs */
+  uint64_t file_bytes;       /* RLIMIT_FSIZE inside */
   unsigned long cpu_seconds; /* RLIMIT_CPU inside (sandbox.limits) */
   unsigned long open_files;  /* RLIMIT_NOFILE inside (sandbox.limits) */
   const char *user;          /* "65534:65534" */

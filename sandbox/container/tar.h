@@ -14,8 +14,8 @@
  * are relative ("bin/sh"), at most 100 bytes.  */
 int tar_dir (struct buf *t, const char *name, unsigned mode,
              struct cr_error **err);
-int tar_file (struct buf *t, const char *name, unsigned mode,
-              const void *data, size_t len, struct cr_error **err);
+int tar_file (struct buf *t, const char *name, unsigned mode, const void *data,
+              size_t len, struct cr_error **err);
 int tar_symlink (struct buf *t, const char *name, const char *target,
                  struct cr_error **err);
 
