@@ -33,6 +33,7 @@
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
+#include "sandbox/container/container.h"
 #include "sandbox/registry.h"
 
 /* Open objects a valid file can have at once: top level, mcpServers or
@@ -156,6 +157,13 @@ static const struct config_key config_keys[] = {
    * the person's own file may choose it.  */
   CONFIG_STRING ("sandbox.backend", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_BACKEND,
                  64, sandbox_backend),
+  /* The container backend's engine and image: where commands would run,
+   * and the code they would run on, so only the person's own file says.  */
+  CONFIG_OBJECT ("sandbox.container"),
+  CONFIG_STRING ("sandbox.container.engine", CONFIG_RULE_HOME_ONLY,
+                 CONFIG_CHECK_TEXT, 1024, container_engine),
+  CONFIG_STRING ("sandbox.container.image", CONFIG_RULE_HOME_ONLY,
+                 CONFIG_CHECK_TEXT, 256, container_image),
   CONFIG_OBJECT ("sandbox.filesystem"),
   CONFIG_LIST ("sandbox.filesystem.writable", CONFIG_RULE_INSIDE,
                CONFIG_CHECK_PATH, 4096, 256, fs_writable),
@@ -582,10 +590,11 @@ static const char *
 config_refuse_backend (const char *s)
 {
   static char why[320];
-  if (sandbox_registry_find (s) != NULL)
+  if (sandbox_registry_find (s) != NULL
+      || strcmp (s, CONTAINER_BACKEND_ID) == 0)
     return NULL;
-  snprintf (why, sizeof why, _ ("is not a known backend (known: %s)"),
-            sandbox_registry_known ());
+  snprintf (why, sizeof why, _ ("is not a known backend (known: %s, %s)"),
+            sandbox_registry_known (), CONTAINER_BACKEND_ID);
   return why;
 }
 
@@ -1660,6 +1669,8 @@ config_free (struct config *cfg)
   free (cfg->permissions_mode);
   free (cfg->agent_command);
   free (cfg->sandbox_backend);
+  free (cfg->container_engine);
+  free (cfg->container_image);
   free (cfg->theme);
   for (size_t i = 0; i < cfg->n_mcp_servers; i++)
     mcpservers_clear (&cfg->mcp_servers[i]);

@@ -59,6 +59,9 @@ struct config
   char *sandbox_backend; /* sandbox.backend, home-only, or NULL: the
                             platform's own */
 
+  char *container_engine; /* sandbox.container.engine, home-only, or NULL */
+  char *container_image;  /* sandbox.container.image, home-only, or NULL */
+
   struct config_list fs_writable;   /* sandbox.filesystem.writable */
   struct config_list fs_read_only;  /* sandbox.filesystem.readOnly */
   struct config_list fs_protected;  /* sandbox.filesystem.protected */

@@ -3,9 +3,11 @@
 
 #include "lib/json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <yajl/yajl_parse.h>
+#include <yajl/yajl_tree.h>
 
 /* Where the pass is.  */
 struct json_state
@@ -158,4 +160,59 @@ json_scan (const char *text, size_t len, struct json_scan *out)
     s = yajl_complete_parse (st.yajl);
   yajl_free (st.yajl);
   return s == yajl_status_ok ? 0 : -1;
+}
+
+yajl_val
+json_tree (const char *text, size_t len, char *why, size_t why_len)
+{
+  if (memchr (text, '\0', len) != NULL)
+    {
+      snprintf (why, why_len, "a NUL byte inside the JSON text");
+      return NULL;
+    }
+  yajl_val v = yajl_tree_parse (text, why, why_len);
+  if (v == NULL && why_len > 0)
+    {
+      /* yajl's message spans lines, with a caret under the place.  */
+      char *nl = strchr (why, '\n');
+      if (nl != NULL)
+        *nl = '\0';
+    }
+  return v;
+}
+
+yajl_val
+json_member (yajl_val obj, const char *key)
+{
+  if (obj == NULL || !YAJL_IS_OBJECT (obj))
+    return NULL;
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return obj->u.object.values[i];
+  return NULL;
+}
+
+const char *
+json_member_str (yajl_val obj, const char *key)
+{
+  yajl_val v = json_member (obj, key);
+  return v != NULL && YAJL_IS_STRING (v) ? v->u.string : NULL;
+}
+
+bool
+json_member_bool (yajl_val obj, const char *key, bool dflt)
+{
+  yajl_val v = json_member (obj, key);
+  if (v != NULL && YAJL_IS_TRUE (v))
+    return true;
+  if (v != NULL && YAJL_IS_FALSE (v))
+    return false;
+  return dflt;
+}
+
+long long
+json_member_int (yajl_val obj, const char *key, long long dflt)
+{
+  yajl_val v = json_member (obj, key);
+  return v != NULL && YAJL_IS_INTEGER (v) ? v->u.number.i : dflt;
 }

@@ -20,4 +20,23 @@ struct json_scan
  * Only the first "id" key of a top-level object counts.  */
 int json_scan (const char *text, size_t len, struct json_scan *out);
 
+/* A JSON text from a peer (an engine's answer) as a yajl tree: len bytes,
+ * NUL-terminated at text[len]; NULL with why when it is not JSON or holds a
+ * NUL byte (which would end yajl's reading early).  Free with
+ * yajl_tree_free.  */
+struct yajl_val_s;
+struct yajl_val_s *json_tree (const char *text, size_t len, char *why,
+                              size_t why_len);
+
+/* Members of an object read from such a tree (obj may be NULL or not an
+ * object): the string (NULL when absent or not a string), the boolean
+ * (dflt when absent or not one), the integer (dflt likewise).  */
+const char *json_member_str (struct yajl_val_s *obj, const char *key);
+bool json_member_bool (struct yajl_val_s *obj, const char *key, bool dflt);
+long long json_member_int (struct yajl_val_s *obj, const char *key,
+                           long long dflt);
+
+/* The member key of obj (any type), or NULL.  */
+struct yajl_val_s *json_member (struct yajl_val_s *obj, const char *key);
+
 #endif

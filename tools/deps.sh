@@ -18,6 +18,11 @@ command -v npm >/dev/null 2>&1 || DEPS_TEST="$DEPS_TEST npm"
 # newuidmap/newgidmap: an unprivileged user's groups mapped in the sandbox
 # (sandbox/userns.h, tests/integration/run-groups.sh).
 DEPS_TEST="$DEPS_TEST uidmap"
+# The container backend (sandbox/container/, tests/container/): libcurl's
+# header (libcurl is loaded at run time, not linked), and the engines the
+# tests start themselves with the busybox root their image is made from.
+DEPS_BUILD="$DEPS_BUILD libcurl4-openssl-dev"
+DEPS_TEST="$DEPS_TEST docker.io podman runc busybox-static"
 
 # Print the packages of the given lists that are not installed.
 deps_missing() {

@@ -16,6 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+#include "sandbox/container/container.h"
 #include "sandbox/registry.h"
 #include "tui/cmd_audit.h"
 #include "tui/cmd_quarantine.h"
@@ -45,6 +46,7 @@ sandbox_usage (FILE *out)
             "       crucible sandbox audit [--json] [--backend ID]\n"
             "       crucible sandbox enable | disable\n"
             "       crucible sandbox quarantine [list | restore ID | drop ID]\n"
+            "       crucible sandbox image build [--from IMAGE]\n"
             "       crucible --sandbox [--json]\n\n"
             "inspect  print the backend and what a command here would run "
             "under,\n"
@@ -55,7 +57,10 @@ sandbox_usage (FILE *out)
             "         machine is found able to enforce it\n"
             "disable  turn confinement off in ~/.crucible/config.json\n"
             "quarantine  what publication kept when a rollback could not "
-            "be proved\n"),
+            "be proved\n"
+            "image build  make the container backend's image on its engine\n"
+            "         from this machine's busybox-static, or on a local "
+            "--from IMAGE\n"),
          out);
 }
 
@@ -127,6 +132,63 @@ sandbox_print (const char *s)
   return SANDBOX_EXIT_OK;
 }
 
+/* Whether the configuration selects the container backend.  */
+static bool
+sandbox_is_container (const struct config *cfg)
+{
+  return cfg->sandbox_backend != NULL
+         && strcmp (cfg->sandbox_backend, CONTAINER_BACKEND_ID) == 0;
+}
+
+/* The container backend's configuration.  */
+static void
+sandbox_container_config (const struct config *cfg, struct container_config *cc)
+{
+  cc->engine = cfg->container_engine;
+  cc->image = cfg->container_image;
+  cc->cpu_seconds = (unsigned long) cfg->cpu_seconds;
+  cc->open_files = (unsigned long) cfg->open_files;
+}
+
+/* The inspection report's mode line for cfg.  */
+static const char *
+sandbox_mode_line (const struct config *cfg)
+{
+  if (cfg->sandbox_enabled)
+    return cfg->sandbox_enabled_origin == CONFIG_PROJECT
+               ? "required by project configuration"
+               : "enabled by home configuration";
+  return cfg->sandbox_enabled_origin == CONFIG_HOME
+             ? "disabled by home configuration"
+             : "disabled by default";
+}
+
+/* Tell the person the engine is being asked, before the wait.  */
+static void
+sandbox_asking (void *data)
+{
+  (void) data;
+  fprintf (stderr, "%s\n", _ ("Asking the engine…"));
+  fflush (stderr);
+}
+
+/* The container backend's report: the engine asked, nothing created.  */
+static char *
+sandbox_container_inspect (const struct config *cfg, const char *workspace,
+                           const struct sandbox_report_options *opts)
+{
+  struct container_config cc;
+  struct container_inspect_input in = {
+    .workspace = workspace,
+    .mode = sandbox_mode_line (cfg),
+    .enabled = cfg->sandbox_enabled,
+    .json = opts->json,
+    .asking = sandbox_asking,
+  };
+  sandbox_container_config (cfg, &cc);
+  return container_inspect (&cc, &in);
+}
+
 /* Make and print the report for the current directory.  */
 static int
 sandbox_inspect (const struct sandbox_report_options *opts)
@@ -143,6 +205,12 @@ sandbox_inspect (const struct sandbox_report_options *opts)
     return sandbox_report_failed (opts, "workspace", err);
   if (config_load (&cfg, NULL, workspace, &err) < 0)
     return sandbox_report_failed (opts, "configuration", err);
+  if (sandbox_is_container (cfg))
+    {
+      text = sandbox_container_inspect (cfg, workspace, opts);
+      config_free (cfg);
+      return sandbox_print (text);
+    }
   config_policy_input (cfg, workspace, &in);
   front_backend_info (cfg, &info);
   int ret = inspect_build (&in, &info, &report, &err);
@@ -299,6 +367,89 @@ sandbox_cmd_set (int argc, char **argv)
   return SANDBOX_EXIT_USAGE;
 }
 
+/* Where image build finds the host's busybox-static.  */
+#define SANDBOX_BUSYBOX "/bin/busybox"
+
+/* image build's options.  */
+enum sandbox_image_option
+{
+  SANDBOX_IMAGE_FROM,
+  SANDBOX_IMAGE_HELP
+};
+
+static const struct options_spec sandbox_image_specs[] = {
+  { "--from", NULL, SANDBOX_IMAGE_FROM, true },
+  { "--help", "-h", SANDBOX_IMAGE_HELP, false },
+};
+
+static const struct options_table sandbox_image_table
+    = OPTIONS_TABLE (sandbox_image_specs, 0);
+
+/* Say which engine the image is being built on.  */
+static void
+sandbox_image_progress (void *data, const char *engine)
+{
+  (void) data;
+  fprintf (stderr, _ ("Building the image on the engine %s…\n"), engine);
+  fflush (stderr);
+}
+
+/* Build the configured image, from busybox-static or from.  */
+static int
+sandbox_image_build (const char *from)
+{
+  struct cr_error *err = NULL;
+  struct config *cfg = NULL;
+  struct container_config cc;
+  cleanup_free char *workspace = front_workspace (&err);
+  cleanup_free char *id = NULL;
+  if (workspace == NULL || config_load (&cfg, NULL, workspace, &err) < 0)
+    return sandbox_fail (err);
+  sandbox_container_config (cfg, &cc);
+  const char *image = cc.image != NULL ? cc.image : CONTAINER_DEFAULT_IMAGE;
+  cleanup_free char *name = xstrdup (image);
+  int ret = container_image_build (&cc, from, SANDBOX_BUSYBOX,
+                                   sandbox_image_progress, NULL, &id, &err);
+  config_free (cfg);
+  if (ret < 0)
+    return sandbox_fail (err);
+  printf (_ ("built %s: %s\n"), name, id);
+  return SANDBOX_EXIT_OK;
+}
+
+/* `crucible sandbox image build [--from IMAGE]` (argv[0] is "image").  */
+static int
+sandbox_cmd_image (int argc, char **argv)
+{
+  struct options_parser p;
+  const char *from = NULL;
+  int c;
+  if (argc < 2 || strcmp (argv[1], "build") != 0)
+    {
+      fprintf (stderr, _ ("crucible: sandbox image: expected 'build'\n"));
+      sandbox_usage (stderr);
+      return SANDBOX_EXIT_USAGE;
+    }
+  options_begin (&p, &sandbox_image_table, argc - 1, argv + 1);
+  while ((c = options_next (&p)) != OPTIONS_END)
+    switch (c)
+      {
+      case SANDBOX_IMAGE_FROM:
+        from = p.value;
+        break;
+      case SANDBOX_IMAGE_HELP:
+        sandbox_usage (stdout);
+        return SANDBOX_EXIT_OK;
+      default:
+        fprintf (stderr,
+                 _ ("crucible: sandbox image build: unknown option '%s'\n"),
+                 p.word);
+        sandbox_usage (stderr);
+        return SANDBOX_EXIT_USAGE;
+      }
+  return sandbox_image_build (from);
+}
+
 /* A subcommand of `crucible sandbox`: its name, and what runs it with
  * argv[0] its name.  */
 struct sandbox_subcommand
@@ -310,7 +461,7 @@ struct sandbox_subcommand
 static const struct sandbox_subcommand sandbox_subcommands[] = {
   { "inspect", cmd_sandbox_report }, { "audit", cmd_audit },
   { "enable", sandbox_cmd_set },     { "disable", sandbox_cmd_set },
-  { "quarantine", cmd_quarantine },
+  { "quarantine", cmd_quarantine },  { "image", sandbox_cmd_image },
 };
 
 int

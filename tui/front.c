@@ -11,6 +11,7 @@
 
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
+#include "sandbox/container/container.h"
 #include "sandbox/registry.h"
 
 char *
@@ -120,7 +121,10 @@ front_backend (const struct config *cfg, char **refusal)
     return b;
   if (b == NULL)
     {
-      *refusal = front_no_backend ("sandbox.backend names no known backend");
+      *refusal = front_no_backend (
+          bc.backend != NULL && strcmp (bc.backend, CONTAINER_BACKEND_ID) == 0
+              ? CONTAINER_RUNS_NOTHING
+              : "sandbox.backend names no known backend");
       return NULL;
     }
   /* The probe starts bwrap (bounded by a short timeout) to see that it can
@@ -150,7 +154,10 @@ front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
   if (e == NULL)
     {
       info->id = bc.backend;
-      info->why_not_found = xstrdup ("sandbox.backend names no known backend");
+      info->why_not_found = xstrdup (
+          bc.backend != NULL && strcmp (bc.backend, CONTAINER_BACKEND_ID) == 0
+              ? CONTAINER_RUNS_NOTHING
+              : "sandbox.backend names no known backend");
       return;
     }
   e->info (info);

@@ -17,9 +17,9 @@ HOME_FILE="$HOME/.crucible/config.json"
 CONFINES_NOTHING='sandbox.backend is "compat", and the compatibility backend confines nothing'
 
 # --- an unknown name --------------------------------------------------------
-home_config $'{"sandbox": {\n  "backend": "container"}}'
+home_config $'{"sandbox": {\n  "backend": "containr"}}'
 crun run echo hi
-is "$rc|$err" "125|crucible: $HOME_FILE:2: sandbox.backend: is not a known backend (known: linux-bubblewrap, compat)" \
+is "$rc|$err" "125|crucible: $HOME_FILE:2: sandbox.backend: is not a known backend (known: linux-bubblewrap, compat, container)" \
   "unknown: run exits 125 naming the file, line and the known names"
 crun sandbox inspect
 like "$rc|$err" "^[1-9][0-9]*\\|crucible: $HOME_FILE:2: sandbox.backend: is not a known backend" \

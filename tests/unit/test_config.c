@@ -93,9 +93,24 @@ test_sandbox_backend (void **state)
             CONFIG_HOME);
   assert_string_equal (cfg->sandbox_backend, "linux-bubblewrap");
   config_free (cfg);
-  expect_home_error ("{\"sandbox\": {\n\"backend\": \"container\"}}",
+  expect_home_error ("{\"sandbox\": {\n\"backend\": \"containr\"}}",
                      "home.json:2: sandbox.backend: is not a known backend "
-                     "(known: linux-bubblewrap, compat)");
+                     "(known: linux-bubblewrap, compat, container)");
+  /* The container backend is known (inspection and image build reach its
+   * engine), with its two home-only keys.  */
+  cfg = config_new_defaults ();
+  merge_ok (cfg,
+            "{\"sandbox\": {\"backend\": \"container\", \"container\": "
+            "{\"engine\": \"unix:///run/x.sock\", \"image\": \"i:1\"}}}",
+            CONFIG_HOME);
+  assert_string_equal (cfg->sandbox_backend, "container");
+  assert_string_equal (cfg->container_engine, "unix:///run/x.sock");
+  assert_string_equal (cfg->container_image, "i:1");
+  config_free (cfg);
+  expect_project_error ("{\"sandbox\": {\"container\": {\"image\": \"x\"}}}",
+                        "project.json:1: sandbox.container.image: may only be "
+                        "set in the home configuration "
+                        "(~/.crucible/config.json), not in a project");
   expect_project_error ("{\"sandbox\": {\"backend\": \"compat\"}}",
                         "project.json:1: sandbox.backend: may only be set in "
                         "the home configuration (~/.crucible/config.json), "

@@ -1,0 +1,624 @@
+/* The container engine client (sandbox/container/engine.h).  */
+#include <config.h>
+
+#include "sandbox/container/engine.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/json.h"
+#include "lib/xalloc.h"
+#include "sandbox/container/curl.h"
+
+/* The ports an engine listens on by convention, without and with TLS.  */
+#define ENGINE_PORT_PLAIN "2375"
+#define ENGINE_PORT_TLS "2376"
+
+struct engine_client
+{
+  struct engine_endpoint ep;
+  struct engine_curl curl;
+  char *name;
+  char *kind;
+  char *version;
+  char api[16];
+};
+
+void
+engine_env_from_process (struct engine_env *env, char *buf, size_t len)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  memset (env, 0, sizeof *env);
+  env->docker_host = getenv ("DOCKER_HOST");
+  env->tls_verify = getenv ("DOCKER_TLS_VERIFY");
+  env->cert_path = getenv ("DOCKER_CERT_PATH");
+  env->home = getenv ("HOME");
+  env->docker_socket = "/var/run/docker.sock";
+  env->podman_socket = "/run/podman/podman.sock";
+  if (xdg != NULL && xdg[0] == '/')
+    snprintf (buf, len, "%s/podman/podman.sock", xdg);
+  else
+    snprintf (buf, len, "/run/user/%lu/podman/podman.sock",
+              (unsigned long) getuid ());
+  env->podman_rootless = getuid () != 0 ? buf : NULL;
+}
+
+void
+engine_endpoint_clear (struct engine_endpoint *e)
+{
+  free (e->address);
+  free (e->socket_path);
+  free (e->base_url);
+  free (e->ca);
+  free (e->cert);
+  free (e->key);
+  memset (e, 0, sizeof *e);
+}
+
+/* Whether host (a bracketed IPv6 literal or a dotted IPv4 one) is a
+ * loopback address.  A name never is: what it resolves to can change
+ * between this check and the connection.  */
+static bool
+engine_host_loopback (const char *host)
+{
+  struct in_addr v4;
+  struct in6_addr v6;
+  size_t n = strlen (host);
+  if (inet_pton (AF_INET, host, &v4) == 1)
+    return (ntohl (v4.s_addr) >> 24) == 127;
+  if (n < 3 || host[0] != '[' || host[n - 1] != ']')
+    return false;
+  cleanup_free char *bare = xstrndup (host + 1, n - 2);
+  return inet_pton (AF_INET6, bare, &v6) == 1
+         && memcmp (&v6, &in6addr_loopback, sizeof v6) == 0;
+}
+
+/* Split "HOST[:PORT]" (HOST possibly "[v6]") into its parts; the port
+ * defaults to dflt.  */
+static int
+engine_split_host (const char *hostport, const char *dflt, char **host,
+                   char **port)
+{
+  const char *colon = NULL;
+  if (hostport[0] == '[')
+    {
+      const char *close = strchr (hostport, ']');
+      if (close == NULL || (close[1] != '\0' && close[1] != ':'))
+        return -1;
+      colon = close[1] == ':' ? close + 1 : NULL;
+    }
+  else
+    colon = strrchr (hostport, ':');
+  size_t hlen = colon != NULL ? (size_t) (colon - hostport) : strlen (hostport);
+  const char *p = colon != NULL ? colon + 1 : dflt;
+  long number = strspn (p, "0123456789") == strlen (p) && strlen (p) <= 5
+                    ? strtol (p, NULL, 10)
+                    : -1;
+  if (hlen == 0 || *p == '\0' || number < 1 || number > 65535)
+    return -1;
+  for (size_t i = 0; i < hlen; i++)
+    if (!isalnum ((unsigned char) hostport[i])
+        && strchr ("-._[]:", hostport[i]) == NULL)
+      return -1;
+  *host = xstrndup (hostport, hlen);
+  *port = xstrdup (p);
+  return 0;
+}
+
+/* Whether DOCKER_TLS_VERIFY asks for TLS: set and not empty, as the docker
+ * client reads it.  */
+static bool
+engine_env_tls (const struct engine_env *env)
+{
+  return env->tls_verify != NULL && env->tls_verify[0] != '\0';
+}
+
+/* The three TLS files of DOCKER_CERT_PATH (default ~/.docker), each of
+ * which must be there.  */
+static int
+engine_tls_files (const struct engine_env *env, struct engine_endpoint *e,
+                  struct cr_error **err)
+{
+  cleanup_free char *dir = NULL;
+  if (env->cert_path != NULL && env->cert_path[0] != '\0')
+    dir = xstrdup (env->cert_path);
+  else if (env->home != NULL)
+    dir = xasprintf ("%s/.docker", env->home);
+  else
+    return cr_error_set (err, 0,
+                         "DOCKER_TLS_VERIFY is set, but neither "
+                         "DOCKER_CERT_PATH nor HOME says where ca.pem, "
+                         "cert.pem and key.pem are");
+  e->ca = xasprintf ("%s/ca.pem", dir);
+  e->cert = xasprintf ("%s/cert.pem", dir);
+  e->key = xasprintf ("%s/key.pem", dir);
+  const char *files[] = { e->ca, e->cert, e->key };
+  for (size_t i = 0; i < 3; i++)
+    if (access (files[i], R_OK) < 0)
+      return cr_error_set (err, errno, "TLS (DOCKER_TLS_VERIFY): %s", files[i]);
+  return 0;
+}
+
+/* Read tcp://HOST[:PORT] into e.  */
+static int
+engine_parse_tcp (const char *rest, const struct engine_env *env,
+                  struct engine_endpoint *e, struct cr_error **err)
+{
+  cleanup_free char *host = NULL;
+  cleanup_free char *port = NULL;
+  e->transport = ENGINE_TCP;
+  e->tls = engine_env_tls (env);
+  if (engine_split_host (rest, e->tls ? ENGINE_PORT_TLS : ENGINE_PORT_PLAIN,
+                         &host, &port)
+      < 0)
+    return cr_error_set (err, 0, "expected tcp://HOST[:PORT]");
+  if (!e->tls && !engine_host_loopback (host))
+    return cr_error_set (err, 0,
+                         "plain tcp:// without TLS is refused unless the "
+                         "address is a numeric loopback address; set "
+                         "DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH");
+  if (e->tls && engine_tls_files (env, e, err) < 0)
+    return -1;
+  e->base_url = xasprintf ("%s://%s:%s", e->tls ? "https" : "http", host, port);
+  return 0;
+}
+
+int
+engine_endpoint_parse (const char *address, const char *source,
+                       const struct engine_env *env, struct engine_endpoint *e,
+                       struct cr_error **err)
+{
+  int ret = -1;
+  memset (e, 0, sizeof *e);
+  e->address = xstrdup (address);
+  e->source = source;
+  if (strncmp (address, "unix://", 7) == 0 && address[7] == '/')
+    {
+      e->transport = ENGINE_UNIX;
+      e->socket_path = xstrdup (address + 7);
+      /* The host part of the URL is never sent anywhere: the connection
+       * is the socket.  */
+      e->base_url = xstrdup ("http://engine");
+      ret = 0;
+    }
+  else if (strncmp (address, "tcp://", 6) == 0)
+    ret = engine_parse_tcp (address + 6, env, e, err);
+  else
+    ret = cr_error_set (err, 0, "expected unix:///PATH or tcp://HOST:PORT");
+  if (ret < 0)
+    {
+      cr_error_prefix (err, "the engine %s (%s)", address, source);
+      engine_endpoint_clear (e);
+    }
+  return ret;
+}
+
+/* Whether path is a socket.  */
+static bool
+engine_is_socket (const char *path)
+{
+  struct stat st;
+  return path != NULL && stat (path, &st) == 0 && S_ISSOCK (st.st_mode);
+}
+
+int
+engine_discover (const char *configured, const struct engine_env *env,
+                 struct engine_endpoint *e, struct cr_error **err)
+{
+  if (configured != NULL)
+    return engine_endpoint_parse (configured, "sandbox.container.engine", env,
+                                  e, err);
+  if (env->docker_host != NULL && env->docker_host[0] != '\0')
+    return engine_endpoint_parse (env->docker_host, "DOCKER_HOST", env, e, err);
+  const char *places[]
+      = { env->docker_socket, env->podman_socket, env->podman_rootless };
+  const char *sources[] = { "the default Docker socket", "Podman's socket",
+                            "Podman's rootless socket" };
+  struct buf looked = BUF_INIT;
+  for (size_t i = 0; i < 3; i++)
+    {
+      if (places[i] == NULL)
+        continue;
+      if (engine_is_socket (places[i]))
+        {
+          buf_free (&looked);
+          cleanup_free char *a = xasprintf ("unix://%s", places[i]);
+          return engine_endpoint_parse (a, sources[i], env, e, err);
+        }
+      buf_printf (&looked, "%s%s", looked.len > 0 ? ", " : "", places[i]);
+    }
+  cr_error_set (err, 0,
+                "no container engine was found: sandbox.container.engine and "
+                "DOCKER_HOST are not set, and no socket is at %s",
+                looked.data != NULL ? looked.data : "any default place");
+  buf_free (&looked);
+  return -1;
+}
+
+int
+engine_fail (const struct engine_client *c, const struct engine_request *req,
+             struct cr_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *what = NULL;
+  if (vasprintf (&what, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  if (req == NULL)
+    return cr_error_set (err, 0, "engine %s: %s", c->name, what);
+  return cr_error_set (err, 0, "engine %s: %s %s%s%s: %s", c->name, req->method,
+                       req->unversioned ? "" : "/v",
+                       req->unversioned ? "" : c->api, req->path, what);
+}
+
+void
+engine_answer_clear (struct engine_answer *a)
+{
+  buf_free (&a->body);
+  memset (a, 0, sizeof *a);
+}
+
+/* Where one answer is being read, with its bound.  */
+struct engine_sink
+{
+  struct engine_answer *a;
+  size_t max;
+  bool over;
+};
+
+/* libcurl's write callback: keep the body up to the bound; past it, stop
+ * the transfer (returning less than given does).  */
+static size_t
+engine_on_body (char *data, size_t size, size_t n, void *userdata)
+{
+  struct engine_sink *s = userdata;
+  size_t len = size * n;
+  if (s->a->body.len + len > s->max)
+    {
+      s->over = true;
+      return 0;
+    }
+  buf_append (&s->a->body, data, len);
+  return len;
+}
+
+/* libcurl's header callback: keep Api-Version.  */
+static size_t
+engine_on_header (char *data, size_t size, size_t n, void *userdata)
+{
+  struct engine_answer *a = userdata;
+  size_t len = size * n;
+  static const char name[] = "api-version:";
+  if (len > sizeof name - 1 && strncasecmp (data, name, sizeof name - 1) == 0)
+    {
+      const char *v = data + sizeof name - 1;
+      size_t vlen = len - (sizeof name - 1);
+      while (vlen > 0 && (*v == ' ' || *v == '\t'))
+        v++, vlen--;
+      while (vlen > 0 && isspace ((unsigned char) v[vlen - 1]))
+        vlen--;
+      if (vlen < sizeof a->api_version)
+        {
+          memcpy (a->api_version, v, vlen);
+          a->api_version[vlen] = '\0';
+        }
+    }
+  return len;
+}
+
+/* Set the options every request has: where, how, how long, and nothing
+ * the environment could redirect (no proxy, no redirects, HTTP only).  */
+static void
+engine_setopts (struct engine_client *c, CURL *h, const char *url,
+                const struct engine_request *req)
+{
+  struct engine_curl *k = &c->curl;
+  k->easy_setopt (h, CURLOPT_URL, url);
+  k->easy_setopt (h, CURLOPT_NOSIGNAL, 1L);
+  k->easy_setopt (h, CURLOPT_PROTOCOLS_STR, "http,https");
+  k->easy_setopt (h, CURLOPT_FOLLOWLOCATION, 0L);
+  /* http_proxy in crucible's environment must not see the engine's API,
+   * which carries the job and its credentials.  */
+  k->easy_setopt (h, CURLOPT_PROXY, "");
+  k->easy_setopt (h, CURLOPT_CONNECTTIMEOUT_MS, ENGINE_CONNECT_TIMEOUT_MS);
+  k->easy_setopt (h, CURLOPT_TIMEOUT_MS,
+                  req->timeout_ms > 0 ? req->timeout_ms : ENGINE_TIMEOUT_MS);
+  if (c->ep.transport == ENGINE_UNIX)
+    k->easy_setopt (h, CURLOPT_UNIX_SOCKET_PATH, c->ep.socket_path);
+  if (c->ep.tls)
+    {
+      k->easy_setopt (h, CURLOPT_CAINFO, c->ep.ca);
+      k->easy_setopt (h, CURLOPT_SSLCERT, c->ep.cert);
+      k->easy_setopt (h, CURLOPT_SSLKEY, c->ep.key);
+      k->easy_setopt (h, CURLOPT_SSL_VERIFYPEER, 1L);
+      k->easy_setopt (h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+  k->easy_setopt (h, CURLOPT_CUSTOMREQUEST, req->method);
+  if (req->body != NULL)
+    {
+      k->easy_setopt (h, CURLOPT_POSTFIELDS, req->body);
+      k->easy_setopt (h, CURLOPT_POSTFIELDSIZE_LARGE,
+                      (curl_off_t) req->body_len);
+    }
+  else if (strcmp (req->method, "POST") == 0)
+    k->easy_setopt (h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) 0);
+}
+
+/* The engine's own message from an error answer ({"message": ...}), or the
+ * body's start when it is not that.  Owned.  */
+static char *
+engine_error_message (const struct engine_answer *a)
+{
+  char why[128];
+  const char *body = a->body.data != NULL ? a->body.data : "";
+  yajl_val v = json_tree (body, a->body.len, why, sizeof why);
+  const char *m = json_member_str (v, "message");
+  char *out = m != NULL ? xstrdup (m) : xstrndup (body, 200);
+  yajl_tree_free (v);
+  size_t n = strlen (out);
+  while (n > 0 && isspace ((unsigned char) out[n - 1]))
+    out[--n] = '\0';
+  return out;
+}
+
+int
+engine_call (struct engine_client *c, const struct engine_request *req,
+             struct engine_answer *a, struct cr_error **err)
+{
+  struct engine_curl *k = &c->curl;
+  memset (a, 0, sizeof *a);
+  /* The body is a string even when nothing arrives.  */
+  buf_puts (&a->body, "");
+  struct engine_sink sink
+      = { a, req->answer_max > 0 ? req->answer_max : ENGINE_ANSWER_MAX, false };
+  struct curl_slist *headers = NULL;
+  char curl_why[CURL_ERROR_SIZE] = "";
+  CURL *h = k->easy_init ();
+  if (h == NULL)
+    return engine_fail (c, req, err, "libcurl could not make a handle");
+  cleanup_free char *url
+      = xasprintf ("%s%s%s%s", c->ep.base_url, req->unversioned ? "" : "/v",
+                   req->unversioned ? "" : c->api, req->path);
+  engine_setopts (c, h, url, req);
+  if (req->content_type != NULL)
+    {
+      cleanup_free char *ct = xasprintf ("Content-Type: %s", req->content_type);
+      headers = k->slist_append (headers, ct);
+    }
+  /* No "Expect: 100-continue" pause before a body.  */
+  headers = k->slist_append (headers, "Expect:");
+  k->easy_setopt (h, CURLOPT_HTTPHEADER, headers);
+  k->easy_setopt (h, CURLOPT_ERRORBUFFER, curl_why);
+  k->easy_setopt (h, CURLOPT_WRITEFUNCTION, engine_on_body);
+  k->easy_setopt (h, CURLOPT_WRITEDATA, &sink);
+  k->easy_setopt (h, CURLOPT_HEADERFUNCTION, engine_on_header);
+  k->easy_setopt (h, CURLOPT_HEADERDATA, a);
+  CURLcode rc = k->easy_perform (h);
+  k->easy_getinfo (h, CURLINFO_RESPONSE_CODE, &a->status);
+  k->easy_cleanup (h);
+  k->slist_free_all (headers);
+  if (sink.over)
+    return engine_fail (c, req, err, "the answer is longer than %zu bytes",
+                        sink.max);
+  /* libcurl words a socket that refuses as a port 80 of host "engine":
+   * say what it is instead.  */
+  if (rc == CURLE_COULDNT_CONNECT && c->ep.transport == ENGINE_UNIX)
+    return engine_fail (c, req, err, "cannot connect to its socket: %s",
+                        k->easy_strerror (rc));
+  if (rc != CURLE_OK)
+    return engine_fail (c, req, err, "%s",
+                        curl_why[0] != '\0' ? curl_why : k->easy_strerror (rc));
+  if (a->status >= 400)
+    {
+      cleanup_free char *m = engine_error_message (a);
+      return engine_fail (c, req, err, "%ld: %s", a->status, m);
+    }
+  return 0;
+}
+
+int
+engine_call_json (struct engine_client *c, const struct engine_request *req,
+                  yajl_val *out, struct cr_error **err)
+{
+  struct engine_answer a;
+  char why[128] = "";
+  *out = NULL;
+  if (engine_call (c, req, &a, err) < 0)
+    {
+      engine_answer_clear (&a);
+      return -1;
+    }
+  *out = json_tree (a.body.data, a.body.len, why, sizeof why);
+  engine_answer_clear (&a);
+  if (*out == NULL)
+    return engine_fail (c, req, err, "the answer is not JSON: %s", why);
+  return 0;
+}
+
+/* Read "1.N" into N; -1 when it is not that.  */
+static int
+engine_api_minor (const char *v)
+{
+  char *end = NULL;
+  if (v == NULL || strncmp (v, "1.", 2) != 0 || !isdigit ((unsigned char) v[2]))
+    return -1;
+  long n = strtol (v + 2, &end, 10);
+  return *end == '\0' && n < 1000 ? (int) n : -1;
+}
+
+int
+engine_negotiate (const char *engine_api, const char *min_api, char *out,
+                  size_t len, char *why, size_t why_len)
+{
+  int have = engine_api_minor (engine_api);
+  int min = engine_api_minor (min_api);
+  if (have < 0)
+    {
+      snprintf (why, why_len, "it gave no API version crucible can read (%s)",
+                engine_api != NULL ? engine_api : "none");
+      return -1;
+    }
+  if (have < ENGINE_API_MIN_MINOR)
+    {
+      snprintf (why, why_len,
+                "it speaks API %s, and crucible needs 1.%d or later",
+                engine_api, ENGINE_API_MIN_MINOR);
+      return -1;
+    }
+  int use = have < ENGINE_API_MAX_MINOR ? have : ENGINE_API_MAX_MINOR;
+  if (min > use)
+    {
+      snprintf (why, why_len,
+                "it speaks API %s to 1.%d at the oldest, and crucible speaks "
+                "1.%d to 1.%d",
+                min_api, have, ENGINE_API_MIN_MINOR, ENGINE_API_MAX_MINOR);
+      return -1;
+    }
+  snprintf (out, len, "1.%d", use);
+  return 0;
+}
+
+/* Ask /_ping: the engine is there and answers "OK".  */
+static int
+engine_ping (struct engine_client *c, char *api, size_t len,
+             struct cr_error **err)
+{
+  struct engine_request req = { .method = "GET",
+                                .path = "/_ping",
+                                .unversioned = true,
+                                .answer_max = 4096,
+                                .timeout_ms = 10000 };
+  struct engine_answer a;
+  int ret = engine_call (c, &req, &a, err);
+  if (ret == 0 && strcmp (a.body.data, "OK") != 0)
+    ret = engine_fail (c, &req, err, "expected OK, the engine said \"%.40s\"",
+                       a.body.data);
+  snprintf (api, len, "%s", a.api_version);
+  engine_answer_clear (&a);
+  return ret;
+}
+
+/* Which engine /version describes: Podman names itself among its
+ * components; dockerd does not.  */
+static const char *
+engine_kind_of (yajl_val version)
+{
+  yajl_val comps = json_member (version, "Components");
+  for (size_t i = 0;
+       comps != NULL && YAJL_IS_ARRAY (comps) && i < comps->u.array.len; i++)
+    {
+      const char *n = json_member_str (comps->u.array.values[i], "Name");
+      if (n != NULL && strncmp (n, "Podman", 6) == 0)
+        return "podman";
+    }
+  return "docker";
+}
+
+/* Ask /version (unversioned: it says which versions are spoken) and
+ * settle the API version.  */
+static int
+engine_version (struct engine_client *c, const char *ping_api,
+                struct cr_error **err)
+{
+  struct engine_request req = { .method = "GET",
+                                .path = "/version",
+                                .unversioned = true,
+                                .answer_max = 65536,
+                                .timeout_ms = 10000 };
+  yajl_val v = NULL;
+  char why[200];
+  if (engine_call_json (c, &req, &v, err) < 0)
+    return -1;
+  const char *api = json_member_str (v, "ApiVersion");
+  const char *ver = json_member_str (v, "Version");
+  c->kind = xstrdup (engine_kind_of (v));
+  c->version = xstrdup (ver != NULL ? ver : "unknown");
+  int ret = engine_negotiate (api != NULL ? api : ping_api,
+                              json_member_str (v, "MinAPIVersion"), c->api,
+                              sizeof c->api, why, sizeof why);
+  yajl_tree_free (v);
+  free (c->name);
+  c->name = xasprintf ("%s (%s %s)", c->ep.address, c->kind, c->version);
+  if (ret < 0)
+    return engine_fail (c, NULL, err, "%s", why);
+  return 0;
+}
+
+int
+engine_connect (struct engine_endpoint *e, struct engine_client **out,
+                struct cr_error **err)
+{
+  struct engine_client *c = xcalloc (1, sizeof *c);
+  char ping_api[16] = "";
+  c->ep = *e;
+  memset (e, 0, sizeof *e);
+  c->name = xstrdup (c->ep.address);
+  *out = NULL;
+  if (engine_curl_load (&c->curl, err) < 0)
+    {
+      cr_error_prefix (err, "engine %s", c->name);
+      engine_client_free (c);
+      return -1;
+    }
+  if (engine_ping (c, ping_api, sizeof ping_api, err) < 0
+      || engine_version (c, ping_api, err) < 0)
+    {
+      engine_client_free (c);
+      return -1;
+    }
+  *out = c;
+  return 0;
+}
+
+void
+engine_client_free (struct engine_client *c)
+{
+  if (c == NULL)
+    return;
+  engine_curl_unload (&c->curl);
+  engine_endpoint_clear (&c->ep);
+  free (c->name);
+  free (c->kind);
+  free (c->version);
+  free (c);
+}
+
+const char *
+engine_client_name (const struct engine_client *c)
+{
+  return c->name;
+}
+
+const char *
+engine_client_kind (const struct engine_client *c)
+{
+  return c->kind;
+}
+
+const char *
+engine_client_version (const struct engine_client *c)
+{
+  return c->version;
+}
+
+const char *
+engine_client_api (const struct engine_client *c)
+{
+  return c->api;
+}
+
+const struct engine_endpoint *
+engine_client_endpoint (const struct engine_client *c)
+{
+  return &c->ep;
+}
