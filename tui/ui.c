@@ -1201,6 +1201,18 @@ ui_on_paste (void *data, const char *text, size_t len)
   ui_dirty_now (ui);
 }
 
+/* The keys of one read are in: the key frame is drawn now, before the
+ * loop reads what a flood sent meanwhile.  */
+static void
+ui_on_keys_read (void *data)
+{
+  struct ui *ui = data;
+  if (ui->key_timer == 0)
+    return;
+  loop_cancel_timer (ui->loop, ui->key_timer);
+  ui_key_frame (ui->loop, ui);
+}
+
 /* The terminal went away: quit.  */
 static void
 ui_on_closed (void *data)
@@ -1352,9 +1364,11 @@ ui_watch (struct ui *ui, struct cr_error **err)
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (ui->loop, signals[i], ui_on_signal, ui, err) < 0)
       return -1;
-  struct keys_handler kh = {
-    .key = ui_on_key, .paste = ui_on_paste, .closed = ui_on_closed, .data = ui
-  };
+  struct keys_handler kh = { .key = ui_on_key,
+                             .paste = ui_on_paste,
+                             .closed = ui_on_closed,
+                             .read_done = ui_on_keys_read,
+                             .data = ui };
   ui->keys = keys_new (ui->loop, STDIN_FILENO, &kh, err);
   return ui->keys != NULL ? 0 : -1;
 }
