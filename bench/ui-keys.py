@@ -107,11 +107,13 @@ def main():
     try:
         s.read_until(b"ask mode on")
         s.drain(0.5)
-        flood = subprocess.Popen(["timeout", str(flood_s + 5), "yes"],
-                                 stdout=subprocess.DEVNULL)
-        quiet = latencies(s, keys)
-        flood.kill()
-        flood.wait()
+        # yes itself, not under timeout: killing timeout would leave it.
+        flood = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
+        try:
+            quiet = latencies(s, keys)
+        finally:
+            flood.kill()
+            flood.wait()
         s.drain(0.2)
         s.write(b"timeout %d yes\r" % flood_s)
         s.read_until(b"to leave it running")
