@@ -102,9 +102,10 @@ capture_add_secret (struct capture *cap, const void *secret, size_t len,
 /* Count '\n' in p eight bytes at a time, without a branch per byte.  The
  * test is exact (no carry between lanes): a lane of x is zero iff its high
  * bit is clear in both x and (x & 0x7f..) + 0x7f.. .  */
-static uint64_t
-capture_count_newlines (const unsigned char *p, size_t len)
+uint64_t
+capture_count_newlines (const void *data, size_t len)
 {
+  const unsigned char *p = data;
   const uint64_t ones = 0x0101010101010101ULL;
   const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
   uint64_t n = 0;
@@ -204,7 +205,7 @@ capture_take (struct capture *cap, const char *p, size_t len)
   if (len == 0)
     return;
   cap->released += len;
-  cap->newlines += capture_count_newlines ((const unsigned char *) p, len);
+  cap->newlines += capture_count_newlines (p, len);
   cap->ends_in_newline = p[len - 1] == '\n';
   uint64_t room = cap->limits.ceiling_bytes - cap->kept;
   size_t keep = len < room ? len : (size_t) room;

@@ -91,6 +91,10 @@ uint64_t capture_total_bytes (const struct capture *cap);
  * one counts too.  */
 uint64_t capture_lines (const struct capture *cap);
 
+/* The '\n' bytes in len bytes at data, counted a word at a time: what
+ * capture_lines() counts with, for a view that counts what it is shown.  */
+uint64_t capture_count_newlines (const void *data, size_t len);
+
 /* Whether the ceiling was passed.  */
 bool capture_over_ceiling (const struct capture *cap);
 

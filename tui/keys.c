@@ -278,6 +278,8 @@ keys_on_readable (struct loop *loop, int fd, short revents, void *data)
       return;
     }
   keys_take (k, chunk, held + (size_t) n);
+  if (k->handler.read_done != NULL)
+    k->handler.read_done (k->handler.data);
 }
 
 struct keys *

@@ -26,6 +26,10 @@ struct keys_handler
   void (*paste) (void *data, const char *text, size_t len);
   /* The terminal went away (end of file or an error reading it).  */
   void (*closed) (void *data);
+  /* Every key and paste of one read has been handed over, before the
+   * loop turns to anything else (optional): what they changed can be
+   * drawn now.  */
+  void (*read_done) (void *data);
   void *data;
 };
 

@@ -209,6 +209,13 @@ pager_update (struct pager *p, int cols)
   return true;
 }
 
+/* Whether a view of a spool has parsed none of it yet.  */
+bool
+pager_unread (const struct pager *p)
+{
+  return p->fd >= 0 && p->vt == NULL;
+}
+
 /* Lines of the interpreting screen still on it (not pushed yet).  */
 static int
 pager_screen_rows (struct pager *p)

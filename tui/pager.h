@@ -36,6 +36,10 @@ void pager_free (struct pager *p);
  * bound stopped it, so that more may be waiting in the spool.  */
 bool pager_update (struct pager *p, int cols);
 
+/* Whether a view of a spool has parsed none of it yet (its first frame
+ * must, or it would say nothing was printed).  */
+bool pager_unread (const struct pager *p);
+
 /* A key; returns false when the view closes.  */
 bool pager_key (struct pager *p, TermKey *tk, const TermKeyKey *key);
 

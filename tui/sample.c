@@ -7,7 +7,6 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "lib/buf.h"
 #include "lib/xalloc.h"
 #include "tui/theme.h"
 
@@ -21,9 +20,14 @@ struct sample
   VTerm *vt;
   VTermScreen *screen;
   int cols;
-  struct buf pending;
-  bool cut;   /* older bytes were dropped: start again at a line */
-  bool dirty; /* damage since the last flush */
+  /* The latest bytes not parsed yet: a ring of SAMPLE_PENDING_MAX, so a
+   * feed costs one copy of what it keeps, however the reads are cut.  */
+  char *ring;
+  size_t ring_pos; /* where the next byte goes */
+  size_t ring_len; /* bytes waiting, at most SAMPLE_PENDING_MAX */
+  char *linear;    /* the waiting bytes made contiguous for a flush */
+  bool cut;        /* older bytes were dropped: start again at a line */
+  bool dirty;      /* damage since the last flush */
 };
 
 /* libvterm says part of the screen changed.  */
@@ -50,6 +54,8 @@ sample_new (int cols)
 {
   static const VTermScreenCallbacks callbacks = { .damage = sample_on_damage };
   struct sample *s = xcalloc (1, sizeof *s);
+  s->ring = xmalloc (SAMPLE_PENDING_MAX);
+  s->linear = xmalloc (SAMPLE_PENDING_MAX);
   s->cols = cols < SAMPLE_MIN_COLS ? SAMPLE_MIN_COLS : cols;
   s->vt = vterm_new (SAMPLE_VT_ROWS, s->cols);
   vterm_set_utf8 (s->vt, 1);
@@ -67,35 +73,105 @@ sample_free (struct sample *s)
   if (s == NULL)
     return;
   vterm_free (s->vt);
-  buf_free (&s->pending);
+  free (s->ring);
+  free (s->linear);
   free (s);
 }
 
+/* Keep bytes in the ring, the oldest dropped (and the screen then starts
+ * again at a line).  */
 void
 sample_feed (struct sample *s, const char *bytes, size_t len)
 {
-  if (len >= SAMPLE_PENDING_MAX)
+  size_t size = SAMPLE_PENDING_MAX;
+  if (s->ring_len + len > size)
+    s->cut = true;
+  if (len >= size)
     {
-      s->pending.len = 0;
-      bytes += len - SAMPLE_PENDING_MAX;
-      len = SAMPLE_PENDING_MAX;
-      s->cut = true;
+      memcpy (s->ring, bytes + len - size, size);
+      s->ring_pos = 0;
+      s->ring_len = size;
+      return;
     }
-  else if (s->pending.len + len > SAMPLE_PENDING_MAX)
+  size_t first = size - s->ring_pos < len ? size - s->ring_pos : len;
+  memcpy (s->ring + s->ring_pos, bytes, first);
+  memcpy (s->ring, bytes + first, len - first);
+  s->ring_pos = (s->ring_pos + len) % size;
+  s->ring_len = s->ring_len + len < size ? s->ring_len + len : size;
+}
+
+/* The waiting bytes, oldest first, contiguous.  */
+static const char *
+sample_waiting (struct sample *s)
+{
+  size_t start = (s->ring_pos + SAMPLE_PENDING_MAX - s->ring_len)
+                 % SAMPLE_PENDING_MAX;
+  if (start + s->ring_len <= SAMPLE_PENDING_MAX)
+    return s->ring + start;
+  size_t older = SAMPLE_PENDING_MAX - start;
+  memcpy (s->linear, s->ring + start, older);
+  memcpy (s->linear + older, s->ring, s->ring_len - older);
+  return s->linear;
+}
+
+/* Whether parsing p could change anything but the screen's text: an escape
+ * sequence or a control character other than those that only move the
+ * cursor on its row or down (LF, CR, tab, backspace, bell).  */
+static bool
+sample_has_controls (const char *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
     {
-      size_t drop = s->pending.len + len - SAMPLE_PENDING_MAX;
-      memmove (s->pending.data, s->pending.data + drop, s->pending.len - drop);
-      s->pending.len -= drop;
-      s->cut = true;
+      unsigned char c = (unsigned char) p[i];
+      if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\b'
+          && c != '\a')
+        return true;
     }
-  buf_append (&s->pending, bytes, len);
+  return false;
+}
+
+/* The last newline in p before at, or -1.  */
+static long
+sample_last_newline (const char *p, size_t at)
+{
+  while (at > 0)
+    if (p[--at] == '\n')
+      return (long) at;
+  return -1;
+}
+
+/* Where parsing may begin in p without changing what the screen ends up
+ * showing: at the (SAMPLE_VT_ROWS + 1)th newline from the end, when what
+ * comes before it is plain text and the cursor is on the last row (or the
+ * screen is fresh), so that nothing below it is waiting to show through.
+ * From that newline on, newline mode puts every later line at column 0,
+ * and the lines after it scroll all that was there before off the top;
+ * plain text leaves no state (pen, modes, character sets) for the rest to
+ * inherit.  So a flood is parsed a few lines per frame rather than
+ * SAMPLE_PENDING_MAX bytes.  */
+static size_t
+sample_skip (struct sample *s, const char *p, size_t n, bool fresh)
+{
+  VTermPos cursor;
+  vterm_state_get_cursorpos (vterm_obtain_state (s->vt), &cursor);
+  if (!fresh && cursor.row != SAMPLE_VT_ROWS - 1)
+    return 0;
+  long at = (long) n;
+  for (int found = 0; found < SAMPLE_VT_ROWS + 1; found++)
+    {
+      at = sample_last_newline (p, (size_t) at);
+      if (at < 0)
+        return 0;
+    }
+  return sample_has_controls (p, (size_t) at) ? 0 : (size_t) at;
 }
 
 bool
 sample_flush (struct sample *s)
 {
-  const char *p = s->pending.data;
-  size_t n = s->pending.len;
+  const char *p = sample_waiting (s);
+  size_t n = s->ring_len;
+  bool fresh = s->cut;
   if (s->cut)
     {
       /* What was dropped could have ended mid-sequence: start at the next
@@ -110,11 +186,10 @@ sample_flush (struct sample *s)
       s->cut = false;
       s->dirty = true;
     }
-  if (n > 0)
-    vterm_input_write (s->vt, p, n);
-  s->pending.len = 0;
-  if (s->pending.data != NULL)
-    s->pending.data[0] = '\0';
+  size_t skip = sample_skip (s, p, n, fresh);
+  if (n > skip)
+    vterm_input_write (s->vt, p + skip, n - skip);
+  s->ring_len = 0;
   vterm_screen_flush_damage (s->screen);
   bool changed = s->dirty;
   s->dirty = false;

@@ -36,8 +36,9 @@ void sample_free (struct sample *s);
 /* Bytes that arrived; nothing is parsed yet.  */
 void sample_feed (struct sample *s, const char *bytes, size_t len);
 
-/* Parse what waits (at most SAMPLE_PENDING_MAX bytes).  Returns whether the
- * screen changed.  */
+/* Parse what waits (at most SAMPLE_PENDING_MAX bytes; of plain text, only
+ * the last lines the screen can show).  Returns whether the screen
+ * changed.  */
 bool sample_flush (struct sample *s);
 
 /* Follow a change of width.  */

@@ -323,9 +323,10 @@ screen_turn_rows (const struct screen_view *v, struct ui_cmd **cmds, size_t n)
 /* Draw the full view over the whole screen; returns whether it has more
  * to parse.  */
 static bool
-screen_full_view (struct pager *pager, int rows, int cols)
+screen_full_view (struct pager *pager, bool parse, int rows, int cols)
 {
-  bool more = pager_update (pager, cols);
+  bool more
+      = (parse || pager_unread (pager)) && pager_update (pager, cols);
   pager_draw (pager, stdscr, rows, cols);
   curs_set (0);
   wnoutrefresh (stdscr);
@@ -339,7 +340,7 @@ screen_draw (const struct screen_view *v)
   int rows = LINES, cols = COLS;
   erase ();
   if (v->pager != NULL)
-    return screen_full_view (v->pager, rows, cols);
+    return screen_full_view (v->pager, v->parse, rows, cols);
   struct screen_lines panel = { 0 };
   for (size_t i = 0; v->panel != NULL && i < v->panel->n; i++)
     screen_lines_add (&panel, v->panel->v[i].role, "%s", v->panel->v[i].text);

@@ -55,10 +55,12 @@ struct screen_view
   struct ui_cmd *cmds;        /* every command, newest first */
   struct pager *pager;        /* the full view, which takes the whole screen */
   struct screen_lines *panel; /* the open panel's lines, or NULL */
+  bool parse; /* the full view may parse more of its spool (not on a key
+               * frame: the parse is the frame tick's) */
 };
 
 /* Draw a frame.  Returns whether the full view has more to parse, so that
- * another frame is wanted.  */
+ * another frame is wanted (false when v->parse is not set).  */
 bool screen_draw (const struct screen_view *v);
 
 /* The count row of a command: "41 lines · 3.1 kB · ctrl+b …".  Owned by

@@ -112,6 +112,25 @@ ui_view (struct ui *ui, struct screen_view *v, struct screen_lines *panel)
     }
 }
 
+/* Draw what the frame shows.  With parse, the samples and the full view
+ * first take in what waits for them (a bounded amount, so a flood costs a
+ * bounded parse per frame); without, they are drawn as they stand.  */
+static void
+ui_draw (struct ui *ui, bool parse)
+{
+  if (parse)
+    for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+      if (c->in_turn)
+        sample_flush (c->sample);
+  struct screen_view view;
+  struct screen_lines panel = { 0 };
+  ui_view (ui, &view, &panel);
+  view.parse = parse;
+  if (screen_draw (&view) && parse)
+    ui_dirty (ui);
+  screen_lines_free (&panel);
+}
+
 /* Draw a frame now.  */
 static void
 ui_frame (struct loop *loop, void *data)
@@ -123,15 +142,37 @@ ui_frame (struct loop *loop, void *data)
     return;
   ui->dirty = false;
   ui->last_frame_ms = loop_now_ms ();
-  for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
-    if (c->in_turn)
-      sample_flush (c->sample);
-  struct screen_view view;
-  struct screen_lines panel = { 0 };
-  ui_view (ui, &view, &panel);
-  if (screen_draw (&view))
-    ui_dirty (ui);
-  screen_lines_free (&panel);
+  ui_draw (ui, true);
+}
+
+/* What keys changed, drawn in the turn they arrived (after every key of
+ * it), not at the next frame tick: the frame due now if one is, else the
+ * screen as it stands with the samples left for their tick.  */
+static void
+ui_key_frame (struct loop *loop, void *data)
+{
+  struct ui *ui = data;
+  ui->key_timer = 0;
+  if (!ui->dirty || ui->quit_now)
+    return;
+  if (loop_now_ms () >= ui->last_frame_ms + UI_FRAME_MS)
+    {
+      loop_cancel_timer (loop, ui->frame_timer);
+      ui_frame (loop, ui);
+      return;
+    }
+  ui_panel_reap (ui);
+  ui_draw (ui, false);
+}
+
+/* A key changed the screen: drawn at once (ui_key_frame), and at the next
+ * frame too if the key frame leaves something for it.  */
+static void
+ui_dirty_now (struct ui *ui)
+{
+  ui_dirty (ui);
+  if (ui->key_timer == 0 && !ui->quit_now)
+    ui->key_timer = loop_add_timer (ui->loop, 0, ui_key_frame, ui);
 }
 
 /* Once a second while something counts time.  */
@@ -209,9 +250,7 @@ ui_on_output (void *data, struct command *cmd, const char *bytes, size_t len)
   struct ui_cmd *c = ui_find (ui, cmd);
   if (c == NULL || len == 0)
     return;
-  for (const char *p = bytes, *end = bytes + len;
-       (p = memchr (p, '\n', (size_t) (end - p))) != NULL; p++)
-    c->lines++;
+  c->lines += capture_count_newlines (bytes, len);
   c->bytes += len;
   c->last_newline = bytes[len - 1] == '\n';
   uint64_t cap = ui->cfg->output_bytes < UI_SPOOL_MAX ? ui->cfg->output_bytes
@@ -1137,7 +1176,7 @@ ui_on_key (void *data, TermKey *tk, const TermKeyKey *key)
   else if (key->type == TERMKEY_TYPE_UNICODE
            && (key->modifiers & ~TERMKEY_KEYMOD_SHIFT) == 0)
     prompt_insert (&ui->prompt, key->utf8, strlen (key->utf8));
-  ui_dirty (ui);
+  ui_dirty_now (ui);
 }
 
 /* A bracketed paste goes into the box whole.  */
@@ -1159,7 +1198,19 @@ ui_on_paste (void *data, const char *text, size_t len)
   if (b.len > 0)
     prompt_insert (&ui->prompt, b.data, b.len);
   buf_free (&b);
-  ui_dirty (ui);
+  ui_dirty_now (ui);
+}
+
+/* The keys of one read are in: the key frame is drawn now, before the
+ * loop reads what a flood sent meanwhile.  */
+static void
+ui_on_keys_read (void *data)
+{
+  struct ui *ui = data;
+  if (ui->key_timer == 0)
+    return;
+  loop_cancel_timer (ui->loop, ui->key_timer);
+  ui_key_frame (ui->loop, ui);
 }
 
 /* The terminal went away: quit.  */
@@ -1313,9 +1364,11 @@ ui_watch (struct ui *ui, struct cr_error **err)
   for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
     if (loop_add_signal (ui->loop, signals[i], ui_on_signal, ui, err) < 0)
       return -1;
-  struct keys_handler kh = {
-    .key = ui_on_key, .paste = ui_on_paste, .closed = ui_on_closed, .data = ui
-  };
+  struct keys_handler kh = { .key = ui_on_key,
+                             .paste = ui_on_paste,
+                             .closed = ui_on_closed,
+                             .read_done = ui_on_keys_read,
+                             .data = ui };
   ui->keys = keys_new (ui->loop, STDIN_FILENO, &kh, err);
   return ui->keys != NULL ? 0 : -1;
 }
@@ -1371,6 +1424,7 @@ ui_clear (struct ui *ui)
   free (ui->last_result);
   free (ui->hint);
   loop_cancel_timer (ui->loop, ui->frame_timer);
+  loop_cancel_timer (ui->loop, ui->key_timer);
   loop_cancel_timer (ui->loop, ui->tick_timer);
 }
 

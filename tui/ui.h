@@ -70,6 +70,7 @@ struct ui
 
   bool dirty;
   uint64_t frame_timer;
+  uint64_t key_timer; /* the key frame, drawn in the turn keys arrived */
   uint64_t tick_timer;
   uint64_t last_frame_ms;
   bool quitting;
