@@ -98,48 +98,47 @@ struct config_key
   double min, max;  /* numbers: bounds (NUMBER: min is exclusive) */
   size_t max_len;   /* strings and list entries: bytes */
   size_t max_count; /* lists: entries */
-  size_t offset;    /* the field in struct config; objects have none */
-  bool credential;  /* offset is into the credential being read */
+  size_t offset;    /* the field in struct config, or in the entry being
+                     * read (config_key_base); objects have none */
 };
 
 #define CONFIG_OBJECT(n)                                                       \
   {                                                                            \
-    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, \
-        false                                                                  \
+    n, CONFIG_KIND_OBJECT, CONFIG_RULE_FREE, CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0  \
   }
 #define CONFIG_BOOL(n, rule, field)                                            \
   {                                                                            \
     n, CONFIG_KIND_BOOL, rule, CONFIG_CHECK_TEXT, 0, 0, 0, 0,                  \
-        offsetof (struct config, field), false                                 \
+        offsetof (struct config, field)                                        \
   }
 #define CONFIG_NUM(n, kind, min, max, field)                                   \
   {                                                                            \
     n, kind, CONFIG_RULE_LOWER, CONFIG_CHECK_TEXT, min, max, 0, 0,             \
-        offsetof (struct config, field), false                                 \
+        offsetof (struct config, field)                                        \
   }
 #define CONFIG_STRING(n, rule, check, len, field)                              \
   {                                                                            \
     n, CONFIG_KIND_STRING, rule, check, 0, 0, len, 0,                          \
-        offsetof (struct config, field), false                                 \
+        offsetof (struct config, field)                                        \
   }
 #define CONFIG_LIST(n, rule, check, len, count, field)                         \
   {                                                                            \
     n, CONFIG_KIND_LIST, rule, check, 0, 0, len, count,                        \
-        offsetof (struct config, field), false                                 \
+        offsetof (struct config, field)                                        \
   }
 
 /* A key of the credential being read (sandbox.credentials.NAME.*).  */
 #define CONFIG_CRED(n, kind, check, len, count, field)                         \
   {                                                                            \
     n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
-        offsetof (struct config_credential, field), true                       \
+        offsetof (struct config_credential, field)                             \
   }
 
 /* A field of one MCP server's entry (mcpServers.<name>.<field>).  */
 #define CONFIG_SERVER_KEY(n, kind, check, len, count, field)                   \
   {                                                                            \
     n, kind, CONFIG_RULE_HOME_ONLY, check, 0, 0, len, count,                   \
-        offsetof (struct mcp_server_config, field), false                      \
+        offsetof (struct mcp_server_config, field)                             \
   }
 
 /* sandbox.network.ports: the lowest port (below are the system's) and
@@ -187,7 +186,7 @@ static const struct config_key config_keys[] = {
    * open, never a project's.  Numbers, stored as decimal strings.  */
   { "sandbox.network.ports", CONFIG_KIND_LIST, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_PORT, CONFIG_PORT_MIN, 65535, 5, CONFIG_PORTS_MAX,
-    offsetof (struct config, net_ports), false },
+    offsetof (struct config, net_ports) },
   /* 107: a Unix socket path must fit sun_path with its NUL.  */
   CONFIG_LIST ("sandbox.network.allowUnixSockets", CONFIG_RULE_SUBSET,
                CONFIG_CHECK_ABSOLUTE, 107, 64, net_unix_sockets),
@@ -195,9 +194,9 @@ static const struct config_key config_keys[] = {
    * secrets, which only the person's own file may name.  Each NAME is a
    * variable; its value comes from "env" or "file" (core/credentials.c).  */
   { "sandbox.credentials", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
-    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0 },
   { "sandbox.credentials.*", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY,
-    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0, false },
+    CONFIG_CHECK_TEXT, 0, 0, 0, 0, 0 },
   CONFIG_CRED ("sandbox.credentials.*.env", CONFIG_KIND_STRING,
                CONFIG_CHECK_VARNAME, ENV_MAX_NAME, 0, env),
   CONFIG_CRED ("sandbox.credentials.*.file", CONFIG_KIND_STRING,
@@ -236,11 +235,11 @@ static const struct config_key config_keys[] = {
   CONFIG_OBJECT ("journal"),
   { "journal.keepDays", CONFIG_KIND_UINT, CONFIG_RULE_HOME_ONLY,
     CONFIG_CHECK_TEXT, 0, 36500, 0, 0,
-    offsetof (struct config, journal_keep_days), false },
+    offsetof (struct config, journal_keep_days) },
   /* Rules added from the approval panel, keyed by workspace: "*" stands
    * for any absolute path, and only this workspace's list is kept.  */
   { "workspaces", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
-    0, 0, 0, 0, 0, false },
+    0, 0, 0, 0, 0 },
   CONFIG_OBJECT ("workspaces.*"),
   CONFIG_LIST ("workspaces.*.allow", CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_RULE,
                4096, 1024, workspace_allow),
@@ -251,7 +250,7 @@ static const struct config_key config_keys[] = {
    * names them.  The keys below mcpServers.* are fields of one
    * struct mcp_server_config (config_key_base).  */
   { "mcpServers", CONFIG_KIND_OBJECT, CONFIG_RULE_HOME_ONLY, CONFIG_CHECK_TEXT,
-    0, 0, 0, 0, 0, false },
+    0, 0, 0, 0, 0 },
   CONFIG_OBJECT ("mcpServers.*"),
   CONFIG_SERVER_KEY ("mcpServers.*.command", CONFIG_KIND_STRING,
                      CONFIG_CHECK_TEXT, 4096, 0, command),
@@ -314,12 +313,19 @@ config_key_per_server (const struct config_key *key)
   return strncmp (key->name, "mcpServers.*.", 13) == 0;
 }
 
+/* Whether key is a field of one credential (sandbox.credentials.NAME.*).  */
+static bool
+config_key_per_credential (const struct config_key *key)
+{
+  return strncmp (key->name, "sandbox.credentials.*.", 22) == 0;
+}
+
 /* What key's offset is into: the server or the credential being read, or
  * the config.  */
 static void *
 config_key_base (const struct config_parse *p, const struct config_key *key)
 {
-  if (key->credential)
+  if (config_key_per_credential (key))
     return &p->cfg->credentials[p->cfg->n_credentials - 1];
   return config_key_per_server (key) ? (void *) p->server : (void *) p->cfg;
 }
@@ -981,7 +987,7 @@ config_list_commit (struct config_parse *p, const struct config_key *key)
     config_list_union (field, &p->items);
   else
     config_list_replace (field, &p->items);
-  if (key->credential)
+  if (config_key_per_credential (key))
     p->cfg->credentials[p->cfg->n_credentials - 1].limited = true;
 }
 
@@ -1146,7 +1152,7 @@ config_credential_begin (struct config_parse *p, const char *s, size_t n)
   c->name = steal_pointer (&name);
   config_list_init (&c->commands);
   for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
-    if (config_keys[i].credential)
+    if (config_key_per_credential (&config_keys[i]))
       p->seen[i] = false;
   return 1;
 }

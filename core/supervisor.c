@@ -1310,7 +1310,7 @@ supervisor_env (struct supervisor *sup, struct command *cmd,
     cmd->credentials_note = credentials_withheld_note (creds);
   explicit_bzero (vars, sizeof vars);
   credentials_free (creds);
-  return rc;
+  return rc == 0 ? 0 : -1;
 }
 
 /* Start the prepared session with the built environment.  */

@@ -709,9 +709,9 @@ bwrap_retry_free (struct bwrap_retry *r)
 {
   if (r == NULL)
     return;
-  int own[] = { r->f.in,     r->f.seccomp,          r->f.env,
-                r->f.output, r->f.workload_seccomp, r->f.net,
-                r->f.hosts };
+  int own[]
+      = { r->f.in,  r->f.seccomp, r->f.env, r->f.output, r->f.workload_seccomp,
+          r->f.net, r->f.hosts };
   for (size_t i = 0; i < sizeof own / sizeof *own; i++)
     if (own[i] >= 0)
       close (own[i]);

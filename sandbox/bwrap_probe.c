@@ -35,17 +35,36 @@
  * surface is checked rather than the version, since distributions
  * backport options (Debian's 0.8.0 has --ro-bind-fd).  */
 static const char *const bwrap_required_options[] = {
-  "--unshare-all", "--unshare-user",    "--disable-userns",
-  "--new-session", "--die-with-parent", "--as-pid-1",
-  "--clearenv",    "--ro-bind",         "--ro-bind-fd",
-  "--bind",        "--symlink",         "--proc",
-  "--dev",         "--tmpfs",           "--dir",
-  "--perms",       "--remount-ro",      "--cap-drop",
-  "--cap-add",     "--seccomp",         "--ro-bind-data",
+  "--unshare-all",
+  "--unshare-user",
+  "--disable-userns",
+  "--new-session",
+  "--die-with-parent",
+  "--as-pid-1",
+  "--clearenv",
+  "--ro-bind",
+  "--ro-bind-fd",
+  "--bind",
+  "--symlink",
+  "--proc",
+  "--dev",
+  "--tmpfs",
+  "--dir",
+  "--perms",
+  "--remount-ro",
+  "--cap-drop",
+  "--cap-add",
+  "--seccomp",
+  "--ro-bind-data",
   /* The launch in crucible's own user namespaces (sandbox/userns.h).  */
-  "--unshare-ipc", "--unshare-pid",     "--unshare-net",
-  "--unshare-uts", "--unshare-cgroup-try", "--userns",
-  "--userns2",     "--assert-userns-disabled",
+  "--unshare-ipc",
+  "--unshare-pid",
+  "--unshare-net",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+  "--userns",
+  "--userns2",
+  "--assert-userns-disabled",
 };
 
 const char *const *
@@ -341,8 +360,7 @@ bwrap_probe_key (struct bwrap_backend *b, char *hex)
     }
   buf_puts (&k, "crucible probe key v1\n");
   bwrap_key_file (&k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
-  bwrap_key_file (&k, "broker", b->broker_path, b->broker_fd,
-                  b->broker_sha256);
+  bwrap_key_file (&k, "broker", b->broker_path, b->broker_fd, b->broker_sha256);
   bwrap_key_build (&k);
   sandbox_seccomp_library (seccomp, sizeof seccomp);
   buf_printf (&k, "libseccomp %s\noptions", seccomp);

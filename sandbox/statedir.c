@@ -352,7 +352,7 @@ statedir_open_existing (const char *parent, uid_t uid, gid_t gid)
   cleanup_free char *path
       = xasprintf (STATEDIR_FORMAT, parent, (unsigned long) uid);
   struct cr_error *ignored = NULL;
-  int fd;
+  int fd = -1;
 
   if (statedir_open_made (path, uid, gid, &fd, &ignored) < 0)
     {
@@ -379,7 +379,8 @@ int
 statedir_probe_recall (const char *parent, uid_t uid, gid_t gid,
                        const char *key_digest, char *version, size_t n)
 {
-  static const char head[] = STATEDIR_PROBE_HEAD "\n" "version ";
+  static const char head[] = STATEDIR_PROBE_HEAD "\n"
+                                                 "version ";
   char name[STATEDIR_PROBE_NAME_MAX], text[STATEDIR_PROBE_BYTES];
   /* The directory is this user's, 0700, judged by descriptor; a
    * directory that another uid owns or can write is never read from.  */
@@ -459,8 +460,7 @@ statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
   /* Written aside and renamed over: a reader sees a whole record or
    * none, and a crash leaves at most a .tmp, which is never read.  */
   int fd = openat (dir, tmp,
-                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                   0600);
+                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return -1;
   bool whole = write (fd, text, len) == (ssize_t) len;

@@ -104,8 +104,8 @@ sample_feed (struct sample *s, const char *bytes, size_t len)
 static const char *
 sample_waiting (struct sample *s)
 {
-  size_t start = (s->ring_pos + SAMPLE_PENDING_MAX - s->ring_len)
-                 % SAMPLE_PENDING_MAX;
+  size_t start
+      = (s->ring_pos + SAMPLE_PENDING_MAX - s->ring_len) % SAMPLE_PENDING_MAX;
   if (start + s->ring_len <= SAMPLE_PENDING_MAX)
     return s->ring + start;
   size_t older = SAMPLE_PENDING_MAX - start;

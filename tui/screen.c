@@ -325,8 +325,7 @@ screen_turn_rows (const struct screen_view *v, struct ui_cmd **cmds, size_t n)
 static bool
 screen_full_view (struct pager *pager, bool parse, int rows, int cols)
 {
-  bool more
-      = (parse || pager_unread (pager)) && pager_update (pager, cols);
+  bool more = (parse || pager_unread (pager)) && pager_update (pager, cols);
   pager_draw (pager, stdscr, rows, cols);
   curs_set (0);
   wnoutrefresh (stdscr);

@@ -204,7 +204,7 @@ test_config_count (void **state)
   for (int i = 0; i <= CONFIG_CREDENTIALS_MAX; i++)
     snprintf (text + strlen (text), sizeof text - strlen (text),
               "%s\"V%d\": {\"env\": \"X\"}", i ? ", " : "", i);
-  strcat (text, "}}}");
+  snprintf (text + strlen (text), sizeof text - strlen (text), "}}}");
   load_fails (text, CONFIG_HOME,
               "F:1: sandbox.credentials: more than 32 entries");
 }
@@ -230,7 +230,7 @@ test_env_source (void **state)
   assert_null (credentials_withheld_note (c));
   credentials_free (c);
   static char huge[6 + ENV_MAX_BYTES + 2];
-  memcpy (huge, "SRC=", 4);
+  snprintf (huge, sizeof huge, "SRC=");
   memset (huge + 4, 'h', ENV_MAX_BYTES + 1);
   char *big[] = { huge, NULL };
   resolve_fails (cfg, big, "true",
@@ -253,10 +253,15 @@ mapping_dontdump (const void *p)
   assert_non_null (f);
   while (fgets (line, sizeof line, f) != NULL)
     {
-      unsigned long lo, hi;
       /* A mapping's first line is "LO-HI perms ..."; its fields follow.  */
-      if (sscanf (line, "%lx-%lx ", &lo, &hi) == 2)
-        inside = (uintptr_t) p >= lo && (uintptr_t) p < hi;
+      char *dash, *end;
+      unsigned long lo = strtoul (line, &dash, 16);
+      if (dash != line && *dash == '-')
+        {
+          unsigned long hi = strtoul (dash + 1, &end, 16);
+          if (end != dash + 1 && *end == ' ')
+            inside = (uintptr_t) p >= lo && (uintptr_t) p < hi;
+        }
       if (inside && strncmp (line, "VmFlags:", 8) == 0)
         dd = strstr (line, " dd") != NULL;
     }

@@ -64,8 +64,8 @@ test_assert_same (struct sample *s, VTerm *ref)
         vterm_screen_get_cell (s->screen, pos, &a);
         vterm_screen_get_cell (rs, pos, &b);
         if (!test_cells_equal (&a, &b))
-          fail_msg ("row %d col %d: sample U+%04X, every byte U+%04X", row,
-                    col, a.chars[0], b.chars[0]);
+          fail_msg ("row %d col %d: sample U+%04X, every byte U+%04X", row, col,
+                    a.chars[0], b.chars[0]);
       }
   VTermPos ca, cb;
   vterm_state_get_cursorpos (vterm_obtain_state (s->vt), &ca);
@@ -123,8 +123,10 @@ test_plain_text_same (void **state)
         {
           seed = seed * 1103515245 + 12345;
           unsigned r = (seed >> 16) % 100;
-          text[len++] = r < 8 ? '\n' : r < 10 ? '\r' : r < 11 ? '\t'
-                                                               : 'a' + r % 26;
+          text[len++] = r < 8    ? '\n'
+                        : r < 10 ? '\r'
+                        : r < 11 ? '\t'
+                                 : 'a' + r % 26;
         }
       test_feed_both (s, ref, text, len);
     }
