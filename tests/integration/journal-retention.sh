@@ -30,7 +30,8 @@ exec 9>"$TEST_TMP/in"
 live=""
 # (Slow to start under a sanitizer: up to 30 s.)
 for _ in $(seq 600); do
-  live=$(cd "$J" && ls -t -- *.jsonl 2>/dev/null | grep -v -e "^$old" -e "^$recent" -e '^c' -e '^d' | head -n 1)
+  live=$(cd "$J" && ls -dt -- *.jsonl 2>/dev/null | grep -vxF -e "$old" -e "$recent" \
+    -e "$(printf 'c%.0s' {1..32}).jsonl" -e "$(printf 'd%.0s' {1..32}).jsonl" | head -n 1)
   [ -n "$live" ] && break
   sleep 0.05
 done

@@ -380,7 +380,9 @@ sleep 8'
   # running, serves 5173 (listed) and 5174 (not listed) and prints its proxy
   # URL reversed (the masker hides only the exact bytes); the next commands
   # reach the listed port and not the other, and get 407 with the first's
-  # credential while it still runs.
+  # credential while it still runs.  (The status ends its line: bytes at
+  # the very end of the output that could begin the command's own
+  # credential are masked, and a hex digit can.)
   config "$ALL_DOMAINS" '"allowLocalBinding":true,"ports":[5173]' "" '"permissions":{"mode":"fullAccess"}'
   mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
     /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
@@ -427,7 +429,7 @@ print("listed:", call(3, "bash", command="curl -s --max-time 3 http://localhost:
 print("unlisted:", call(4, "bash", command="curl -s --max-time 3 http://localhost:5174/ || echo unreached"))
 print("other credential:", call(5, "bash", command=
     "u=$(echo '%s' | rev); [ -n \"$HTTPS_PROXY\" ] && [ \"$u\" != \"$HTTPS_PROXY\" ] && echo different; "
-    "curl -s -o /dev/null -w '%%{http_code}' -x \"$u\" http://allowed.test/hello.txt" % rev).replace("\n", " "))
+    "curl -s -o /dev/null -w '%%{http_code}\\n' -x \"$u\" http://allowed.test/hello.txt" % rev).replace("\n", " "))
 p.stdin.close()
 p.terminate()
 p.wait(10)
