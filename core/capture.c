@@ -169,18 +169,7 @@ capture_ring_put (struct capture *cap, const char *p, size_t len)
   size_t size = cap->limits.tail_bytes;
   if (size == 0 || len == 0)
     return;
-  if (len >= size)
-    {
-      memcpy (cap->ring, p + len - size, size);
-      cap->ring_pos = 0;
-      cap->ring_len = size;
-      return;
-    }
-  size_t first = size - cap->ring_pos < len ? size - cap->ring_pos : len;
-  memcpy (cap->ring + cap->ring_pos, p, first);
-  memcpy (cap->ring, p + first, len - first);
-  cap->ring_pos = (cap->ring_pos + len) % size;
-  cap->ring_len = cap->ring_len + len < size ? cap->ring_len + len : size;
+  buf_ring_put (cap->ring, size, &cap->ring_pos, &cap->ring_len, p, len);
 }
 
 /* Keep bytes that are within the ceiling: head first, then the ring.  */

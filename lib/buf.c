@@ -75,3 +75,21 @@ buf_free (struct buf *b)
   b->data = NULL;
   b->len = b->cap = 0;
 }
+
+void
+buf_ring_put (char *ring, size_t size, size_t *pos, size_t *len_held,
+              const char *p, size_t len)
+{
+  if (len >= size)
+    {
+      memcpy (ring, p + len - size, size);
+      *pos = 0;
+      *len_held = size;
+      return;
+    }
+  size_t first = size - *pos < len ? size - *pos : len;
+  memcpy (ring + *pos, p, first);
+  memcpy (ring, p + first, len - first);
+  *pos = (*pos + len) % size;
+  *len_held = *len_held + len < size ? *len_held + len : size;
+}

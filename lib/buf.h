@@ -25,4 +25,9 @@ void buf_printf (struct buf *b, const char *fmt, ...)
 char *buf_steal (struct buf *b, size_t *len);
 void buf_free (struct buf *b);
 
+/* Put len bytes at p into a ring of size bytes whose next byte goes at
+ * *pos and which holds *len_held, dropping the oldest; size > 0.  */
+void buf_ring_put (char *ring, size_t size, size_t *pos, size_t *len_held,
+                   const char *p, size_t len);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "lib/buf.h"
 #include "lib/xalloc.h"
 #include "tui/theme.h"
 
@@ -83,21 +84,10 @@ sample_free (struct sample *s)
 void
 sample_feed (struct sample *s, const char *bytes, size_t len)
 {
-  size_t size = SAMPLE_PENDING_MAX;
-  if (s->ring_len + len > size)
+  if (s->ring_len + len > SAMPLE_PENDING_MAX)
     s->cut = true;
-  if (len >= size)
-    {
-      memcpy (s->ring, bytes + len - size, size);
-      s->ring_pos = 0;
-      s->ring_len = size;
-      return;
-    }
-  size_t first = size - s->ring_pos < len ? size - s->ring_pos : len;
-  memcpy (s->ring + s->ring_pos, bytes, first);
-  memcpy (s->ring, bytes + first, len - first);
-  s->ring_pos = (s->ring_pos + len) % size;
-  s->ring_len = s->ring_len + len < size ? s->ring_len + len : size;
+  buf_ring_put (s->ring, SAMPLE_PENDING_MAX, &s->ring_pos, &s->ring_len, bytes,
+                len);
 }
 
 /* The waiting bytes, oldest first, contiguous.  */
