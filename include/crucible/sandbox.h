@@ -135,6 +135,15 @@ struct sandbox_command
   const char *cwd;   /* the workspace root */
   char *const *envp; /* the built environment */
   int output_fd;     /* write end of the pipe stdout and stderr share */
+  /* A workload that talks over its standard streams (an MCP server):
+   * with stdio set, input_fd is its standard input, output_fd its
+   * standard output alone and error_fd its standard error.  Without it
+   * (the zero value, so a caller built before these lines up) its input
+   * is /dev/null and output_fd takes stdout and stderr.  A backend that
+   * cannot give a workload separate streams fails start, saying so.  */
+  bool stdio;
+  int input_fd;
+  int error_fd;
 };
 
 /* What the process scope reported, read from the session's status fd.  */
