@@ -4,7 +4,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=15
+N=17
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -117,3 +117,21 @@ is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
                *.pypi.org
   limits       output 10485760 bytes · cpu 60 s · 4096 open files · 1200 s a command · 4 at once" \
   "the Settings tab, confined with roots and domains: each listed, the domains through the proxy"
+
+# The configured MCP servers, after the limits: each with whether it would
+# run confined, in `crucible sandbox inspect`'s words; none, said so.
+is "$(printf '%s\n' "$SCREEN" | grep -F '  MCP servers' | sed 's/[[:space:]]*$//')" \
+  "  MCP servers  none" "the Settings tab: no MCP server configured, said so"
+mkdir -p "$WS/.crucible"
+printf '{"disabledMcpServers": ["old"]}\n' >"$WS/.crucible/config.json"
+settings_confined '{"sandbox": {"enabled": true}, "mcpServers": {"files": {"command": "npx"}, "everything": {"command": "srv", "optional": true}, "old": {"command": "old"}}}' 10
+if (cd "$WS" && "$CRUCIBLE" sandbox inspect | grep -q '^no sandbox backend was found:'); then
+  state="not started: no sandbox backend was found, and servers are never run unconfined while sandbox.enabled is true"
+else
+  state=confined
+fi
+is "$(sed -n '8,10p' <<<"$BLOCK")" "  MCP servers  files       $state
+               everything  $state, optional
+               old         not started: disabledMcpServers names it" \
+  "the Settings tab: each configured server, whether it would run confined, the disabled one not started"
+rm -f "$WS/.crucible/config.json"
