@@ -1088,8 +1088,8 @@ bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
              < 0)
     return -1;
   s->go_sent = true;
-  if (bwrap_send_go (s, cmd, env, args) < 0
-      && errno != EPIPE && errno != ECONNRESET && errno != ECONNREFUSED)
+  if (bwrap_send_go (s, cmd, env, args) < 0 && errno != EPIPE
+      && errno != ECONNRESET && errno != ECONNREFUSED)
     return cr_error_set (err, errno, "starting the prepared sandbox");
   return 0;
 }

@@ -387,7 +387,8 @@ inspect_text_servers (struct buf *b, const struct inspect_report *r)
   for (size_t i = 0; i < r->n_servers; i++)
     if ((int) strlen (r->servers[i].name) > width)
       width = (int) strlen (r->servers[i].name);
-  buf_puts (b, "\nMCP servers (mcpServers), each run as a command here would be:\n");
+  buf_puts (
+      b, "\nMCP servers (mcpServers), each run as a command here would be:\n");
   for (size_t i = 0; i < r->n_servers; i++)
     {
       cleanup_free char *words = inspect_server_words (

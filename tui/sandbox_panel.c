@@ -184,18 +184,18 @@ sandbox_panel_servers (const struct config *cfg, const char *workspace,
   for (size_t i = 0; i < cfg->n_mcp_servers; i++)
     {
       const struct mcp_server_config *m = &cfg->mcp_servers[i];
-      struct inspect_server s = { .name = m->name,
-                                  .optional = m->optional,
-                                  .disabled = mcpservers_disabled (cfg,
-                                                                   m->name) };
+      struct inspect_server s
+          = { .name = m->name,
+              .optional = m->optional,
+              .disabled = mcpservers_disabled (cfg, m->name) };
       cleanup_free char *words
           = inspect_server_words (&s, cfg->sandbox_enabled, status);
-      bool confined = inspect_server_run (&s, cfg->sandbox_enabled, status,
-                                          NULL)
-                      == INSPECT_SERVER_CONFINED;
+      bool confined
+          = inspect_server_run (&s, cfg->sandbox_enabled, status, NULL)
+            == INSPECT_SERVER_CONFINED;
       screen_lines_add (l, confined ? THEME_TEXT : THEME_WARNING,
-                        "  %-12s %-*s  %s", i == 0 ? what : "", width,
-                        m->name, words);
+                        "  %-12s %-*s  %s", i == 0 ? what : "", width, m->name,
+                        words);
     }
 }
 

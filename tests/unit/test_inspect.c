@@ -663,8 +663,8 @@ test_servers (void **state)
           info.why_not_found = xstrdup ("no trusted bwrap");
         }
       struct inspect_report *r = build (&in, &info);
-      char *bare = inspect_format_text (r), *bare_json
-                                               = inspect_format_json (r);
+      char *bare = inspect_format_text (r),
+           *bare_json = inspect_format_json (r);
       inspect_report_servers (r, servers, 3);
       char *text = inspect_format_text (r), *json = inspect_format_json (r);
       char *want = xasprintf ("%.*s%s%s", (int) strlen (bare) - 1, bare,
@@ -674,8 +674,7 @@ test_servers (void **state)
       assert_null (strstr (bare, "MCP servers"));
       assert_null (strstr (bare_json, "mcp_servers"));
       assert_non_null (strstr (json, cases[i].json));
-      assert_int_equal (strncmp (json, bare_json, strlen (bare_json) - 2),
-                        0);
+      assert_int_equal (strncmp (json, bare_json, strlen (bare_json) - 2), 0);
       free (want);
       free (text);
       free (json);
@@ -687,13 +686,11 @@ test_servers (void **state)
 
   /* The words and the answer by themselves, as /sandbox shows them.  */
   const char *why = "unset";
-  assert_int_equal (
-      inspect_server_run (&servers[0], true, INSPECT_READY, &why),
-      INSPECT_SERVER_CONFINED);
+  assert_int_equal (inspect_server_run (&servers[0], true, INSPECT_READY, &why),
+                    INSPECT_SERVER_CONFINED);
   assert_null (why);
-  assert_int_equal (
-      inspect_server_run (&servers[2], true, INSPECT_READY, NULL),
-      INSPECT_SERVER_NOT_STARTED);
+  assert_int_equal (inspect_server_run (&servers[2], true, INSPECT_READY, NULL),
+                    INSPECT_SERVER_NOT_STARTED);
   char *words = inspect_server_words (&servers[1], true, INSPECT_READY);
   assert_string_equal (words, "confined, optional");
   free (words);

@@ -390,8 +390,8 @@ test_decide_tool (void **state)
                     RULES_ASK);
   assert_null (rule);
   /* A rule naming the tool allows it whenever it came.  */
-  assert_int_equal (
-      rules_decide_tool (r, "everything", "echo", false, &rule), RULES_ALLOW);
+  assert_int_equal (rules_decide_tool (r, "everything", "echo", false, &rule),
+                    RULES_ALLOW);
   assert_string_equal (rule, "mcp__everything__echo");
   assert_int_equal (rules_decide_tool (r, "everything", "add", true, &rule),
                     RULES_ASK);
@@ -412,8 +412,7 @@ test_decide_tool (void **state)
   assert_int_equal (rules_decide_tool (r, "dangerous", "x", true, NULL),
                     RULES_ASK);
   /* Bash allows every command, and no tool.  */
-  assert_int_equal (rules_decide_tool (r, "other", "t", true, NULL),
-                    RULES_ASK);
+  assert_int_equal (rules_decide_tool (r, "other", "t", true, NULL), RULES_ASK);
   /* fullAccess allows what no deny rule names, and no more.  */
   rules_set_mode (r, RULES_MODE_FULL_ACCESS);
   assert_int_equal (rules_decide_tool (r, "other", "t", false, &rule),
@@ -430,8 +429,7 @@ test_decide_tool (void **state)
   r = make (NULL, NULL, 0, NULL, 0);
   assert_int_equal (rules_decide_tool (r, "fs", "t", true, NULL), RULES_ASK);
   assert_int_equal (rules_add_allow (r, "mcp__fs__t", "test", NULL), 0);
-  assert_int_equal (rules_decide_tool (r, "fs", "t", false, NULL),
-                    RULES_ALLOW);
+  assert_int_equal (rules_decide_tool (r, "fs", "t", false, NULL), RULES_ALLOW);
   rules_free (r);
 }
 
