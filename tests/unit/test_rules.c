@@ -367,6 +367,10 @@ test_tool_rule_syntax (void **state)
   /* Not tool rules, and compiled as before: a command pattern in Bash( ),
    * and a server-like bare word without the prefix.  */
   assert_null (rules_refuse ("Bash(mcp__fs__*)"));
+  assert_null (rules_refuse ("Bash(mcp__*)"));
+  /* A bare mcp__ pattern, a command pattern before tool rules, is now
+   * refused rather than read as one.  */
+  assert_non_null (rules_refuse ("mcp__*"));
   assert_null (rules_refuse ("MCP__fs"));
 }
 
