@@ -1097,6 +1097,16 @@ bwrap_start_stdio (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, EBADF,
                          "starting a workload with its own streams: its "
                          "input, output and error must all be given");
+  /* A terminal as one of them would be the person's keyboard and screen
+   * inside the sandbox: keystrokes read, escape sequences written, the
+   * terminal's settings and its session's job control reached.  A command
+   * never gets one (its input is /dev/null, its output a pipe), and
+   * neither does a workload with streams of its own.  */
+  if (isatty (cmd->input_fd) || isatty (cmd->output_fd)
+      || isatty (cmd->error_fd))
+    return cr_error_set (err, 0,
+                         "starting a workload with its own streams: a "
+                         "terminal cannot be one of them");
   if (!s->ahead && bwrap_ahead (&s->base, cmd->cwd, cmd->shell, err) < 0)
     return -1;
   return bwrap_go (s, cmd, err);
