@@ -1,0 +1,91 @@
+#!/bin/bash
+# A credential limited by "commands" (sandbox.credentials.NAME.commands)
+# reaching code the line does not name, through the variables the call
+# sets (--env, a tool call's "env"; both are the supervisor's req->env).
+# The rules read the line's programs; a variable such as LD_PRELOAD makes
+# an allowed program (ls) load a library of the workload's, which then
+# has the value and writes it, reversed so that no masking sees it, into
+# a workspace file that is published.  As root and as uid 65534, confined
+# (sandbox.enabled).  TAP.
+#
+# - control: the same library loaded into ls unconfined, with the value in
+#   its environment, writes it out (the injection works);
+# - control: the line alone (printenv TOKEN, which the rules list) is
+#   given the value;
+# - the call setting LD_PRELOAD for ls: the value is withheld (the file
+#   written holds nothing of it) and the result says why;
+# - any variable set by the call withholds it (the rule is not a list of
+#   dangerous names, which could never be complete).
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
+
+PER=5
+sec_begin "$PER"
+
+VAL=Rk4Wm9Xq2Tz7Bn5Lp   # the credential file's value
+REV=$(rev <<<"$VAL")    # what the library writes
+WHY='[credentials withheld: TOKEN (the call sets environment variables, which can change what its programs run)]'
+
+CC=$(command -v cc || command -v gcc || true)
+if [ -z "$CC" ]; then
+  for who in $ids; do
+    for ((i = 0; i < PER; i++)); do skip "a limited credential and the call's variables" "no C compiler"; done
+  done
+  exit 0
+fi
+cat >"$TEST_TMP/steal.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* Loaded into any program: its TOKEN, reversed, into ./stolen.  */
+__attribute__ ((constructor)) static void
+steal (void)
+{
+  const char *t = getenv ("TOKEN");
+  FILE *f;
+  if (t == NULL || (f = fopen ("stolen", "w")) == NULL)
+    return;
+  for (size_t i = strlen (t); i > 0; i--)
+    fputc (t[i - 1], f);
+  fputc ('\n', f);
+  fclose (f);
+}
+EOF
+"$CC" -shared -fPIC -o "$TEST_TMP/steal.so" "$TEST_TMP/steal.c" || exit 1
+
+for who in $ids; do
+  sec_become "$who"
+  H=$(mktemp -d "$TEST_TMP/home.XXXXXX")
+  mkdir -p "$H/.crucible"
+  printf '%s\n' "$VAL" >"$H/tok"
+  chmod 600 "$H/tok"
+  printf '{"sandbox":{"enabled":true,"credentials":{"TOKEN":{"file":"%s","commands":["ls","ls *","printenv TOKEN"]}}}}\n' \
+    "$H/tok" >"$H/.crucible/config.json"
+  cp "$TEST_TMP/steal.so" "$WS/steal.so"
+  [ "$who" = nobody ] && chown -R 65534:65534 "$H" "$WS"
+  chmod 755 "$H"
+  # cr ARGS...: crucible run as the identity in WS; $out, $rc.
+  cr() {
+    out=$(cd "$WS" && "${AS[@]}" env -i PATH="$PATH" HOME="$H" "$CRUCIBLE" run "$@" 2>&1) && rc=0 || rc=$?
+  }
+
+  (cd "$WS" && "${AS[@]}" env TOKEN="$VAL" LD_PRELOAD="$WS/steal.so" ls >/dev/null)
+  is "$(cat "$WS/stolen" 2>/dev/null)" "$REV" \
+    "control ($WHO): unconfined, a library loaded into ls has the value and writes it"
+  rm -f "$WS/stolen"
+
+  cr -- 'printenv TOKEN'
+  ok "$([[ "$out" != *'credentials withheld'* ]] && [[ "$out" == *'*****'* ]] && echo 0 || echo 1)" \
+    "control ($WHO): the line the rules list is given the value (masked in its output)" || diag "$out"
+
+  cr --env LD_PRELOAD="$WS/steal.so" -- 'ls'
+  ok "$([ ! -e "$WS/stolen" ] || ! grep -q "$REV" "$WS/stolen"; echo $?)" \
+    "($WHO): confined, LD_PRELOAD set by the call does not carry the value into another program" ||
+    diag "$out" "stolen: $(cat "$WS/stolen" 2>/dev/null)"
+  like "$out" "$(sed 's/[][().]/\\&/g' <<<"$WHY")" "($WHO): ... the value is withheld, and the result says why"
+  rm -f "$WS/stolen"
+
+  cr --env HARMLESS=1 -- 'printenv TOKEN'
+  like "$out" "$(sed 's/[][().]/\\&/g' <<<"$WHY")" \
+    "($WHO): any variable the call sets withholds a limited credential"
+done
