@@ -416,6 +416,41 @@ test_commands_limit (void **state)
   config_free (cfg);
 }
 
+/* A call setting variables of its own gets no credential limited by
+ * "commands" (one such as LD_PRELOAD runs code no rule sees), and still
+ * every unlimited one.  */
+static void
+test_commands_limit_named (void **state)
+{
+  cleanup_free char *path = put_file ("limn", "v\n", 0600);
+  cleanup_free char *home = file_home (path, "\"Bash(gh *)\"");
+  struct config *cfg = load_ok (home, NULL);
+  char *host[] = { NULL };
+  struct credentials *c = NULL;
+  struct cr_error *err = NULL;
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "gh pr list", 0, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 1);
+  credentials_free (c);
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "gh pr list", 1, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 0);
+  cleanup_free char *note = credentials_withheld_note (c);
+  assert_string_equal (note, "[credentials withheld: NAME (the call sets "
+                             "environment variables, which can change what "
+                             "its programs run)]");
+  credentials_free (c);
+  config_free (cfg);
+
+  cleanup_free char *open_home = file_home (path, NULL);
+  cfg = load_ok (open_home, NULL);
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "anything", 3, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 1);
+  credentials_free (c);
+  config_free (cfg);
+}
+
 /* A call naming a credential's variable is refused, and env_build_with
  * keeps the ordinary bounds for credentials.  */
 static void
@@ -541,6 +576,7 @@ main (void)
     cmocka_unit_test (test_file_owner),
     cmocka_unit_test (test_file_unreadable),
     cmocka_unit_test (test_commands_limit),
+    cmocka_unit_test (test_commands_limit_named),
     cmocka_unit_test (test_collisions_and_bounds),
     cmocka_unit_test (test_inspection_count),
   };
