@@ -1294,7 +1294,7 @@ supervisor_env (struct supervisor *sup, struct command *cmd,
 
   if (credentials_check_named (sup->config, req->env, req->n_env, err) < 0
       || credentials_resolve_named (sup->config, sup->host_env, req->line,
-                                    req->n_env, &creds, err)
+                                    sup->workspace, req->n_env, &creds, err)
              < 0)
     return -1;
   size_t n = credentials_count (creds);

@@ -16,15 +16,21 @@
 #   written holds nothing of it) and the result says why;
 # - any variable set by the call withholds it (the rule is not a list of
 #   dangerous names, which could never be complete).
+# - crucible's own PATH with a directory a command can fill: an empty
+#   entry (the working directory, which is the workspace) or one in the
+#   workspace.  The program the rules allow by name (ghx) is then the
+#   workspace's own, put there by a command before: unconfined it has the
+#   value (control); confined it is not given it, and the result says so.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER=5
+PER=9
 sec_begin "$PER"
 
 VAL=Rk4Wm9Xq2Tz7Bn5Lp   # the credential file's value
 REV=$(rev <<<"$VAL")    # what the library writes
 WHY='[credentials withheld: TOKEN (the call sets environment variables, which can change what its programs run)]'
+PWHY="[credentials withheld: TOKEN (PATH has a directory that is relative or that commands can write, so a program the line names may be the workspace's own)]"
 
 CC=$(command -v cc || command -v gcc || true)
 if [ -z "$CC" ]; then
@@ -59,14 +65,21 @@ for who in $ids; do
   mkdir -p "$H/.crucible"
   printf '%s\n' "$VAL" >"$H/tok"
   chmod 600 "$H/tok"
-  printf '{"sandbox":{"enabled":true,"credentials":{"TOKEN":{"file":"%s","commands":["ls","ls *","printenv TOKEN"]}}}}\n' \
+  printf '{"sandbox":{"enabled":true,"credentials":{"TOKEN":{"file":"%s","commands":["ls","ls *","printenv TOKEN","ghx *"]}}}}\n' \
     "$H/tok" >"$H/.crucible/config.json"
   cp "$TEST_TMP/steal.so" "$WS/steal.so"
+  # What a command before left in the workspace: a program named as the
+  # rules allow, which writes the value out, reversed.
+  mkdir -p "$WS/bin"
+  printf '#!/bin/sh\nprintenv TOKEN | rev >stolen\n' >"$WS/bin/ghx"
+  chmod 755 "$WS/bin/ghx"
+  cp "$WS/bin/ghx" "$WS/ghx"
   [ "$who" = nobody ] && chown -R 65534:65534 "$H" "$WS"
   chmod 755 "$H"
-  # cr ARGS...: crucible run as the identity in WS; $out, $rc.
+  # cr ARGS...: crucible run as the identity in WS, with CR_PATH for
+  # PATH when set; $out, $rc.
   cr() {
-    out=$(cd "$WS" && "${AS[@]}" env -i PATH="$PATH" HOME="$H" "$CRUCIBLE" run "$@" 2>&1) && rc=0 || rc=$?
+    out=$(cd "$WS" && "${AS[@]}" env -i PATH="${CR_PATH:-$PATH}" HOME="$H" "$CRUCIBLE" run "$@" 2>&1) && rc=0 || rc=$?
   }
 
   (cd "$WS" && "${AS[@]}" env TOKEN="$VAL" LD_PRELOAD="$WS/steal.so" ls >/dev/null)
@@ -88,4 +101,22 @@ for who in $ids; do
   cr --env HARMLESS=1 -- 'printenv TOKEN'
   like "$out" "$(sed 's/[][().]/\\&/g' <<<"$WHY")" \
     "($WHO): any variable the call sets withholds a limited credential"
+
+  # PATH with an empty entry (the working directory), then with the
+  # workspace's bin/ first.
+  (cd "$WS" && "${AS[@]}" env TOKEN="$VAL" PATH="$PATH:" ghx pr list)
+  is "$(cat "$WS/stolen" 2>/dev/null)" "$REV" \
+    "control ($WHO): unconfined, with an empty PATH entry, ghx is the workspace's, and has the value"
+  rm -f "$WS/stolen"
+  CR_PATH="$PATH:" cr -- 'ghx pr list'
+  ok "$([ ! -e "$WS/stolen" ] || ! grep -q "$REV" "$WS/stolen"; echo $?)" \
+    "($WHO): confined, PATH with an empty entry does not carry the value into the workspace's program" ||
+    diag "$out" "stolen: $(cat "$WS/stolen" 2>/dev/null)"
+  like "$out" "$(sed 's/[][().]/\\&/g' <<<"$PWHY")" "($WHO): ... the value is withheld, and the result says why"
+  rm -f "$WS/stolen"
+  CR_PATH="$WS/bin:$PATH" cr -- 'ghx pr list'
+  ok "$([ ! -e "$WS/stolen" ] || ! grep -q "$REV" "$WS/stolen"; echo $?)" \
+    "($WHO): confined, PATH naming the workspace's bin/ does not either" ||
+    diag "$out" "stolen: $(cat "$WS/stolen" 2>/dev/null)"
+  rm -f "$WS/stolen"
 done
