@@ -409,12 +409,14 @@ credentials_resolve_named (const struct config *cfg, char *const *host_env,
             = (struct credential_withheld){ .name = e->name, .why = why };
     }
   cmdline_free (cl);
-  if (wanted > 0)
-    {
-      credentials_undumpable ();
-      if (credentials_vault (c, wanted, err) < 0)
-        goto fail;
-    }
+  /* Also when every one is withheld: the value of one read from "env" is
+   * in crucible's own environment, which a command of the same user (an
+   * unconfined one: compatibility) reads in /proc unless crucible is not
+   * dumpable.  */
+  if (cfg->n_credentials > 0)
+    credentials_undumpable ();
+  if (wanted > 0 && credentials_vault (c, wanted, err) < 0)
+    goto fail;
   for (size_t i = 0; i < wanted; i++)
     if (credentials_read_one (c, given[i], host_env, err) < 0)
       goto fail;

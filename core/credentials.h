@@ -58,9 +58,11 @@ struct credentials;
  * that some program of the line does not match (or a line that cannot be
  * read), is withheld; every other one is read now.  A source that cannot
  * be read is an error naming the variable and the check that failed,
- * never the value.  Before any value is read crucible makes itself not
- * dumpable (prctl PR_SET_DUMPABLE 0) for the rest of its life: copies of
- * a value (the pipe's reads, the masker) outlive the set.  */
+ * never the value.  With any credential configured, crucible makes
+ * itself not dumpable (prctl PR_SET_DUMPABLE 0) for the rest of its
+ * life before any value is read, even when every one is withheld (an
+ * "env" one's value is in crucible's own environment): copies of a value
+ * (the pipe's reads, the masker) outlive the set.  */
 int credentials_resolve (const struct config *cfg, char *const *host_env,
                          const char *line, struct credentials **out,
                          struct cr_error **err);

@@ -21,10 +21,18 @@
 #   workspace.  The program the rules allow by name (ghx) is then the
 #   workspace's own, put there by a command before: unconfined it has the
 #   value (control); confined it is not given it, and the result says so.
+# - compatibility (sandbox.enabled false): a credential from crucible's
+#   own environment ("env") withheld from the line is still in crucible's
+#   /proc/PID/environ, which a command of the same user (its descendant:
+#   Yama's ptrace_scope 1 allows it) reads unless crucible is not
+#   dumpable; crucible made itself so only once it read a value, so a
+#   line that got none read it.  The control: crucible with no credential
+#   configured is readable so (the walk finds its marker).  uid 65534 only
+#   (root reads any process's).
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER=9
+PER=11
 sec_begin "$PER"
 
 VAL=Rk4Wm9Xq2Tz7Bn5Lp   # the credential file's value
@@ -119,4 +127,21 @@ for who in $ids; do
     "($WHO): confined, PATH naming the workspace's bin/ does not either" ||
     diag "$out" "stolen: $(cat "$WS/stolen" 2>/dev/null)"
   rm -f "$WS/stolen"
+
+  # Compatibility: crucible's own environment, walked from a command.
+  if [ "$who" != nobody ]; then
+    skip "control: a compatibility command reads crucible's environment" "root reads any process's"
+    skip "a withheld credential is not in crucible's readable environment" "root reads any process's"
+    continue
+  fi
+  WALK='for p in /proc/[0-9]*; do tr "\0" "\n" <"$p/environ" 2>/dev/null; done | grep "^CRSRC=" | rev'
+  printf '{"sandbox":{"enabled":false}}\n' >"$H/.crucible/config.json"
+  out=$(cd "$WS" && "${AS[@]}" env -i PATH="$PATH" HOME="$H" CRSRC="$VAL" "$CRUCIBLE" run -- "$WALK" 2>&1)
+  like "$out" "$REV" "control ($WHO): with no credential, a compatibility command reads crucible's environment"
+  printf '{"sandbox":{"enabled":false,"credentials":{"TOKEN":{"env":"CRSRC","commands":["printenv TOKEN"]}}}}\n' \
+    >"$H/.crucible/config.json"
+  out=$(cd "$WS" && "${AS[@]}" env -i PATH="$PATH" HOME="$H" CRSRC="$VAL" "$CRUCIBLE" run -- "$WALK" 2>&1)
+  ok "$([[ "$out" != *"$REV"* ]] && [[ "$out" == *'credentials withheld: TOKEN'* ]] && echo 0 || echo 1)" \
+    "($WHO): a credential withheld from a compatibility command is not read from crucible's environment" ||
+    diag "$out"
 done
