@@ -104,8 +104,8 @@ ah_started_in() {
   ah_journal | grep '"fact":"start"' | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | sed -n "$1p"
 }
 
-LEAVE='echo left >/tmp/ah-left; echo left >"$HOME/ah-left"; echo left >/dev/shm/ah-left-$$ 2>/dev/null; (setsid sleep 121.5 </dev/null >/dev/null 2>&1 &); echo one'
-LOOK='cat /tmp/ah-left "$HOME/ah-left" /dev/shm/ah-left-$$ 2>/dev/null; pgrep -f "sleep 121[.]5" >/dev/null && echo sleeping; printf "[%s]" "${GIVEN-unset}"'
+LEAVE='echo left >/tmp/ah-left; echo left >"$HOME/ah-left"; echo left >/dev/shm/ah-left-'"$$"' 2>/dev/null; (setsid sleep 121.5 </dev/null >/dev/null 2>&1 &); echo one'
+LOOK='cat /tmp/ah-left "$HOME/ah-left" /dev/shm/ah-left-'"$$"' 2>/dev/null; pgrep -f "sleep 121[.]5" >/dev/null && echo sleeping; printf "[%s]" "${GIVEN-unset}"'
 
 for who in $ids; do
   sec_become "$who"
@@ -149,8 +149,8 @@ for who in $ids; do
   reply=$(ah_recv)
   like "$reply" '"text":"one' "($WHO): the first call runs in the kept sandbox and answers" || diag "$(cat "$TEST_TMP/mcp.err")"
   is "$(ah_started_in 1)" "$kept" "($WHO): ... in the kept sandbox (its sandbox ID)"
-  ok "$([ -z "$(pgrep -f 'sleep 121[.]5')" ] && echo 0 || echo 1)" \
-    "($WHO): confined, the process it started in a new session is gone when it ends"
+  ok "$([ -z "$(pgrep -f 'sleep 121[.]5')" ] && [ ! -e "/dev/shm/ah-left-$$" ] && echo 0 || echo 1)" \
+    "($WHO): confined, the process it started in a new session is gone when it ends, its /dev/shm file is not the host's"
 
   # The next call, in the sandbox kept meanwhile.
   prev=$kept
