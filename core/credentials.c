@@ -31,6 +31,18 @@
 #define CREDENTIALS_WHY_PROJECT "sandbox.withheldCredentials names it"
 #define CREDENTIALS_WHY_COMMANDS                                               \
   "the line runs a program its \"commands\" do not list"
+/* Any variable the call sets can load code into the programs the rules
+ * allowed (LD_PRELOAD, NODE_OPTIONS, GIT_SSH_COMMAND, PAGER, ...), so the
+ * line alone no longer says what runs with the value.  */
+#define CREDENTIALS_WHY_NAMED                                                  \
+  "the call sets environment variables, which can change what its programs "  \
+  "run"
+/* A directory of PATH the command can fill (relative, the working
+ * directory, the workspace, a writable path) makes a program the line
+ * names possibly one the workspace holds: a command before put it there.  */
+#define CREDENTIALS_WHY_PATH                                                   \
+  "PATH has a directory that is relative or that commands can write, so a "   \
+  "program the line names may be the workspace's own"
 #define CREDENTIALS_WHY_UNREAD                                                 \
   "the line cannot be read, so its programs cannot be checked against its "    \
   "\"commands\""
@@ -96,18 +108,102 @@ credentials_named_withheld (const struct config *cfg, const char *name)
   return false;
 }
 
+/* dir with the longest part of it that exists made canonical (symbolic
+ * links resolved), the rest appended as written.  Owned.  */
+static char *
+credentials_canonical (const char *dir)
+{
+  size_t cut = strlen (dir);
+  for (;;)
+    {
+      cleanup_free char *head = xstrndup (dir, cut);
+      cleanup_free char *real = realpath (head, NULL);
+      if (real != NULL)
+        return xasprintf ("%s%s", real, dir + cut);
+      char *slash = strrchr (head, '/');
+      if (slash == NULL || slash == head)
+        return xstrdup (dir);
+      cut = (size_t) (slash - head);
+    }
+}
+
+/* Whether the canonical dir is root (canonical too) or below it.  */
+static bool
+credentials_under (const char *dir, const char *root)
+{
+  size_t n = strlen (root);
+  return strncmp (dir, root, n) == 0
+         && (dir[n] == '/' || dir[n] == '\0' || (n > 0 && root[n - 1] == '/'));
+}
+
+/* Whether one PATH directory can hold a program a command put there:
+ * empty (the working directory) or relative, or in the workspace or a
+ * writable path (sandbox.filesystem.writable).  */
+static bool
+credentials_path_dir_open (const struct config *cfg, const char *dir,
+                           size_t len, const char *workspace)
+{
+  if (len == 0 || dir[0] != '/')
+    return true;
+  cleanup_free char *text = xstrndup (dir, len);
+  cleanup_free char *canon = credentials_canonical (text);
+  if (workspace != NULL)
+    {
+      cleanup_free char *ws = credentials_canonical (workspace);
+      if (credentials_under (canon, ws))
+        return true;
+    }
+  for (size_t i = 0; i < cfg->fs_writable.count; i++)
+    {
+      cleanup_free char *w = credentials_canonical (cfg->fs_writable.items[i]);
+      if (credentials_under (canon, w))
+        return true;
+    }
+  return false;
+}
+
+/* Whether the PATH the command gets from crucible's environment has a
+ * directory a command could have filled (credentials_path_dir_open).  A
+ * program the line names is looked up there, not where the person's is:
+ * the rules would match the name of the workspace's own program.  */
+static bool
+credentials_path_open (const struct config *cfg, char *const *host_env,
+                       const char *workspace)
+{
+  const char *path = NULL;
+  for (char *const *h = host_env; h != NULL && *h != NULL; h++)
+    if (strncmp (*h, "PATH=", 5) == 0)
+      path = *h + 5;
+  if (path == NULL)
+    return false;
+  for (const char *p = path;; p++)
+    {
+      size_t len = strcspn (p, ":");
+      if (credentials_path_dir_open (cfg, p, len, workspace))
+        return true;
+      p += len;
+      if (*p == '\0')
+        return false;
+    }
+}
+
 /* Why entry e is withheld from the line cl (NULL: it could not be read),
- * or NULL when the line gets it.  Every program the line runs must match
- * one of its rules, read the way allow rules are (core/rules.c).  */
+ * or NULL when the line gets it; call_why, when not NULL, is why the call
+ * itself gets none limited by "commands".  Every program the line runs
+ * must match one of its rules, read the way allow rules are
+ * (core/rules.c), and the call may set no variable: one could make an
+ * allowed program run other code (LD_PRELOAD), which no rule sees.  */
 static const char *
 credentials_why_withheld (const struct config *cfg,
                           const struct config_credential *e,
-                          const struct cmdline *cl)
+                          const struct cmdline *cl, const char *call_why)
 {
   if (credentials_named_withheld (cfg, e->name))
     return CREDENTIALS_WHY_PROJECT;
   if (!e->limited)
     return NULL;
+  if (call_why != NULL)
+    return call_why;
   if (cl == NULL)
     return CREDENTIALS_WHY_UNREAD;
   struct cr_error *ignored = NULL;
@@ -267,9 +363,35 @@ credentials_resolve (const struct config *cfg, char *const *host_env,
                      const char *line, struct credentials **out,
                      struct cr_error **err)
 {
+  return credentials_resolve_named (cfg, host_env, line, NULL, 0, out, err);
+}
+
+/* Whether some entry of cfg is limited by "commands".  */
+static bool
+credentials_any_limited (const struct config *cfg)
+{
+  for (size_t i = 0; i < cfg->n_credentials; i++)
+    if (cfg->credentials[i].limited)
+      return true;
+  return false;
+}
+
+int
+credentials_resolve_named (const struct config *cfg, char *const *host_env,
+                           const char *line, const char *workspace,
+                           size_t n_named, struct credentials **out,
+                           struct cr_error **err)
+{
   struct credentials *c = xcalloc (1, sizeof *c);
   struct cmdline *cl = NULL;
   struct cr_error *unread = NULL;
+  const char *call_why = NULL;
+
+  if (n_named > 0)
+    call_why = CREDENTIALS_WHY_NAMED;
+  else if (credentials_any_limited (cfg)
+           && credentials_path_open (cfg, host_env, workspace))
+    call_why = CREDENTIALS_WHY_PATH;
 
   if (cfg->n_credentials > 0
       && cmdline_read (line, strlen (line), &cl, &unread) < 0)
@@ -279,7 +401,7 @@ credentials_resolve (const struct config *cfg, char *const *host_env,
   for (size_t i = 0; i < cfg->n_credentials; i++)
     {
       const struct config_credential *e = &cfg->credentials[i];
-      const char *why = credentials_why_withheld (cfg, e, cl);
+      const char *why = credentials_why_withheld (cfg, e, cl, call_why);
       if (why == NULL)
         given[wanted++] = e;
       else
@@ -287,12 +409,14 @@ credentials_resolve (const struct config *cfg, char *const *host_env,
             = (struct credential_withheld){ .name = e->name, .why = why };
     }
   cmdline_free (cl);
-  if (wanted > 0)
-    {
-      credentials_undumpable ();
-      if (credentials_vault (c, wanted, err) < 0)
-        goto fail;
-    }
+  /* Also when every one is withheld: the value of one read from "env" is
+   * in crucible's own environment, which a command of the same user (an
+   * unconfined one: compatibility) reads in /proc unless crucible is not
+   * dumpable.  */
+  if (cfg->n_credentials > 0)
+    credentials_undumpable ();
+  if (wanted > 0 && credentials_vault (c, wanted, err) < 0)
+    goto fail;
   for (size_t i = 0; i < wanted; i++)
     if (credentials_read_one (c, given[i], host_env, err) < 0)
       goto fail;

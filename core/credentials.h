@@ -58,12 +58,28 @@ struct credentials;
  * that some program of the line does not match (or a line that cannot be
  * read), is withheld; every other one is read now.  A source that cannot
  * be read is an error naming the variable and the check that failed,
- * never the value.  Before any value is read crucible makes itself not
- * dumpable (prctl PR_SET_DUMPABLE 0) for the rest of its life: copies of
- * a value (the pipe's reads, the masker) outlive the set.  */
+ * never the value.  With any credential configured, crucible makes
+ * itself not dumpable (prctl PR_SET_DUMPABLE 0) for the rest of its
+ * life before any value is read, even when every one is withheld (an
+ * "env" one's value is in crucible's own environment): copies of a value
+ * (the pipe's reads, the masker) outlive the set.  */
 int credentials_resolve (const struct config *cfg, char *const *host_env,
                          const char *line, struct credentials **out,
                          struct cr_error **err);
+
+/* The same for a call in workspace (NULL: not known) that sets n_named
+ * environment variables of its own (--env, a tool call's "env"): with
+ * any, every credential limited by "commands" is withheld, since a
+ * variable can make an allowed program run code no rule sees
+ * (LD_PRELOAD, NODE_OPTIONS, GIT_SSH_COMMAND); so too when PATH has a
+ * directory a command could fill (relative or empty, in the workspace,
+ * in a writable path), where a program the line names may be one a
+ * command put there.  */
+int credentials_resolve_named (const struct config *cfg,
+                               char *const *host_env, const char *line,
+                               const char *workspace, size_t n_named,
+                               struct credentials **out,
+                               struct cr_error **err);
 
 /* How many credentials the set projects, and each one (i < count).  */
 size_t credentials_count (const struct credentials *c);

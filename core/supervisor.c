@@ -1293,8 +1293,8 @@ supervisor_env (struct supervisor *sup, struct command *cmd,
   struct env_var vars[CONFIG_CREDENTIALS_MAX];
 
   if (credentials_check_named (sup->config, req->env, req->n_env, err) < 0
-      || credentials_resolve (sup->config, sup->host_env, req->line, &creds,
-                              err)
+      || credentials_resolve_named (sup->config, sup->host_env, req->line,
+                                    sup->workspace, req->n_env, &creds, err)
              < 0)
     return -1;
   size_t n = credentials_count (creds);

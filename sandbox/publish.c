@@ -393,6 +393,35 @@ publish_verify (struct publish_txn *t, bool after)
   return true;
 }
 
+/* Copy change i's backup (name) to parent/tmp with the file's old
+ * metadata, proving the copy against the backup's digest.  A copy that
+ * does not match is removed and nothing is restored over what is there:
+ * the rollback is then unproved, and kept in quarantine.  The proof is
+ * of what was copied, not of a read before it: a linked backup is the
+ * file's old inode, which a process that had it open can still write.  */
+static int
+publish_undo_copy (struct publish_txn *t, struct pubplan_change *c,
+                   const char *name, int parent, const char *tmp)
+{
+  struct stat st;
+  char hex[SHA256_HEX_LEN + 1];
+
+  if (fstatat (t->backupfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  struct pubfs_meta m = { .mode = c->before_mode,
+                          .uid = st.st_uid,
+                          .gid = st.st_gid,
+                          .mtime = c->before_mtime };
+  if (pubfs_copy_file (t->backupfd, name, parent, tmp, &m, hex, NULL) < 0)
+    return -1;
+  if (strcmp (hex, c->before_digest) != 0)
+    {
+      unlinkat (parent, tmp, 0);
+      return errno = EIO, -1;
+    }
+  return 0;
+}
+
 /* Put change i's path back as it was (the cache as publish_undo_one
  * leaves it).  */
 static int
@@ -401,7 +430,6 @@ publish_undo_do (struct publish_txn *t, size_t i)
   struct pubplan_change *c = &t->plan->changes[i];
   const char *base;
   char name[32], tmp[48];
-  struct pubfs_meta m;
 
   snprintf (name, sizeof name, "%zu", i);
   publish_tmp_name (tmp, sizeof tmp, i);
@@ -414,15 +442,10 @@ publish_undo_do (struct publish_txn *t, size_t i)
     return -1;
   if (publish_holds (t, i, false))
     return 0;
-  /* A backup that no longer matches its digest is not restored over what
-   * is there: the rollback is then unproved, and kept in quarantine.  */
-  if (c->before == PUBPLAN_WAS_FILE)
-    {
-      char hex[SHA256_HEX_LEN + 1];
-      if (pubfs_digest (t->backupfd, name, hex) < 0
-          || strcmp (hex, c->before_digest) != 0)
-        return errno = EIO, -1;
-    }
+  /* The file comes back from its backup only as a proved copy.  */
+  if (c->before == PUBPLAN_WAS_FILE
+      && publish_undo_copy (t, c, name, parent, tmp) < 0)
+    return -1;
   if (c->before == PUBPLAN_WAS_DIRMETA)
     {
       struct stat st;
@@ -438,19 +461,7 @@ publish_undo_do (struct publish_txn *t, size_t i)
   switch (c->before)
     {
     case PUBPLAN_WAS_FILE:
-      {
-        struct stat st;
-        if (fstatat (t->backupfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-          return -1;
-        m = (struct pubfs_meta){ .mode = c->before_mode,
-                                 .uid = st.st_uid,
-                                 .gid = st.st_gid,
-                                 .mtime = c->before_mtime };
-        if (pubfs_copy_file (t->backupfd, name, parent, tmp, &m, NULL, NULL)
-            < 0)
-          return -1;
-        return renameat (parent, tmp, parent, base);
-      }
+      return renameat (parent, tmp, parent, base);
     case PUBPLAN_WAS_LINK:
       {
         struct timespec times[2]

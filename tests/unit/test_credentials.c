@@ -416,6 +416,68 @@ test_commands_limit (void **state)
   config_free (cfg);
 }
 
+/* A call setting variables of its own gets no credential limited by
+ * "commands" (one such as LD_PRELOAD runs code no rule sees), and still
+ * every unlimited one.  */
+static void
+test_commands_limit_named (void **state)
+{
+  cleanup_free char *path = put_file ("limn", "v\n", 0600);
+  cleanup_free char *home = file_home (path, "\"Bash(gh *)\"");
+  struct config *cfg = load_ok (home, NULL);
+  char *host[] = { NULL };
+  struct credentials *c = NULL;
+  struct cr_error *err = NULL;
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "gh pr list", NULL, 0, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 1);
+  credentials_free (c);
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "gh pr list", NULL, 1, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 0);
+  cleanup_free char *note = credentials_withheld_note (c);
+  assert_string_equal (note, "[credentials withheld: NAME (the call sets "
+                             "environment variables, which can change what "
+                             "its programs run)]");
+  credentials_free (c);
+
+  /* A PATH a command could fill: empty entry, relative, the workspace.  */
+  cleanup_free char *in_ws = NULL;
+  assert_true (asprintf (&in_ws, "PATH=/usr/bin:%s/bin", dir) > 0);
+  char *empty[] = { (char *) "PATH=/usr/bin:", NULL };
+  char *relative[] = { (char *) "PATH=node_modules/.bin:/usr/bin", NULL };
+  char *ws[] = { in_ws, NULL };
+  char *plain[] = { (char *) "PATH=/usr/bin:/bin", NULL };
+  char **hosts[] = { empty, relative, ws };
+  for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++)
+    {
+      assert_int_equal (credentials_resolve_named (cfg, hosts[i], "gh pr list",
+                                                   dir, 0, &c, &err),
+                        0);
+      assert_int_equal (credentials_count (c), 0);
+      cleanup_free char *why = credentials_withheld_note (c);
+      assert_string_equal (why, "[credentials withheld: NAME (PATH has a "
+                                "directory that is relative or that commands "
+                                "can write, so a program the line names may "
+                                "be the workspace's own)]");
+      credentials_free (c);
+    }
+  assert_int_equal (
+      credentials_resolve_named (cfg, plain, "gh pr list", dir, 0, &c, &err),
+      0);
+  assert_int_equal (credentials_count (c), 1);
+  credentials_free (c);
+  config_free (cfg);
+
+  cleanup_free char *open_home = file_home (path, NULL);
+  cfg = load_ok (open_home, NULL);
+  assert_int_equal (
+      credentials_resolve_named (cfg, host, "anything", NULL, 3, &c, &err), 0);
+  assert_int_equal (credentials_count (c), 1);
+  credentials_free (c);
+  config_free (cfg);
+}
+
 /* A call naming a credential's variable is refused, and env_build_with
  * keeps the ordinary bounds for credentials.  */
 static void
@@ -541,6 +603,7 @@ main (void)
     cmocka_unit_test (test_file_owner),
     cmocka_unit_test (test_file_unreadable),
     cmocka_unit_test (test_commands_limit),
+    cmocka_unit_test (test_commands_limit_named),
     cmocka_unit_test (test_collisions_and_bounds),
     cmocka_unit_test (test_inspection_count),
   };
