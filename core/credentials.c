@@ -31,12 +31,6 @@
 #define CREDENTIALS_WHY_PROJECT "sandbox.withheldCredentials names it"
 #define CREDENTIALS_WHY_COMMANDS                                               \
   "the line runs a program its \"commands\" do not list"
-/* Any variable the call sets can load code into the programs the rules
- * allowed (LD_PRELOAD, NODE_OPTIONS, GIT_SSH_COMMAND, PAGER, ...), so the
- * line alone no longer says what runs with the value.  */
-#define CREDENTIALS_WHY_NAMED                                                  \
-  "the call sets environment variables, which can change what its programs "  \
-  "run"
 #define CREDENTIALS_WHY_UNREAD                                                 \
   "the line cannot be read, so its programs cannot be checked against its "    \
   "\"commands\""
@@ -103,22 +97,17 @@ credentials_named_withheld (const struct config *cfg, const char *name)
 }
 
 /* Why entry e is withheld from the line cl (NULL: it could not be read),
- * run with n_named variables of the call's, or NULL when the line gets
- * it.  Every program the line runs must match one of its rules, read the
- * way allow rules are (core/rules.c), and the call may set no variable:
- * one could make an allowed program run other code (LD_PRELOAD), which
- * no rule sees.  */
+ * or NULL when the line gets it.  Every program the line runs must match
+ * one of its rules, read the way allow rules are (core/rules.c).  */
 static const char *
 credentials_why_withheld (const struct config *cfg,
                           const struct config_credential *e,
-                          const struct cmdline *cl, size_t n_named)
+                          const struct cmdline *cl)
 {
   if (credentials_named_withheld (cfg, e->name))
     return CREDENTIALS_WHY_PROJECT;
   if (!e->limited)
     return NULL;
-  if (n_named > 0)
-    return CREDENTIALS_WHY_NAMED;
   if (cl == NULL)
     return CREDENTIALS_WHY_UNREAD;
   struct cr_error *ignored = NULL;
@@ -278,14 +267,6 @@ credentials_resolve (const struct config *cfg, char *const *host_env,
                      const char *line, struct credentials **out,
                      struct cr_error **err)
 {
-  return credentials_resolve_named (cfg, host_env, line, 0, out, err);
-}
-
-int
-credentials_resolve_named (const struct config *cfg, char *const *host_env,
-                           const char *line, size_t n_named,
-                           struct credentials **out, struct cr_error **err)
-{
   struct credentials *c = xcalloc (1, sizeof *c);
   struct cmdline *cl = NULL;
   struct cr_error *unread = NULL;
@@ -298,7 +279,7 @@ credentials_resolve_named (const struct config *cfg, char *const *host_env,
   for (size_t i = 0; i < cfg->n_credentials; i++)
     {
       const struct config_credential *e = &cfg->credentials[i];
-      const char *why = credentials_why_withheld (cfg, e, cl, n_named);
+      const char *why = credentials_why_withheld (cfg, e, cl);
       if (why == NULL)
         given[wanted++] = e;
       else

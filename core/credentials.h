@@ -65,15 +65,6 @@ int credentials_resolve (const struct config *cfg, char *const *host_env,
                          const char *line, struct credentials **out,
                          struct cr_error **err);
 
-/* The same for a call that sets n_named environment variables of its own
- * (--env, a tool call's "env"): with any, every credential limited by
- * "commands" is withheld, since a variable can make an allowed program
- * run code no rule sees (LD_PRELOAD, NODE_OPTIONS, GIT_SSH_COMMAND).  */
-int credentials_resolve_named (const struct config *cfg,
-                               char *const *host_env, const char *line,
-                               size_t n_named, struct credentials **out,
-                               struct cr_error **err);
-
 /* How many credentials the set projects, and each one (i < count).  */
 size_t credentials_count (const struct credentials *c);
 const struct credential *credentials_get (const struct credentials *c,

@@ -1298,8 +1298,8 @@ supervisor_env (struct supervisor *sup, struct command *cmd,
   struct env_var vars[CONFIG_CREDENTIALS_MAX];
 
   if (credentials_check_named (sup->config, req->env, req->n_env, err) < 0
-      || credentials_resolve_named (sup->config, sup->host_env, req->line,
-                                    req->n_env, &creds, err)
+      || credentials_resolve (sup->config, sup->host_env, req->line, &creds,
+                              err)
              < 0)
     return -1;
   size_t n = credentials_count (creds);

@@ -117,8 +117,7 @@ policy_format_seconds (double seconds)
 
   /* A whole number of minutes, tested in integers (below 1e15 a double
    * holds every integer exactly): fmod would link libm into every start.  */
-  if (seconds >= 60 && seconds < 1e15
-      && (double) (uint64_t) seconds == seconds
+  if (seconds >= 60 && seconds < 1e15 && (double) (uint64_t) seconds == seconds
       && (uint64_t) seconds % 60 == 0)
     return xasprintf ("%" PRIu64 "m", (uint64_t) seconds / 60);
   policy_format_number (seconds, num, sizeof num);
