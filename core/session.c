@@ -86,6 +86,21 @@ static void session_kick_soon (struct session *s);
 static void session_sweep_calls (struct session *s);
 static void session_start_turn (struct session *s, char *prompt);
 
+/* With the built-in shell agent, each line the person types is a command
+ * that runs at once, without a question: keep one sandbox prepared for it
+ * (supervisor_keep_ahead), so that it starts in a sandbox made while the
+ * person typed.  Its baseline, environment and credentials are still
+ * taken when the command starts, and one made from another policy,
+ * backend, configuration or workspace is disposed of as stale when the
+ * next command comes (and another kept).  An external agent's calls keep
+ * the approval panel's one sandbox prepared for the call asked about.  */
+static void
+session_keep_for_typed (struct session *s, bool on)
+{
+  if (s->agent_command == NULL)
+    supervisor_keep_ahead (s->sup, on);
+}
+
 struct session *
 session_new (struct loop *loop, struct supervisor *sup,
              const struct session_options *opts,
@@ -100,6 +115,7 @@ session_new (struct loop *loop, struct supervisor *sup,
   s->agent_env = opts->agent_env;
   s->rules = opts->rules;
   s->fe = *fe;
+  session_keep_for_typed (s, true);
   return s;
 }
 
@@ -775,6 +791,8 @@ session_stop_everything (struct session *s)
   if (s->stopping)
     return;
   s->stopping = true;
+  /* No command comes after this: the kept sandbox is disposed of.  */
+  session_keep_for_typed (s, false);
   supervisor_stop_all (s->sup);
   if (s->agent != NULL)
     agent_close (s->agent);

@@ -1120,6 +1120,11 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
            * of it: read it before reporting.  */
           if (!cmd->ended)
             command_read_output (cmd);
+          /* Nothing follows DONE, and a channel shut down after it stays
+           * readable: watched on, it would spin the loop for as long as
+           * publication runs beside it, taking a core from publication.  */
+          loop_remove_fd (loop, fd);
+          cmd->status_fd = -1;
           break;
         }
     }
@@ -1800,8 +1805,13 @@ supervisor_ahead_drop (struct supervisor *sup, const char *why)
 }
 
 /* Prepare a sandbox ahead for call_id (NULL: kept for any command).  Only
- * confined policies without the network (no domains, no ports) are
- * prepared ahead; the rest start as ever.  */
+ * confined policies are prepared ahead; the rest start as ever.  One with
+ * domains or ports is prepared too: its net channel and the broker's relay
+ * and listeners are made with the sandbox, from the policy it was made
+ * from (the digest the take compares), while the command's proxy client,
+ * with its own credential, is made when the command starts
+ * (command_net_begin), and its environment, which carries it, goes with
+ * GO: a sandbox waiting holds no credential.  */
 static int
 supervisor_ahead_make (struct supervisor *sup, const char *call_id,
                        struct cr_error **err)
@@ -1818,7 +1828,7 @@ supervisor_ahead_make (struct supervisor *sup, const char *call_id,
 
   if (supervisor_policy (sup, &policy, digest, &resolved, err) < 0)
     return -1;
-  if (!policy.enabled || policy.n_domains > 0 || policy.n_ports > 0)
+  if (!policy.enabled)
     return 0;
   if (sandbox_prepare (sup->backend, &policy, &session, err) < 0)
     return -1;

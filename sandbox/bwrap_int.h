@@ -212,6 +212,10 @@ void bwrap_retry_free (struct bwrap_retry *r);
 void bwrap_child_exec (const struct bwrap_fds *f, char **argv)
     __attribute__ ((noreturn));
 
+/* Start the child that becomes bwrap (vfork where no identity changes);
+ * returns its pid, or -1 with errno.  */
+pid_t bwrap_child_spawn (const struct bwrap_fds *f, char **argv);
+
 /* Milliseconds on the monotonic clock.  */
 long long bwrap_now_ms (void);
 

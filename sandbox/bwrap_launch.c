@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,42 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
   /* The pinned file, not the path: what was digested is what runs.  */
   syscall (SYS_execveat, BWRAP_FD_SELF, "", argv, empty_env, AT_EMPTY_PATH);
   _exit (127);
+}
+
+/* Start the child that becomes bwrap (bwrap_child_exec).  With vfork it
+ * shares crucible's memory until its execveat or _exit, so nothing of
+ * crucible is copied and neither side takes a copy-on-write fault for each
+ * page it writes afterwards (on a virtual machine each one flushes the
+ * TLB; together they were a large part of a confined start).  The child
+ * makes only system calls, on its own stack frame, before it executes
+ * bwrap.  Every signal is blocked around the vfork, so no handler of
+ * crucible's runs in the child on the shared memory; the child resets
+ * every handler before it unblocks them.  Becoming another user goes
+ * through glibc's setuid, which signals the threads of the process it
+ * believes it is, so that launch keeps an ordinary fork.  */
+pid_t
+bwrap_child_spawn (const struct bwrap_fds *f, char **argv)
+{
+  sigset_t all, old;
+  pid_t pid;
+  int saved;
+
+  if (f->as_owner)
+    {
+      pid = fork ();
+      if (pid == 0)
+        bwrap_child_exec (f, argv);
+      return pid;
+    }
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  pid = vfork ();
+  if (pid == 0)
+    bwrap_child_exec (f, argv);
+  saved = errno;
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  errno = saved;
+  return pid;
 }
 
 /* Milliseconds on the monotonic clock.  */
@@ -834,9 +871,9 @@ bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
   r->f.broker = s->backend->broker_fd;
   r->f.self = s->backend->bwrap.fd;
   r->f.cgroup_procs = procs;
-  pid_t pid = (s->cgroup != NULL && procs < 0) ? -1 : fork ();
-  if (pid == 0)
-    bwrap_child_exec (&r->f, r->argv);
+  pid_t pid = (s->cgroup != NULL && procs < 0)
+                  ? -1
+                  : bwrap_child_spawn (&r->f, r->argv);
   close (status);
   close (err_end);
   if (pid < 0)
@@ -1244,9 +1281,7 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                          .uid = s->owner_uid,
                          .gid = s->owner_gid,
                          .as_owner = s->as_owner };
-  pid_t pid = fork ();
-  if (pid == 0)
-    bwrap_child_exec (&f, argv);
+  pid_t pid = bwrap_child_spawn (&f, argv);
   int saved = errno;
   if (pid > 0 && b->remembered)
     s->retry = bwrap_retry_keep (&f, steal_pointer (&argv));

@@ -200,6 +200,24 @@ compat_exec_workload (const struct sandbox_command *cmd)
   _exit (127);
 }
 
+/* Start the workload with vfork: it shares the keeper's memory until its
+ * execve or _exit, so nothing of the keeper (a copy of crucible) is copied
+ * a second time, and neither side takes a copy-on-write fault for each
+ * page it writes afterwards, the larger part of an unconfined start where
+ * each fault flushes a virtual machine's TLB.  The child makes only system
+ * calls (compat_exec_workload) and never returns here; the keeper's
+ * handlers are all SIG_DFL by now, so no handler can run on the shared
+ * stack.  */
+static pid_t
+compat_spawn_workload (const struct sandbox_command *cmd)
+{
+  pid_t pid = vfork ();
+
+  if (pid == 0)
+    compat_exec_workload (cmd);
+  return pid;
+}
+
 /* Put the keeper's descriptors in place: /dev/null, the output pipe twice,
  * the channel; close everything else crucible had open, so no other
  * command's pipe or channel is held by this scope.  */
@@ -315,15 +333,13 @@ compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
       compat_send (channel, BROKER_MSG_FAILED, errno, BROKER_STAGE_SETUP);
       _exit (125);
     }
-  pid_t workload = fork ();
+  pid_t workload = compat_spawn_workload (cmd);
   if (workload < 0)
     {
       compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno,
                    BROKER_STAGE_FORK);
       _exit (125);
     }
-  if (workload == 0)
-    compat_exec_workload (cmd);
   /* Also from here, so that a stop arriving at once finds the group.  */
   setpgid (workload, workload);
   /* The keeper must not hold the output pipe, or its end would never be

@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +115,11 @@ policy_format_seconds (double seconds)
 {
   char num[64];
 
-  if (seconds >= 60 && seconds < 1e15 && fmod (seconds, 60) == 0)
-    return xasprintf ("%" PRIu64 "m", (uint64_t) (seconds / 60));
+  /* A whole number of minutes, tested in integers (below 1e15 a double
+   * holds every integer exactly): fmod would link libm into every start.  */
+  if (seconds >= 60 && seconds < 1e15 && (double) (uint64_t) seconds == seconds
+      && (uint64_t) seconds % 60 == 0)
+    return xasprintf ("%" PRIu64 "m", (uint64_t) seconds / 60);
   policy_format_number (seconds, num, sizeof num);
   return xasprintf ("%ss", num);
 }
