@@ -309,10 +309,12 @@ changes_upper_parent (struct job_changes *ch, const char *path,
       struct stat st;
       if (sub < 0 && errno == ENOENT)
         {
-          if (changes_root_stat (ch, p, &st) < 0 || !S_ISDIR (st.st_mode))
+          bool there = changes_root_stat (ch, p, &st) == 0;
+          if (!there || !S_ISDIR (st.st_mode))
             {
-              *why = "its directory is neither in the workspace nor in the "
-                     "changes";
+              *why = there ? "it is below something that is not a directory"
+                           : "its directory is neither in the workspace nor "
+                             "in the changes";
               close (fd);
               return -1;
             }
