@@ -368,7 +368,13 @@ main (int argc, char **argv)
   int sent_rc = d.archive != NULL ? drive_send_archive (&d, &err)
                                   : job_write (d.in, &d.job, &sent, &err);
   if (sent_rc < 0)
-    fprintf (stderr, "send: %s\n", err ? err->msg : "the runner went away");
+    {
+      /* A job not sent whole is never started: the end of its input
+       * ends the runner.  */
+      fprintf (stderr, "send: %s\n", err ? err->msg : "the runner went away");
+      close (d.in);
+      d.in = -1;
+    }
   cr_error_clear (&err);
   for (size_t i = 0; i < sent.n_left_out; i++)
     fprintf (stderr, "left-out: %s (%s)\n", sent.left_out[i].path,
