@@ -300,7 +300,10 @@ container_busybox_root (const struct buf *busybox, const char *applets,
   } dirs[] = { { "bin", 0755 },       { "etc", 0755 },
                { "tmp", 01777 },      { "proc", 0555 },
                { "dev", 0755 },       { "sys", 0555 },
-               { "workspace", 0755 }, { "usr", 0755 },
+               /* Writable by the unprivileged user the runner runs as, as
+                * /tmp is: Podman copies the mount point's mode onto the
+                * tmpfs mounted there (and ignores a tmpfs mode option).  */
+               { "workspace", 01777 }, { "usr", 0755 },
                { "usr/local", 0755 }, { "usr/local/lib", 0755 },
                { CONTAINER_TOOLS_DIR, 0755 } };
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
@@ -490,7 +493,7 @@ container_layer_context (const char *from, const struct buf *busybox,
                    err)
              < 0
       || tar_dir (t, "root", 0755, err) < 0
-      || tar_dir (t, "root/workspace", 0755, err) < 0
+      || tar_dir (t, "root/workspace", 01777, err) < 0
       || tar_dir (t, "root/tmp", 01777, err) < 0)
     return -1;
   tar_end (t);
