@@ -672,7 +672,9 @@ job_changes_frame (struct job_changes *ch, enum jobproto_type type,
         {
           if (ch->refusal == NULL)
             {
-              cleanup_free char *why = xstrdup ((*err)->msg);
+              cleanup_free char *why = xstrdup (
+                  err != NULL && *err != NULL ? (*err)->msg
+                                              : "a malformed archive");
               job_changes_refuse (ch, why);
             }
           return -1;
