@@ -109,6 +109,8 @@ drive_frame (void *data, enum jobproto_type type, const uint8_t *p, size_t len,
     default:
       break;
     }
+  if (d->ended)
+    return 0; /* the change set has answered: what follows is not read */
   if (!d->exited || d->changes == NULL)
     {
       drive_line ("unexpected", (const uint8_t *) &type, 1);
