@@ -30,6 +30,21 @@
 /* How often a publication that found the lock held asks again.  */
 #define MCPHOST_PUBLISH_RETRY_MS 50
 
+/* The handshake's bound: MCPHOST_HANDSHAKE_MS, or what crucible's own
+ * CRUCIBLE_MCP_HANDSHAKE_MS says (the tests' hanging server), which a
+ * project cannot set.  */
+static uint64_t
+mcphost_handshake_ms (void)
+{
+  const char *v = getenv ("CRUCIBLE_MCP_HANDSHAKE_MS");
+  char *end;
+  unsigned long long ms = v != NULL ? strtoull (v, &end, 10) : 0;
+  if (v == NULL || end == v || *end != '\0' || ms == 0
+      || ms > MCPHOST_HANDSHAKE_MS)
+    return MCPHOST_HANDSHAKE_MS;
+  return ms;
+}
+
 /* The pause before a server that ended is started again.  */
 #define MCPHOST_RESTART_MS 100
 
@@ -867,7 +882,8 @@ mserver_settle (struct mserver *s, enum mserver_then then, bool stop)
        * becomes the end), and a stop still stops.  */
       if (then == THEN_END)
         s->then = THEN_END;
-      if (stop && !s->scope_done && !s->discard)
+      /* One that has exited is not stopped while its writes wait.  */
+      if (stop && !s->scope_done && !s->discard && !s->exited)
         mserver_stop_scope (s, "stop");
       return;
     }
@@ -1153,7 +1169,7 @@ mserver_launch (struct mserver *s, struct cr_error **err)
     .from_server = s->out_fd,
     .to_server = s->in_fd,
     .root = h->cfg.workspace,
-    .handshake_ms = MCPHOST_HANDSHAKE_MS,
+    .handshake_ms = mcphost_handshake_ms (),
     .hide = mserver_hide,
     .hide_data = s,
     .listener = { .ready = mserver_on_ready,
