@@ -108,6 +108,9 @@ struct broker_options
   int status_fd;   /* the keeper's end of the status channel */
   int env_fd;      /* the workload's environment, or -1 for the broker's */
   int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
+  /* From a GO with five descriptors (status.h): the workload's own stdin
+   * and stderr, output_fd then its stdout alone; -1 otherwise.  */
+  int input_fd, error_fd;
   int seccomp_fd;  /* the workload's seccomp filter as BPF, or -1 */
   int net_fd;      /* the net channel (status.h), or -1: no listeners */
   const char *cwd; /* absolute, or NULL to stay where started */
@@ -550,6 +553,8 @@ broker_parse_args (int argc, char **argv, struct broker_options *opt)
   memset (opt, 0, sizeof *opt);
   opt->env_fd = -1;
   opt->output_fd = -1;
+  opt->input_fd = -1;
+  opt->error_fd = -1;
   opt->seccomp_fd = -1;
   opt->net_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
@@ -852,19 +857,31 @@ broker_read_env (struct broker *b)
 }
 
 /* The descriptors GO carries, in order: the workload's output, its
- * environment, and the arguments after PROGRAM [ARG...].  */
+ * environment, and the arguments after PROGRAM [ARG...]; for a workload
+ * with standard streams of its own, then its stdin and its stderr.  */
 enum
 {
   BROKER_GO_OUTPUT,
   BROKER_GO_ENV,
   BROKER_GO_ARGS,
+  BROKER_GO_FDS_SHARED, /* the first three: output is stdout and stderr */
+  BROKER_GO_INPUT = BROKER_GO_FDS_SHARED,
+  BROKER_GO_ERROR,
   BROKER_GO_FDS
 };
 
-/* Receive one record and exactly BROKER_GO_FDS descriptors into fds
- * (close-on-exec).  Returns the record's length, 0 when the host closed
- * its end, -1 on error; a record with other descriptors, or a cut one,
- * is EPROTO with whatever came closed.  */
+/* Whether a GO carrying k descriptors is whole: three, or all five.  */
+static bool
+broker_go_count (size_t k)
+{
+  return k == BROKER_GO_FDS_SHARED || k == BROKER_GO_FDS;
+}
+
+/* Receive one record and three or BROKER_GO_FDS descriptors into fds
+ * (close-on-exec; the ones that did not come stay -1).  Returns the
+ * record's length, 0 when the host closed its end, -1 on error; a record
+ * with other descriptors, or a cut one, is EPROTO with whatever came
+ * closed.  */
 static ssize_t
 broker_recv_go (int fd, struct broker_msg *msg, int fds[BROKER_GO_FDS])
 {
@@ -886,14 +903,17 @@ broker_recv_go (int fd, struct broker_msg *msg, int fds[BROKER_GO_FDS])
   if (n <= 0)
     return n;
   struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+  size_t k = c != NULL && c->cmsg_len >= CMSG_LEN (0)
+                 ? (c->cmsg_len - CMSG_LEN (0)) / sizeof (int)
+                 : 0;
   bool whole = c != NULL && c->cmsg_level == SOL_SOCKET
                && c->cmsg_type == SCM_RIGHTS
-               && c->cmsg_len == CMSG_LEN (BROKER_GO_FDS * sizeof (int))
+               && c->cmsg_len == CMSG_LEN (k * sizeof (int))
+               && broker_go_count (k)
                && !(mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
   if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
     {
-      size_t k = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-      int got[BROKER_GO_FDS] = { -1, -1, -1 };
+      int got[BROKER_GO_FDS] = { -1, -1, -1, -1, -1 };
       memcpy (got, CMSG_DATA (c),
               (k < BROKER_GO_FDS ? k : BROKER_GO_FDS) * sizeof (int));
       for (size_t i = 0; i < BROKER_GO_FDS; i++)
@@ -946,7 +966,7 @@ static int
 broker_await_go (struct broker *b)
 {
   struct broker_msg msg;
-  int fds[BROKER_GO_FDS] = { -1, -1, -1 };
+  int fds[BROKER_GO_FDS] = { -1, -1, -1, -1, -1 };
 
   if (!b->opt.await)
     return 0;
@@ -959,10 +979,13 @@ broker_await_go (struct broker *b)
       || msg.type != BROKER_MSG_GO)
     {
       for (int i = 0; i < BROKER_GO_FDS; i++)
-        close (fds[i]);
+        if (fds[i] >= 0)
+          close (fds[i]);
       return errno = EPROTO, -1;
     }
   b->opt.output_fd = fds[BROKER_GO_OUTPUT];
+  b->opt.input_fd = fds[BROKER_GO_INPUT];
+  b->opt.error_fd = fds[BROKER_GO_ERROR];
   b->opt.env_fd = fds[BROKER_GO_ENV];
   if (broker_read_env (b) < 0)
     {
@@ -1577,6 +1600,37 @@ broker_reset_signals (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+/* In the forked child, for a workload with standard streams of its own
+ * (a GO with five descriptors): its stdin and its stderr, stdout being
+ * the output already.  The descriptors they came on are close-on-exec
+ * (MSG_CMSG_CLOEXEC), so the three numbers are all it holds of them.  */
+static int
+broker_workload_streams (struct broker *b)
+{
+  if (b->opt.input_fd < 0 && b->opt.error_fd < 0)
+    return 0;
+  if (b->opt.input_fd < 0 || b->opt.error_fd < 0
+      || dup2 (b->opt.input_fd, 0) < 0 || dup2 (b->opt.error_fd, 2) < 0)
+    return -1;
+  return 0;
+}
+
+/* Only the workload and what it starts hold its streams, so the end of
+ * each is seen when they are gone, and its input's writer learns when
+ * nobody reads it any more, not when the broker is gone.  */
+static void
+broker_drop_streams (struct broker *b)
+{
+  int *own[] = { &b->opt.output_fd, &b->opt.input_fd, &b->opt.error_fd };
+
+  for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+    if (*own[i] >= 0)
+      {
+        close (*own[i]);
+        *own[i] = -1;
+      }
+}
+
 /* In the forked child: become the workload.  Never returns.  */
 static void __attribute__ ((noreturn))
 broker_exec_workload (struct broker *b, int gate)
@@ -1593,6 +1647,8 @@ broker_exec_workload (struct broker *b, int gate)
    * business.  */
   if (b->opt.output_fd >= 0
       && (dup2 (b->opt.output_fd, 1) < 0 || dup2 (b->opt.output_fd, 2) < 0))
+    _exit (BROKER_EXIT_EXEC);
+  if (broker_workload_streams (b) < 0)
     _exit (BROKER_EXIT_EXEC);
   /* Wait until the host has been told this pid: the workload never runs
    * unless the host can account for it.  End of file means it was not.  */
@@ -1632,13 +1688,7 @@ broker_start (struct broker *b)
       broker_exec_workload (b, gate[0]);
     }
   close (gate[0]);
-  /* Only the workload and what it starts hold the output, so its end is
-   * seen when they are gone, not when the broker is.  */
-  if (b->opt.output_fd >= 0)
-    {
-      close (b->opt.output_fd);
-      b->opt.output_fd = -1;
-    }
+  broker_drop_streams (b);
   /* Set the group from this side too, so that it exists before STARTED
    * goes out and a STOP arriving at once finds it.  */
   setpgid (pid, pid);

@@ -36,7 +36,10 @@ enum broker_msg_type
   /* Host to a keeper started with --await, once: the command may run.
    * It carries three descriptors (SCM_RIGHTS): the workload's output, a
    * memfd of its environment (as --env-fd), and a memfd of the arguments
-   * after PROGRAM [ARG...] (NUL-terminated strings: the command line).  */
+   * after PROGRAM [ARG...] (NUL-terminated strings: the command line).
+   * Or five, for a workload with standard streams of its own
+   * (sandbox_command.stdio): then the first is its stdout alone, and its
+   * stdin and its stderr follow the three.  */
   BROKER_MSG_GO = 17
 };
 

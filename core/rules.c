@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/rules.h"
+#include "core/mcpservers.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/utf8.h"
@@ -20,6 +21,13 @@ struct rule
   bool *star;
   size_t len;
   bool opt_tail; /* ends with " *", which may also match nothing */
+  /* A tool rule (mcp__server__tool, or mcp__server for the tools of the
+   * server's first listing): never a command pattern, so no command
+   * matches it, and it is matched only by rules_decide_tool.  tool is
+   * NULL for mcp__server.  */
+  bool is_tool;
+  char *server;
+  char *tool;
 };
 
 struct rules
@@ -37,6 +45,8 @@ rule_free (struct rule *r)
   free (r->written);
   free (r->lit);
   free (r->star);
+  free (r->server);
+  free (r->tool);
 }
 
 /* Whether a rule is written for another tool: Name(...) with Name not
@@ -53,6 +63,56 @@ other_tool (const char *s)
          && !(n == 4 && strncmp (s, "Bash", 4) == 0);
 }
 
+/* Whether c may be in a tool's name in a rule: the characters MCP's tool
+ * names are made of (letters, digits, '_', '-', '.').  */
+static bool
+tool_name_char (char c)
+{
+  return isascii ((unsigned char) c)
+         && (isalnum ((unsigned char) c) || c == '_' || c == '-' || c == '.');
+}
+
+/* Why a tool rule (one beginning "mcp__") cannot be compiled, or NULL.  */
+static const char *
+tool_refuse (const char *s)
+{
+  const char *rest = s + strlen (RULES_TOOL_PREFIX);
+  const char *sep = strstr (rest, "__");
+  size_t server_len = sep != NULL ? (size_t) (sep - rest) : strlen (rest);
+  char server[MCPSERVERS_NAME_MAX + 1];
+
+  if (server_len == 0 || server_len > MCPSERVERS_NAME_MAX)
+    return "is a tool rule without a server name; write mcp__SERVER or "
+           "mcp__SERVER__TOOL";
+  memcpy (server, rest, server_len);
+  server[server_len] = '\0';
+  if (mcpservers_name_refuse (server) != NULL)
+    return "is a tool rule whose server is not a server name (at most 32 "
+           "letters, digits, '-' and '_', with no \"__\" and no '_' at "
+           "either end)";
+  if (sep == NULL)
+    return NULL;
+  const char *tool = sep + 2;
+  size_t n = strlen (tool);
+  if (n == 0)
+    return "names no tool; write mcp__SERVER for the server's tools";
+  if (n > RULES_TOOL_NAME_MAX)
+    return "names a tool longer than 128 bytes";
+  for (size_t i = 0; i < n; i++)
+    if (!tool_name_char (tool[i]))
+      return "names a tool with a character other than letters, digits, "
+             "'_', '-' and '.' (a tool rule has no pattern: it names one "
+             "tool)";
+  return NULL;
+}
+
+/* Whether s is a tool rule rather than a command pattern.  */
+static bool
+is_tool_rule (const char *s)
+{
+  return strncmp (s, RULES_TOOL_PREFIX, strlen (RULES_TOOL_PREFIX)) == 0;
+}
+
 /* Why a rule cannot be compiled, or NULL (core/rules.h).  */
 const char *
 rules_refuse (const char *s)
@@ -61,6 +121,8 @@ rules_refuse (const char *s)
   const char *pat = s;
   if (strcmp (s, "Bash") == 0)
     return NULL;
+  if (is_tool_rule (s))
+    return tool_refuse (s);
   if (strncmp (s, "Bash(", 5) == 0)
     {
       if (plen < 6 || s[plen - 1] != ')')
@@ -88,6 +150,19 @@ rules_refuse (const char *s)
   return NULL;
 }
 
+/* Compile a tool rule rules_refuse has let through.  */
+static int
+rule_compile_tool (struct rule *r, const char *s, const char *what,
+                   struct cr_error **err)
+{
+  if (!mcpservers_split (s, &r->server, &r->tool))
+    return cr_error_set (err, 0, "%s: rule \"%s\" is not a tool rule", what,
+                         s);
+  r->is_tool = true;
+  r->written = xstrdup (s);
+  return 0;
+}
+
 /* Compile one rule; what names the list in messages, where the rule is
  * shown through the shared sanitiser (a rule comes from a file).  */
 static int
@@ -110,6 +185,8 @@ rule_compile (struct rule *r, const char *s, const char *what,
       r->every = true;
       return 0;
     }
+  if (is_tool_rule (s))
+    return rule_compile_tool (r, s, what, err);
   if (strncmp (s, "Bash(", 5) == 0)
     {
       pat = s + 5;
@@ -177,6 +254,8 @@ match_n (const struct rule *r, size_t plen, const char *text)
 static bool
 rule_matches (const struct rule *r, const char *text)
 {
+  if (r->is_tool)
+    return false;
   if (r->every)
     return true;
   return match_n (r, r->len, text)
@@ -420,4 +499,54 @@ rules_decide (const struct rules *r, const struct cmdline *cl,
   if (cl == NULL)
     return RULES_ASK;
   return all_allowed (r, cl) ? RULES_ALLOW : RULES_ASK;
+}
+
+/* Whether tool rule r names the tool of server.  An allow rule naming the
+ * server alone covers only the tools of its first listing (initial); a
+ * deny rule naming it covers them all.  */
+static bool
+tool_rule_matches (const struct rule *r, const char *server, const char *tool,
+                   bool initial, bool deny)
+{
+  if (!r->is_tool || strcmp (r->server, server) != 0)
+    return false;
+  if (r->tool == NULL)
+    return deny || initial;
+  return strcmp (r->tool, tool) == 0;
+}
+
+/* The first tool rule of list that names the tool, or NULL.  */
+static const struct rule *
+tool_first_match (const struct rule *list, size_t n, const char *server,
+                  const char *tool, bool initial, bool deny)
+{
+  for (size_t i = 0; i < n; i++)
+    if (tool_rule_matches (&list[i], server, tool, initial, deny))
+      return &list[i];
+  return NULL;
+}
+
+enum rules_verdict
+rules_decide_tool (const struct rules *r, const char *server, const char *tool,
+                   bool initial, const char **rule_out)
+{
+  const struct rule *m;
+
+  if (rule_out != NULL)
+    *rule_out = NULL;
+  m = tool_first_match (r->deny, r->n_deny, server, tool, initial, true);
+  if (m != NULL)
+    {
+      if (rule_out != NULL)
+        *rule_out = m->written;
+      return RULES_DENY;
+    }
+  if (r->mode == RULES_MODE_FULL_ACCESS)
+    return RULES_ALLOW;
+  m = tool_first_match (r->allow, r->n_allow, server, tool, initial, false);
+  if (m == NULL)
+    return RULES_ASK;
+  if (rule_out != NULL)
+    *rule_out = m->written;
+  return RULES_ALLOW;
 }

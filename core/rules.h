@@ -13,7 +13,13 @@
  * asked about (allowed only in fullAccess or when the person typed it); no
  * allow rule ever covers it.  Otherwise a line runs without a question only
  * in fullAccess, when the person typed it, or when every command matches
- * an allow rule.  doc/cmdline.md is the reference.  */
+ * an allow rule.
+ *
+ * A rule beginning "mcp__" is a tool rule, not a command pattern:
+ * mcp__SERVER__TOOL names one tool of a configured MCP server, and
+ * mcp__SERVER the tools of the server's first listing in a run.  No
+ * command matches one; rules_decide_tool decides with them.
+ * doc/cmdline.md is the reference.  */
 #ifndef CRUCIBLE_CORE_RULES_H
 #define CRUCIBLE_CORE_RULES_H
 
@@ -37,6 +43,12 @@ enum rules_mode
 };
 
 struct rules;
+
+/* What every tool rule begins with.  */
+#define RULES_TOOL_PREFIX "mcp__"
+
+/* The longest tool name a tool rule may name, in bytes.  */
+#define RULES_TOOL_NAME_MAX 128
 
 /* Compile a mode ("ask", "fullAccess"; NULL means "ask") and rule lists.
  * The strings are copied.  A bad mode or rule is an error naming it, e.g.
@@ -69,6 +81,18 @@ void rules_set_mode (struct rules *r, enum rules_mode mode);
 enum rules_verdict rules_decide (const struct rules *r,
                                  const struct cmdline *cl, bool typed_by_person,
                                  const char **rule_out);
+
+/* Decide about a call of tool, of the MCP server named server.  initial:
+ * the tool was in the server's first listing of the run (not added later
+ * by list_changed).  A deny rule naming the tool, or the server, refuses
+ * it in every mode (RULES_DENY, *rule_out the first such rule as
+ * written).  Otherwise fullAccess allows it (*rule_out NULL); in ask mode
+ * an allow rule naming the tool, or the server when initial, allows it
+ * (*rule_out that rule), and anything else is RULES_ASK (*rule_out
+ * NULL).  Command rules take no part.  rule_out may be NULL.  */
+enum rules_verdict rules_decide_tool (const struct rules *r,
+                                      const char *server, const char *tool,
+                                      bool initial, const char **rule_out);
 
 /* One command a deny rule matched.  */
 struct rules_denial

@@ -839,6 +839,9 @@ static int bwrap_launch (struct bwrap_session *s,
                          const struct bwrap_grants *g, struct cr_error **err);
 static int bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
                      struct cr_error **err);
+static int bwrap_start_stdio (struct bwrap_session *s,
+                              const struct sandbox_command *cmd,
+                              struct cr_error **err);
 
 /* What a launch reads from the workspace, resolved: the gitdir, the
  * grants and (once per session) the protected roots.  */
@@ -870,6 +873,8 @@ bwrap_start (struct sandbox_session *base, const struct sandbox_command *cmd,
   struct bwrap_grants g = { 0 };
   int rc;
 
+  if (cmd->stdio)
+    return bwrap_start_stdio (s, cmd, err);
   if (s->ahead)
     return bwrap_go (s, cmd, err);
   if ((workspace = realpath (cmd->cwd, NULL)) == NULL)
@@ -1013,6 +1018,49 @@ bwrap_baseline (struct bwrap_session *s, struct cr_error **err)
   return taken;
 }
 
+/* Hand the broker waiting for GO the command's streams, its environment
+ * and its line: the output alone, or with stdio its stdin, its stdout
+ * and its stderr, each the very descriptor the caller gave.  */
+static int
+bwrap_send_go (const struct bwrap_session *s, const struct sandbox_command *cmd,
+               int env, int args)
+{
+  if (cmd->stdio)
+    return channel_send_go_stdio (s->channel, cmd->output_fd, env, args,
+                                  cmd->input_fd, cmd->error_fd);
+  return channel_send_go (s->channel, cmd->output_fd, env, args);
+}
+
+/* A workload with standard streams of its own (an MCP server): its
+ * three descriptors travel the way a prepared sandbox's output does, in
+ * GO, straight to the broker, which makes them the workload's 0, 1 and 2
+ * and keeps no copy; bwrap and the broker themselves hold only
+ * /dev/null and their own stderr, so the workload's input sees its end
+ * when the host closes it, and its output and error theirs when the
+ * workload's last process is gone.  Nothing else of the host's reaches
+ * it: bwrap gets only the descriptors of a launch prepared ahead, and the
+ * broker closes every other it inherited before GO comes.  Prepared ahead
+ * or not, the launch waits for that GO.  A launch that fails as a probe
+ * would have is not made again here (the GO already went to the bwrap
+ * that failed): the failure is the command's.  */
+static int
+bwrap_start_stdio (struct bwrap_session *s, const struct sandbox_command *cmd,
+                   struct cr_error **err)
+{
+  if (cmd->input_fd < 0 || cmd->output_fd < 0 || cmd->error_fd < 0)
+    return cr_error_set (err, EBADF,
+                         "starting a workload with its own streams: its "
+                         "input, output and error must all be given");
+  if (!s->ahead)
+    {
+      if (bwrap_ahead (&s->base, cmd->cwd, cmd->shell, err) < 0)
+        return -1;
+      bwrap_retry_free (s->retry);
+      s->retry = NULL;
+    }
+  return bwrap_go (s, cmd, err);
+}
+
 /* The command of a session prepared ahead may run: take its baseline now
  * (not when it was prepared: what changed in the workspace meanwhile is
  * the command's starting point, not its change), then hand the broker,
@@ -1040,7 +1088,7 @@ bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
              < 0)
     return -1;
   s->go_sent = true;
-  if (channel_send_go (s->channel, cmd->output_fd, env, args) < 0
+  if (bwrap_send_go (s, cmd, env, args) < 0
       && errno != EPIPE && errno != ECONNRESET && errno != ECONNREFUSED)
     return cr_error_set (err, errno, "starting the prepared sandbox");
   return 0;

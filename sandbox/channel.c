@@ -68,32 +68,57 @@ channel_send_stop (int fd, int signo)
   return 0;
 }
 
-int
-channel_send_go (int fd, int output_fd, int env_fd, int args_fd)
+/* The most descriptors a GO carries (status.h).  */
+#define CHANNEL_GO_MAX_FDS 5
+
+/* Send GO with the n descriptors fds.  */
+static int
+channel_send_go_fds (int fd, const int *fds, size_t n)
 {
   struct broker_msg msg
       = { .magic = BROKER_STATUS_MAGIC, .type = BROKER_MSG_GO };
-  int fds[3] = { output_fd, env_fd, args_fd };
   union
   {
-    char buf[CMSG_SPACE (sizeof fds)];
+    char buf[CMSG_SPACE (CHANNEL_GO_MAX_FDS * sizeof (int))];
     struct cmsghdr align;
   } u;
   struct iovec iov = { .iov_base = &msg, .iov_len = sizeof msg };
   struct msghdr mh = { .msg_iov = &iov,
                        .msg_iovlen = 1,
                        .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
+                       .msg_controllen = CMSG_SPACE (n * sizeof (int)) };
   struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
-  ssize_t n;
+  ssize_t sent;
 
+  if (n > CHANNEL_GO_MAX_FDS)
+    {
+      errno = EINVAL;
+      return -1;
+    }
   memset (u.buf, 0, sizeof u.buf);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof fds);
-  memcpy (CMSG_DATA (c), fds, sizeof fds);
+  c->cmsg_len = CMSG_LEN (n * sizeof (int));
+  memcpy (CMSG_DATA (c), fds, n * sizeof (int));
   do
-    n = sendmsg (fd, &mh, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  return n == (ssize_t) sizeof msg ? 0 : -1;
+    sent = sendmsg (fd, &mh, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  return sent == (ssize_t) sizeof msg ? 0 : -1;
+}
+
+int
+channel_send_go (int fd, int output_fd, int env_fd, int args_fd)
+{
+  int fds[] = { output_fd, env_fd, args_fd };
+
+  return channel_send_go_fds (fd, fds, sizeof fds / sizeof *fds);
+}
+
+int
+channel_send_go_stdio (int fd, int output_fd, int env_fd, int args_fd,
+                       int input_fd, int error_fd)
+{
+  int fds[] = { output_fd, env_fd, args_fd, input_fd, error_fd };
+
+  return channel_send_go_fds (fd, fds, sizeof fds / sizeof *fds);
 }

@@ -37,4 +37,9 @@ int channel_send_stop (int fd, int signo);
  * could not be sent (EPIPE: the keeper has gone).  */
 int channel_send_go (int fd, int output_fd, int env_fd, int args_fd);
 
+/* The same for a workload with standard streams of its own: output_fd is
+ * its stdout alone, input_fd its stdin and error_fd its stderr.  */
+int channel_send_go_stdio (int fd, int output_fd, int env_fd, int args_fd,
+                           int input_fd, int error_fd);
+
 #endif

@@ -6,7 +6,8 @@
  *               [--processes N] [--memory-bytes N] [--policy-processes N]
  *               [--policy-memory-bytes N] [--unreadable PATTERN]...
  *               [--allow-socket PATH]... [--domain NAME]...
- *               [--allow-local-binding] [--timeout SECONDS] -- COMMAND-LINE
+ *               [--allow-local-binding] [--timeout SECONDS] [--stdio]
+ *               -- COMMAND-LINE
  *
  * The command's output goes to stdout as it comes.  On stderr, at the end:
  * "sandbox_run: exit N" or "signal N" or "failed stage=S errno=E", then
@@ -14,6 +15,12 @@
  * for a signal, 125 when it could not be run.  --probe prints the probe;
  * --claims the capability matrix.  The environment given is PATH, LANG=C
  * and the --env variables; HOME and TMPDIR are the backend's.
+ *
+ * With --stdio the command has standard streams of its own
+ * (sandbox_command.stdio): its stdin is this helper's stdin, its stdout
+ * goes to stdout and its stderr, through a pipe of its own, to stderr, as
+ * they come.  Without it its stdin is /dev/null and its stdout and
+ * stderr share the one pipe to stdout.
  *
  * With --domain the command gets a net channel: every connection it makes
  * to 127.0.0.1:3128 or [::1]:3128 arrives here (sandbox_network_take) and
@@ -43,7 +50,7 @@
 
 struct run_args
 {
-  bool probe, claims;
+  bool probe, claims, stdio;
   const char *cwd;
   char *env[RUN_MAX_ENV + 3];
   int n_env;
@@ -88,6 +95,8 @@ run_parse (int argc, char **argv, struct run_args *a)
         a->probe = true;
       else if (strcmp (o, "--claims") == 0)
         a->claims = true;
+      else if (strcmp (o, "--stdio") == 0)
+        a->stdio = true;
       else if (v == NULL)
         return run_usage ("an option needs a value");
       else if (strcmp (o, "--cwd") == 0)
@@ -142,10 +151,10 @@ run_now (void)
   return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Copy what the pipe holds to stdout; false at its end.  *got tells
+/* Copy what the pipe holds to to; false at its end.  *got tells
  * whether anything came.  */
 static bool
-run_copy (int fd, bool *got)
+run_copy_to (int fd, FILE *to, bool *got)
 {
   char chunk[65536];
   ssize_t n = read (fd, chunk, sizeof chunk);
@@ -154,9 +163,16 @@ run_copy (int fd, bool *got)
     return errno == EAGAIN || errno == EINTR;
   if (n == 0)
     return false;
-  fwrite (chunk, 1, (size_t) n, stdout);
-  fflush (stdout);
+  fwrite (chunk, 1, (size_t) n, to);
+  fflush (to);
   return true;
+}
+
+/* Copy what the output pipe holds to stdout (run_copy_to).  */
+static bool
+run_copy (int fd, bool *got)
+{
+  return run_copy_to (fd, stdout, got);
 }
 
 /* Take what the net channel holds: answer each connection with its
@@ -188,28 +204,33 @@ run_net (struct sandbox_session *s, unsigned *connections)
     }
 }
 
-/* Drive one started session to DONE.  Returns the exit status to use.  */
+/* Drive one started session to DONE, copying out to stdout and, when
+ * not -1, errp (the workload's own stderr) to stderr.  Returns the exit
+ * status to use.  */
 static int
-run_drive (struct sandbox_session *s, int out, double timeout)
+run_drive (struct sandbox_session *s, int out, int errp, double timeout)
 {
   int status = -1, rc = 125;
-  bool out_open = true, stopped = false;
+  bool out_open = true, err_open = errp >= 0, stopped = false;
   double deadline = timeout > 0 ? run_now () + timeout : 0;
   struct cr_error *err = NULL;
   unsigned connections = 0;
 
   for (;;)
     {
-      struct pollfd p[3]
+      struct pollfd p[4]
           = { { .fd = sandbox_status_fd (s), .events = POLLIN },
               { .fd = out_open ? out : -1, .events = POLLIN },
-              { .fd = sandbox_network_fd (s), .events = POLLIN } };
-      poll (p, 3, 50);
+              { .fd = sandbox_network_fd (s), .events = POLLIN },
+              { .fd = err_open ? errp : -1, .events = POLLIN } };
+      poll (p, 4, 50);
       bool got;
       if (p[2].revents)
         run_net (s, &connections);
       if (p[1].revents)
         out_open = run_copy (out, &got);
+      if (p[3].revents)
+        err_open = run_copy_to (errp, stderr, &got);
       if (deadline > 0 && !stopped && run_now () > deadline)
         {
           stopped = true;
@@ -244,6 +265,8 @@ run_drive (struct sandbox_session *s, int out, double timeout)
   /* Every writer is gone once DONE has come: the rest is in the pipe.  */
   for (bool got = true; out_open && got;)
     out_open = run_copy (out, &got);
+  for (bool got = true; err_open && got;)
+    err_open = run_copy_to (errp, stderr, &got);
   if (sandbox_network_fd (s) >= 0)
     fprintf (stderr, "sandbox_run: connections %u\n", connections);
   if (status >= 0 && WIFEXITED (status))
@@ -288,7 +311,7 @@ main (int argc, char **argv)
   struct sandbox_session *s = NULL;
   struct sandbox_usage usage = { 0 };
   char cwd[4096];
-  int fds[2];
+  int fds[2], errp[2] = { -1, -1 };
 
   signal (SIGPIPE, SIG_IGN);
   if (run_parse (argc, argv, &a) != 0)
@@ -312,11 +335,18 @@ main (int argc, char **argv)
     }
   if (pipe2 (fds, O_CLOEXEC) < 0 || fcntl (fds[0], F_SETFL, O_NONBLOCK) < 0)
     return 125;
+  if (a.stdio
+      && (pipe2 (errp, O_CLOEXEC) < 0
+          || fcntl (errp[0], F_SETFL, O_NONBLOCK) < 0))
+    return 125;
   struct sandbox_command cmd = { .shell = "/bin/sh",
                                  .line = a.line,
                                  .cwd = a.cwd,
                                  .envp = a.env,
-                                 .output_fd = fds[1] };
+                                 .output_fd = fds[1],
+                                 .stdio = a.stdio,
+                                 .input_fd = a.stdio ? 0 : -1,
+                                 .error_fd = errp[1] };
   if (sandbox_start (s, &cmd, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);
@@ -329,7 +359,9 @@ main (int argc, char **argv)
       return 125;
     }
   close (fds[1]);
-  int rc = run_drive (s, fds[0], a.timeout);
+  if (errp[1] >= 0)
+    close (errp[1]);
+  int rc = run_drive (s, fds[0], errp[0], a.timeout);
   if (sandbox_dispose (s, &usage, &err) < 0)
     {
       fprintf (stderr, "sandbox_run: %s\n", err->msg);

@@ -322,6 +322,151 @@ test_denials_and_message (void **state)
   rules_free (r);
 }
 
+/* Tool rules: what is refused, each with the list and the rule named.  */
+static void
+test_tool_rule_syntax (void **state)
+{
+  (void) state;
+  bad_rule (NULL, "mcp__", NULL,
+            "permissions.allow: rule \"mcp__\" is a tool rule without a "
+            "server name; write mcp__SERVER or mcp__SERVER__TOOL");
+  bad_rule (NULL, NULL, "mcp____echo",
+            "permissions.deny: rule \"mcp____echo\" is a tool rule without "
+            "a server name; write mcp__SERVER or mcp__SERVER__TOOL");
+  bad_rule (NULL, "mcp__a b__echo", NULL,
+            "permissions.allow: rule \"mcp__a b__echo\" is a tool rule whose "
+            "server is not a server name (at most 32 letters, digits, '-' "
+            "and '_', with no \"__\" and no '_' at either end)");
+  bad_rule (NULL, "mcp___fs", NULL,
+            "permissions.allow: rule \"mcp___fs\" is a tool rule whose "
+            "server is not a server name (at most 32 letters, digits, '-' "
+            "and '_', with no \"__\" and no '_' at either end)");
+  bad_rule (NULL, "mcp__fs__", NULL,
+            "permissions.allow: rule \"mcp__fs__\" names no tool; write "
+            "mcp__SERVER for the server's tools");
+  bad_rule (NULL, NULL, "mcp__fs__*",
+            "permissions.deny: rule \"mcp__fs__*\" names a tool with a "
+            "character other than letters, digits, '_', '-' and '.' (a tool "
+            "rule has no pattern: it names one tool)");
+  bad_rule (NULL, "mcp__fs__read file", NULL,
+            "permissions.allow: rule \"mcp__fs__read file\" names a tool "
+            "with a character other than letters, digits, '_', '-' and '.' "
+            "(a tool rule has no pattern: it names one tool)");
+  char longer[200];
+  snprintf (longer, sizeof longer, "mcp__fs__%0129d", 0);
+  assert_string_equal (rules_refuse (longer),
+                       "names a tool longer than 128 bytes");
+  longer[strlen (longer) - 1] = '\0';
+  assert_null (rules_refuse (longer));
+  assert_null (rules_refuse ("mcp__fs"));
+  assert_null (rules_refuse ("mcp__server-everything__printEnv"));
+  assert_null (rules_refuse ("mcp__fs__read_text.v2-x"));
+  /* The tool's name may hold "__" and begin with '_': the server's name
+   * ends at the first "__".  */
+  assert_null (rules_refuse ("mcp__fs___private__x"));
+  /* Not tool rules, and compiled as before: a command pattern in Bash( ),
+   * and a server-like bare word without the prefix.  */
+  assert_null (rules_refuse ("Bash(mcp__fs__*)"));
+  assert_null (rules_refuse ("MCP__fs"));
+}
+
+/* The decision on a tool: deny in every mode, fullAccess, allow rules
+ * naming it or (initial tools only) its server, and ask otherwise.  */
+static void
+test_decide_tool (void **state)
+{
+  (void) state;
+  char *allow[] = { (char *) "mcp__fs", (char *) "mcp__everything__echo",
+                    (char *) "Bash" };
+  char *deny[] = { (char *) "mcp__fs__write_file", (char *) "mcp__danger" };
+  struct rules *r = make ("ask", allow, 3, deny, 2);
+  const char *rule = "unset";
+
+  /* mcp__fs allows the tools of the first listing, not a later one.  */
+  assert_int_equal (rules_decide_tool (r, "fs", "read_file", true, &rule),
+                    RULES_ALLOW);
+  assert_string_equal (rule, "mcp__fs");
+  assert_int_equal (rules_decide_tool (r, "fs", "new_tool", false, &rule),
+                    RULES_ASK);
+  assert_null (rule);
+  /* A rule naming the tool allows it whenever it came.  */
+  assert_int_equal (
+      rules_decide_tool (r, "everything", "echo", false, &rule), RULES_ALLOW);
+  assert_string_equal (rule, "mcp__everything__echo");
+  assert_int_equal (rules_decide_tool (r, "everything", "add", true, &rule),
+                    RULES_ASK);
+  assert_null (rule);
+  /* Deny beats the server's allow rule, and mcp__danger denies every tool
+   * of its server, later ones too.  */
+  assert_int_equal (rules_decide_tool (r, "fs", "write_file", true, &rule),
+                    RULES_DENY);
+  assert_string_equal (rule, "mcp__fs__write_file");
+  assert_int_equal (rules_decide_tool (r, "danger", "x", false, &rule),
+                    RULES_DENY);
+  assert_string_equal (rule, "mcp__danger");
+  /* Names are exact: no prefix of a server or a tool matches.  */
+  assert_int_equal (rules_decide_tool (r, "fs2", "read_file", true, NULL),
+                    RULES_ASK);
+  assert_int_equal (rules_decide_tool (r, "everything", "echo2", true, NULL),
+                    RULES_ASK);
+  assert_int_equal (rules_decide_tool (r, "dangerous", "x", true, NULL),
+                    RULES_ASK);
+  /* Bash allows every command, and no tool.  */
+  assert_int_equal (rules_decide_tool (r, "other", "t", true, NULL),
+                    RULES_ASK);
+  /* fullAccess allows what no deny rule names, and no more.  */
+  rules_set_mode (r, RULES_MODE_FULL_ACCESS);
+  assert_int_equal (rules_decide_tool (r, "other", "t", false, &rule),
+                    RULES_ALLOW);
+  assert_null (rule);
+  assert_int_equal (rules_decide_tool (r, "fs", "write_file", false, &rule),
+                    RULES_DENY);
+  assert_string_equal (rule, "mcp__fs__write_file");
+  assert_int_equal (rules_decide_tool (r, "danger", "y", true, NULL),
+                    RULES_DENY);
+  rules_free (r);
+
+  /* An allow rule added later (the person's "always") counts at once.  */
+  r = make (NULL, NULL, 0, NULL, 0);
+  assert_int_equal (rules_decide_tool (r, "fs", "t", true, NULL), RULES_ASK);
+  assert_int_equal (rules_add_allow (r, "mcp__fs__t", "test", NULL), 0);
+  assert_int_equal (rules_decide_tool (r, "fs", "t", false, NULL),
+                    RULES_ALLOW);
+  rules_free (r);
+}
+
+/* Tool rules take no part in deciding commands: a command named like one
+ * is neither allowed nor denied by it, while Bash(mcp__...) still is a
+ * command pattern.  */
+static void
+test_tool_rules_are_not_commands (void **state)
+{
+  (void) state;
+  char *allow[] = { (char *) "mcp__fs" };
+  char *deny[] = { (char *) "mcp__danger__x" };
+  struct rules *r = make (NULL, allow, 1, deny, 1);
+  const char *rule = "unset";
+
+  assert_int_equal (decide (r, "mcp__fs", false, &rule), RULES_ASK);
+  assert_null (rule);
+  assert_int_equal (decide (r, "mcp__danger__x", false, &rule), RULES_ASK);
+  assert_null (rule);
+  rules_set_mode (r, RULES_MODE_FULL_ACCESS);
+  assert_int_equal (decide (r, "mcp__danger__x", false, NULL), RULES_ALLOW);
+  rules_free (r);
+
+  char *cmd_allow[] = { (char *) "Bash(mcp__fs *)" };
+  char *cmd_deny[] = { (char *) "Bash(mcp__danger__x)" };
+  r = make (NULL, cmd_allow, 1, cmd_deny, 1);
+  assert_int_equal (decide (r, "mcp__fs run", false, NULL), RULES_ALLOW);
+  assert_int_equal (decide (r, "mcp__danger__x", true, &rule), RULES_DENY);
+  assert_string_equal (rule, "Bash(mcp__danger__x)");
+  assert_int_equal (rules_decide_tool (r, "fs", "run", true, NULL), RULES_ASK);
+  assert_int_equal (rules_decide_tool (r, "danger", "x", true, NULL),
+                    RULES_ASK);
+  rules_free (r);
+}
+
 int
 main (void)
 {
@@ -334,6 +479,9 @@ main (void)
     cmocka_unit_test (test_deny_beats_everything),
     cmocka_unit_test (test_deny_reaches_inside),
     cmocka_unit_test (test_denials_and_message),
+    cmocka_unit_test (test_tool_rule_syntax),
+    cmocka_unit_test (test_decide_tool),
+    cmocka_unit_test (test_tool_rules_are_not_commands),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
