@@ -488,8 +488,52 @@ mserver_close_streams (struct mserver *s)
   if (s->in_fd >= 0)
     close (s->in_fd);
   if (s->out_fd >= 0)
-    close (s->out_fd);
+    {
+      loop_remove_fd (s->h->cfg.loop, s->out_fd);
+      close (s->out_fd);
+    }
   s->in_fd = s->out_fd = -1;
+}
+
+/* What a server that is exiting still writes on its standard output is
+ * read and dropped, so that it ends as it would (not on EPIPE).  */
+static void
+mserver_on_drain (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mserver *s = data;
+  char chunk[4096];
+  (void) revents;
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n <= 0)
+    {
+      loop_remove_fd (loop, fd);
+      close (fd);
+      s->out_fd = -1;
+    }
+}
+
+/* Close the client and the server's input; its output is drained until
+ * it closes (or the session is disposed of).  */
+static void
+mserver_close_input (struct mserver *s)
+{
+  struct cr_error *err = NULL;
+  mcpclient_free (s->client);
+  s->client = NULL;
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  s->in_fd = -1;
+  if (s->out_fd >= 0
+      && loop_add_fd (s->h->cfg.loop, s->out_fd, POLLIN, mserver_on_drain, s,
+                      &err)
+             < 0)
+    {
+      cr_error_free (err);
+      close (s->out_fd);
+      s->out_fd = -1;
+    }
 }
 
 /* Cancel s's timer.  */
@@ -661,6 +705,7 @@ mserver_dispose (struct mserver *s)
     loop_remove_fd (s->h->cfg.loop, s->status_fd);
   s->status_fd = -1;
   mserver_err_close (s);
+  mserver_close_streams (s);
   if (sandbox_dispose (s->session, &usage, &err) < 0)
     {
       cleanup_free char *why = xstrdup (err->msg);
@@ -894,7 +939,10 @@ mserver_settle (struct mserver *s, enum mserver_then then, bool stop)
                                  : "ended while the call ran");
   mserver_fail_calls (s, gone);
   cr_error_free (gone);
-  mserver_close_streams (s);
+  if (stop)
+    mserver_close_streams (s);
+  else
+    mserver_close_input (s);
   if (was_ready)
     mcphost_tools_changed (h, s);
   if (s->scope_done)

@@ -85,6 +85,7 @@ struct mcp_tcall
   char *qualified; /* mcp__<server>__<tool> */
   char *args;      /* its arguments, JSON object text */
   struct mcphost_call *hc;
+  bool waiting; /* for the servers to settle */
 };
 
 /* A tools/list waiting for the servers to settle.  */
@@ -124,6 +125,7 @@ struct mcp
 };
 
 static void mcp_servers_begin (struct mcp *m);
+static void mcp_tcalls_decide_waiting (struct mcp *m);
 static void mcp_end_connection (struct mcp *m, bool stop);
 static void mcp_on_servers_timeout (struct loop *loop, void *data);
 
@@ -744,27 +746,85 @@ mcp_tool_response (struct mcp *m, const char *id, yajl_val msg)
     }
 }
 
-/* tools/call of mcp__<server>__<tool>: decided by the rules for tools,
- * asked about, run or refused.  */
+/* Decide a tool call now that the servers have settled: by the rules
+ * for tools, asked about, run or refused.  */
+static void
+mcp_tcall_decide (struct mcp_tcall *tc)
+{
+  struct mcp *m = tc->mcp;
+  const struct mcphost_tool *t = mcphost_find (m->servers, tc->qualified);
+  const char *rule = NULL;
+  if (t == NULL)
+    {
+      mcp_send_error (m, tc->id, JSONRPC_INVALID_PARAMS,
+                      "unknown tool (no MCP server offers it now; see "
+                      "tools/list)");
+      mcp_tcall_free (tc);
+      return;
+    }
+  enum rules_verdict v
+      = rules_decide_tool (m->rules, t->server, t->tool->name, t->initial,
+                           &rule);
+  if (v == RULES_ALLOW)
+    mcp_tcall_run (tc);
+  else if (v == RULES_DENY)
+    {
+      cleanup_free char *why
+          = xasprintf ("a deny rule in your configuration forbids it (%s)",
+                       rule != NULL ? rule : tc->qualified);
+      char *text = notes_refusal (why);
+      mcp_send_tool_text (m, tc->id, text, strlen (text), true);
+      free (text);
+      mcp_tcall_free (tc);
+    }
+  else if (m->can_elicit)
+    mcp_tcall_ask (tc, !t->initial);
+  else
+    {
+      char *text = notes_refusal (
+          "this tool call needs approval, and this MCP client cannot be "
+          "asked (it did not declare the elicitation capability); allow it "
+          "in ~/.crucible/config.json (permissions.allow, or "
+          "permissions.mode fullAccess)");
+      mcp_send_tool_text (m, tc->id, text, strlen (text), true);
+      free (text);
+      mcp_tcall_free (tc);
+    }
+}
+
+/* Decide every tool call that waited for the servers to settle.  */
+static void
+mcp_tcalls_decide_waiting (struct mcp *m)
+{
+  for (struct mcp_tcall *tc = m->tcalls; tc != NULL;)
+    {
+      struct mcp_tcall *next = tc->next;
+      if (tc->waiting)
+        {
+          tc->waiting = false;
+          mcp_tcall_decide (tc);
+        }
+      tc = next;
+    }
+}
+
+/* tools/call of mcp__<server>__<tool>: decided at once, or once the
+ * servers have settled.  */
 static void
 mcp_call_server_tool (struct mcp *m, const char *id, const char *name,
                       yajl_val args)
 {
-  const struct mcphost_tool *t
-      = m->servers != NULL ? mcphost_find (m->servers, name) : NULL;
-  const char *rule = NULL;
-  if (m->refusal != NULL)
+  if (m->refusal != NULL || m->servers == NULL)
     {
-      char *text = notes_refusal (m->refusal);
-      mcp_send_tool_text (m, id, text, strlen (text), true);
-      free (text);
-      return;
-    }
-  if (t == NULL)
-    {
-      mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
-                      "unknown tool (no MCP server offers it now; see "
-                      "tools/list)");
+      if (m->refusal == NULL)
+        mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
+                        "unknown tool (no MCP server is configured)");
+      else
+        {
+          char *text = notes_refusal (m->refusal);
+          mcp_send_tool_text (m, id, text, strlen (text), true);
+          free (text);
+        }
       return;
     }
   if (args != NULL && !YAJL_IS_OBJECT (args))
@@ -785,34 +845,9 @@ mcp_call_server_tool (struct mcp *m, const char *id, const char *name,
   tc->args = jsonw_steal (w, NULL);
   tc->next = m->tcalls;
   m->tcalls = tc;
-  enum rules_verdict v
-      = rules_decide_tool (m->rules, t->server, t->tool->name, t->initial,
-                           &rule);
-  if (v == RULES_ALLOW)
-    mcp_tcall_run (tc);
-  else if (v == RULES_DENY)
-    {
-      cleanup_free char *why
-          = xasprintf ("a deny rule in your configuration forbids it (%s)",
-                       rule != NULL ? rule : name);
-      char *text = notes_refusal (why);
-      mcp_send_tool_text (m, id, text, strlen (text), true);
-      free (text);
-      mcp_tcall_free (tc);
-    }
-  else if (m->can_elicit)
-    mcp_tcall_ask (tc, !t->initial);
-  else
-    {
-      char *text = notes_refusal (
-          "this tool call needs approval, and this MCP client cannot be "
-          "asked (it did not declare the elicitation capability); allow it "
-          "in ~/.crucible/config.json (permissions.allow, or "
-          "permissions.mode fullAccess)");
-      mcp_send_tool_text (m, id, text, strlen (text), true);
-      free (text);
-      mcp_tcall_free (tc);
-    }
+  tc->waiting = !m->servers_settled;
+  if (!tc->waiting)
+    mcp_tcall_decide (tc);
 }
 
 /* tools/call: dispatch on the tool's name.  */
@@ -1252,6 +1287,7 @@ mcp_servers_on_settled (void *data, const struct cr_error *err)
       free (l->id);
       free (l);
     }
+  mcp_tcalls_decide_waiting (m);
 }
 
 /* A server's tools changed: the client is told to list them again.  */

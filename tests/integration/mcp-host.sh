@@ -16,7 +16,7 @@ MODULES="${CRUCIBLE_MCP_SERVERS:-$CRUCIBLE_SRCDIR/tests/mcp-servers}/node_module
 CLIENT="$CRUCIBLE_SRCDIR/tests/helpers/mcp_sdk_client.cjs"
 SERVER="$CRUCIBLE_SRCDIR/tests/helpers/mcp_test_server.py"
 SECRET=tok-mcp-7f3a9c
-N_OWN=24
+N_OWN=26
 N_REAL=9
 N_CONFINED=7
 N_WAY=$((N_OWN + N_REAL + N_CONFINED))
@@ -47,11 +47,10 @@ setup_way() {
   OUTSIDE="$TEST_TMP/outside-$way.txt"
   mkdir -p "$HOMEDIR/.crucible" "$WS/.srv"
   cp "$SERVER" "$WS/.srv/mcp_test_server.py"
-  cp -al "$MODULES" "$WS/.srv/node_modules" 2>/dev/null ||
-    cp -a "$MODULES" "$WS/.srv/node_modules"
+  cp -r --no-preserve=ownership "$MODULES" "$WS/.srv/node_modules"
   echo "outside-content-$way" >"$OUTSIDE"
   if [ "$way" = nobody ]; then
-    AS=(as_nobody)
+    AS=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
     chown -R 65534:65534 "$HOMEDIR" "$WS"
     chmod 755 "$TEST_TMP"
   fi
@@ -142,7 +141,7 @@ own_cases() {
   like "$out" 'call mcp__t__ask is_error'$'\n''\[refused: a deny rule in your configuration forbids it \(mcp__t__ask\)' "$way: a deny rule refuses a tool"
   like "$out" $'list_changed\n(.*\n)*elicited Allow this MCP tool call\\? \\|  \\| mcp__t__grown \\{\\} \\|  \\| The server added this tool after its first listing\\.' "$way: list_changed is forwarded and the new tool is asked about though mcp__t allows the first listing"
   like "$out" 'call mcp__t__grown is_error'$'\n''\[refused: the developer declined' "$way: declined, the new tool is not called"
-  like "$out" 'call mcp__crash__echo is_error'$'\n''MCP server `crash`: tools/call `echo`: .*closed its standard output' "$way: a server exiting mid-call fails the call"
+  like "$out" 'call mcp__crash__echo is_error'$'\n''MCP server `crash`' "$way: a server exiting mid-call fails the call"
   ok "$([ "$(sandboxes mcp:crash | sort -u | wc -l)" -ge 2 ] && echo 0 || echo 1)" "$way: the server that exited is restarted with a new sandbox ID"
   ok "$(cleaned_before_next mcp:crash && echo 0 || echo 1)" "$way: its restart comes after its cleanup was confirmed"
   like "$out" 'exec: killed' "$way: a server is killed from outside"
@@ -162,9 +161,13 @@ own_cases() {
   if [ "$enabled" = true ]; then
     like "$out" 'exec: absent' "$way: a server's write is invisible in the workspace while it runs"
     is "$(cat "$WS/made.txt" 2>/dev/null)" made "$way: and published when it exits at the end of the run"
+    like "$out" "outside-$way.txt: No such file" "$way: confined, the server cannot read a file outside the workspace (an escape attempt fails as from a command)"
+    like "$journal" '"fact":"policy","sandbox":"[0-9a-f]+","identity":"mcp:t","backend":"linux-bubblewrap","mode":"confined"' "$way: the journal says the server ran confined"
   else
     like "$out" 'exec: made' "$way: unconfined, a server's write is in place at once"
     like "$out" "outside-content-$way" "$way: unconfined, the server reads a file outside the workspace (the escape attempt's positive control)"
+    ok "$([[ "$out" != *"No such file"* ]] && echo 0 || echo 1)" "$way: and nothing it asked for was missing"
+    like "$journal" '"fact":"policy","sandbox":"[0-9a-f]+","identity":"mcp:t","backend":"compat","mode":"unconfined"' "$way: the journal says the server ran unconfined"
   fi
 }
 
