@@ -67,10 +67,12 @@ config() {
 # client STEPS...: crucible mcp through the SDK client as the identity;
 # its lines in $out, the newest journal's facts of MCP servers in $facts.
 client() {
+  local t0=$EPOCHREALTIME
   out=$(cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$HOMEDIR" \
     MYSECRET="$SECRET" CRUCIBLE_MCP_HANDSHAKE_MS="${HANDSHAKE_MS:-60000}" \
     NODE_PATH="$MODULES" \
     "${AS[@]}" timeout 150 node "$CLIENT" "$CRUCIBLE" "$@" 2>&1)
+  [ -n "${MCP_HOST_DEBUG:-}" ] && diag "client $way: $(echo "$EPOCHREALTIME - $t0" | bc) s"
   local j
   j=$(ls -t "$HOMEDIR"/.local/state/crucible/*.jsonl 2>/dev/null | head -1)
   journal=$(cat "$j" 2>/dev/null)
@@ -121,7 +123,7 @@ own_cases() {
   "big":{"command":"/usr/bin/python3","args":["%s","oversized","5000000"],"optional":true}}}' \
     "$enabled" "$srv" "$srv" "$mark" "$srv" "$srv" "$srv" "$srv")"
   # The hanging server's handshake is bounded shorter than usual.
-  HANDSHAKE_MS=4000 client list \
+  HANDSHAKE_MS=2000 client list \
     call mcp__t__echo '{"text":"hi from t"}' \
     call mcp__t__secret '{}' \
     call mcp__t__ask '{}' \
@@ -129,8 +131,8 @@ own_cases() {
     exec "cat '$WS/made.txt' 2>/dev/null || echo absent" \
     call mcp__t__grow '{}' wait-changed \
     call mcp__t__grown '{}' \
-    call mcp__crash__echo '{"text":"x"}' sleep 1500 list \
-    exec "kill -9 \$(pgrep -f '^/usr/bin/python3 .*[k]-$way-$$') && echo killed" sleep 1500 \
+    call mcp__crash__echo '{"text":"x"}' sleep 1000 list \
+    exec "kill -9 \$(pgrep -f '^/usr/bin/python3 .*[k]-$way-$$') && echo killed" sleep 1000 \
     call mcp__k__echo '{"text":"after the kill"}'
   local listed=$(grep -c '^tool mcp__t__echo$' <<<"$out")
   like "$out" $'\ntool mcp__t__echo\n(.*\n)?tool mcp__t__sh\n' "$way: the own server's tools are listed as mcp__t__<tool> to the SDK client"
