@@ -608,38 +608,6 @@ mcp_call_bash_output (struct mcp *m, const char *id, yajl_val args)
 
 /* --- MCP servers' tools ------------------------------------------------ */
 
-/* Write a value read from the client back as JSON (a call's arguments,
- * handed on to the server): numbers as the client spelled them.  */
-static void
-mcp_put_value (struct jsonw *w, yajl_val v)
-{
-  if (YAJL_IS_STRING (v))
-    jsonw_string (w, v->u.string, strlen (v->u.string));
-  else if (YAJL_IS_NUMBER (v))
-    jsonw_raw (w, v->u.number.r, strlen (v->u.number.r));
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    jsonw_bool (w, YAJL_IS_TRUE (v));
-  else if (YAJL_IS_OBJECT (v))
-    {
-      jsonw_object_open (w);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          jsonw_key (w, v->u.object.keys[i]);
-          mcp_put_value (w, v->u.object.values[i]);
-        }
-      jsonw_object_close (w);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      jsonw_array_open (w);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        mcp_put_value (w, v->u.array.values[i]);
-      jsonw_array_close (w);
-    }
-  else
-    jsonw_null (w);
-}
-
 /* Take a tool call off the list and free it.  */
 static void
 mcp_tcall_free (struct mcp_tcall *tc)
@@ -839,7 +807,7 @@ mcp_call_server_tool (struct mcp *m, const char *id, const char *name,
   tc->qualified = xstrdup (name);
   struct jsonw *w = jsonw_new ();
   if (args != NULL)
-    mcp_put_value (w, args);
+    jsonw_value (w, args);
   else
     jsonw_raw (w, "{}", 2);
   tc->args = jsonw_steal (w, NULL);
