@@ -120,10 +120,10 @@ own_cases() {
   "crash":{"command":"/usr/bin/python3","args":["%s","exit-mid-call"]},
   "bad":{"command":"/usr/bin/python3","args":["%s","garbage"],"optional":true},
   "hang":{"command":"/usr/bin/python3","args":["%s","hang-handshake"],"optional":true},
-  "big":{"command":"/usr/bin/python3","args":["%s","oversized","5000000"],"optional":true}}}' \
+  "big":{"command":"/usr/bin/python3","args":["%s","oversized","4300000"],"optional":true}}}' \
     "$enabled" "$srv" "$srv" "$mark" "$srv" "$srv" "$srv" "$srv")"
   # The hanging server's handshake is bounded shorter than usual.
-  HANDSHAKE_MS=2000 client list \
+  HANDSHAKE_MS=5000 client list \
     call mcp__t__echo '{"text":"hi from t"}' \
     call mcp__t__secret '{}' \
     call mcp__t__ask '{}' \
