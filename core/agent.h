@@ -55,7 +55,7 @@ struct agent_msg
   bool background;     /* bash */
   struct env_var *env; /* bash: names and values owned by the message */
   size_t n_env;
-  int64_t number; /* bash_output */
+  int64_t number;  /* bash_output */
   char *tool;      /* tool: mcp__<server>__<tool> */
   char *arguments; /* tool: its arguments, JSON object text ("{}") */
 };

@@ -83,9 +83,9 @@ struct mserver
   int status_fd, in_fd, out_fd, err_fd;
   struct mcpclient *client;
   struct mask *mask;
-  struct buf err_line;     /* masked stderr not yet ended by a newline */
-  size_t err_bytes;        /* stderr read this start */
-  char **secrets;          /* its credentials' values, for the hide hook */
+  struct buf err_line; /* masked stderr not yet ended by a newline */
+  size_t err_bytes;    /* stderr read this start */
+  char **secrets;      /* its credentials' values, for the hide hook */
   size_t *secret_len;
   size_t n_secrets;
   bool exited, scope_done, discard, publishing;
@@ -96,7 +96,7 @@ struct mserver
   unsigned restarts;
   char **initial; /* tool names of the first listing of the run */
   size_t n_initial;
-  bool listed; /* the first listing of the run is recorded */
+  bool listed;       /* the first listing of the run is recorded */
   char *pub_failure; /* why its writes could not be published, or NULL */
 };
 
@@ -330,6 +330,12 @@ mcphost_call (struct mcphost *h, const char *qualified, const char *arguments,
   for (size_t i = 0; i < h->n_servers && s == NULL; i++)
     if (strcmp (h->servers[i].cfg->name, t->server) == 0)
       s = &h->servers[i];
+  if (s == NULL || s->client == NULL)
+    {
+      cr_error_set (err, 0, "no MCP server offers the tool `%s` now",
+                    qualified);
+      return NULL;
+    }
   struct mcphost_call *c = xcalloc (1, sizeof *c);
   *c = (struct mcphost_call){ .h = h, .s = s, .done = done, .data = data };
   c->call = mcpclient_call (s->client, t->tool->name, arguments, timeout_ms,
@@ -470,8 +476,7 @@ mserver_on_stderr (struct loop *loop, int fd, short revents, void *data)
     {
       /* The bound is a cut: what the masker holds is released as '*'.  */
       mask_flush (s->mask, &s->err_line);
-      buf_printf (&s->err_line,
-                  "\n[stderr past %zu bytes is not kept]\n",
+      buf_printf (&s->err_line, "\n[stderr past %zu bytes is not kept]\n",
                   (size_t) MCPHOST_STDERR_MAX);
     }
   mserver_err_lines (s, false);
@@ -654,8 +659,9 @@ mserver_after (struct mserver *s)
       if (s->cfg->optional)
         {
           s->state = MS_SKIPPED;
-          mcphost_notice (h, "MCP server `%s` is skipped: its start failed "
-                             "(it is optional)",
+          mcphost_notice (h,
+                          "MCP server `%s` is skipped: its start failed "
+                          "(it is optional)",
                           s->cfg->name);
         }
       else
@@ -770,8 +776,8 @@ mserver_on_published (void *data)
   s->job = NULL;
   if (pubjob_finish (job, &pub, &err) < 0)
     {
-      s->pub_failure = xasprintf ("its writes could not be published (%s)",
-                                  err->msg);
+      s->pub_failure
+          = xasprintf ("its writes could not be published (%s)", err->msg);
       cr_error_free (err);
       mserver_fact_publication (s, "failed", 0, 0);
       mserver_dispose (s);
@@ -812,8 +818,8 @@ mserver_publish (struct mserver *s)
                     mserver_on_published, s, &s->job, &err)
       < 0)
     {
-      s->pub_failure = xasprintf ("its writes could not be published (%s)",
-                                  err->msg);
+      s->pub_failure
+          = xasprintf ("its writes could not be published (%s)", err->msg);
       cr_error_free (err);
       mserver_fact_publication (s, "failed", 0, 0);
       mserver_dispose (s);
@@ -903,9 +909,9 @@ mserver_on_status (struct loop *loop, int fd, short revents, void *data)
             }
           /* Nothing of it is left while crucible still speaks to it:
            * settle it as lost.  */
-          mserver_settle (s, s->state == MS_STARTING ? THEN_HANDSHAKE
-                                                     : THEN_RESTART,
-                          false);
+          mserver_settle (
+              s, s->state == MS_STARTING ? THEN_HANDSHAKE : THEN_RESTART,
+              false);
           return;
         }
     }
@@ -1105,7 +1111,7 @@ mserver_pipes (int fds[6], struct cr_error **err)
   for (int i = 0; i < 6; i++)
     fds[i] = -1;
   for (int i = 0; i < 3; i++)
-    if (pipe2 (fds + 2 * i, O_CLOEXEC) < 0)
+    if (pipe2 (&fds[(size_t) 2 * i], O_CLOEXEC) < 0)
       {
         int saved = errno;
         for (int j = 0; j < 2 * i; j++)
@@ -1171,6 +1177,8 @@ mserver_launch (struct mserver *s, struct cr_error **err)
                          "and /usr/bin/sh)");
   if (mserver_env (s, line, &env, err) < 0)
     return -1;
+  if (env == NULL)
+    return cr_error_set (err, 0, "building the MCP server's environment");
   if (mserver_pipes (fds, err) < 0)
     {
       env_free (env);
@@ -1199,11 +1207,9 @@ mserver_launch (struct mserver *s, struct cr_error **err)
   s->out_fd = fds[2];
   s->err_fd = fds[4];
   s->status_fd = sandbox_status_fd (s->session);
-  if (loop_add_fd (h->cfg.loop, s->status_fd, POLLIN, mserver_on_status, s,
-                   err)
+  if (loop_add_fd (h->cfg.loop, s->status_fd, POLLIN, mserver_on_status, s, err)
           < 0
-      || loop_add_fd (h->cfg.loop, s->err_fd, POLLIN, mserver_on_stderr, s,
-                      err)
+      || loop_add_fd (h->cfg.loop, s->err_fd, POLLIN, mserver_on_stderr, s, err)
              < 0)
     return -1;
   struct journal_field f[] = {
@@ -1299,8 +1305,8 @@ mserver_start (struct mserver *s)
 static bool
 mserver_settled (const struct mserver *s)
 {
-  return s->state == MS_READY || s->state == MS_SKIPPED
-         || s->state == MS_FAILED || s->state == MS_BLOCKED
+  return s->state == MS_READY || s->state == MS_SKIPPED || s->state == MS_FAILED
+         || s->state == MS_BLOCKED
          || (s->state == MS_SETTLING && s->then == THEN_RESTART)
          || (s->state == MS_IDLE && s->h->ending);
 }
@@ -1499,7 +1505,11 @@ mcphost_free (struct mcphost *h)
   if (h == NULL)
     return;
   while (h->calls != NULL)
-    mcphost_call_free (h->calls);
+    {
+      struct mcphost_call *c = h->calls;
+      h->calls = c->next;
+      free (c);
+    }
   for (size_t i = 0; i < h->n_servers; i++)
     {
       struct mserver *s = &h->servers[i];

@@ -55,8 +55,8 @@ struct session_call
   char *tool;              /* an MCP tool call: mcp__<server>__<tool> */
   char *args;              /* its arguments, JSON object text */
   struct mcphost_call *hc; /* while its server holds it */
-  struct command *cmd; /* while the supervisor holds it */
-  bool cmd_live;       /* started and not cleaned yet */
+  struct command *cmd;     /* while the supervisor holds it */
+  bool cmd_live;           /* started and not cleaned yet */
   enum session_call_state state;
 };
 
@@ -87,8 +87,8 @@ struct session
   bool stopping;
   struct mcphost *servers; /* the configured MCP servers, or NULL */
   const struct config *servers_config;
-  bool servers_waiting;    /* the turn's first message waits for them */
-  char *held_prompt;       /* that message's prompt (NULL: endings) */
+  bool servers_waiting; /* the turn's first message waits for them */
+  char *held_prompt;    /* that message's prompt (NULL: endings) */
 };
 
 static void session_kick_soon (struct session *s);
@@ -434,16 +434,16 @@ session_tool_verdict (struct session *s, const struct session_call *call,
       *refusal = notes_refusal (why);
       return SESSION_DENY;
     }
-  switch (rules_decide_tool (s->rules, t->server, t->tool->name, t->initial,
-                             &rule))
+  switch (
+      rules_decide_tool (s->rules, t->server, t->tool->name, t->initial, &rule))
     {
     case RULES_ALLOW:
       return SESSION_ALLOW;
     case RULES_DENY:
       {
-        cleanup_free char *why = xasprintf (
-            "a deny rule in your configuration forbids it (%s)",
-            rule != NULL ? rule : call->tool);
+        cleanup_free char *why
+            = xasprintf ("a deny rule in your configuration forbids it (%s)",
+                         rule != NULL ? rule : call->tool);
         *refusal = notes_refusal (why);
         return SESSION_DENY;
       }
@@ -1192,8 +1192,7 @@ session_servers_on_stderr (void *data, const char *server, const char *line,
                            size_t len)
 {
   struct session *s = data;
-  cleanup_free char *text
-      = xasprintf ("mcp:%s: %.*s", server, (int) len, line);
+  cleanup_free char *text = xasprintf ("mcp:%s: %.*s", server, (int) len, line);
   session_notice (s, text);
 }
 

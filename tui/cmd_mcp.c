@@ -118,7 +118,7 @@ struct mcp
   bool output_lost;        /* a message could not be queued: no more calls */
   struct mcphost *servers; /* the configured MCP servers, or NULL */
   bool servers_begun, servers_settled, servers_ended, servers_expired;
-  struct mcp_listing *listings; /* tools/list waiting for the servers */
+  struct mcp_listing *listings;  /* tools/list waiting for the servers */
   struct jsonrpc_asks tool_asks; /* questions about a server's tool */
   struct mcp_tcall *tcalls;
   int servers_status; /* 1 when a disposal or the audit failed */
@@ -444,7 +444,8 @@ static const char mcp_bash_tool[]
       "\"description\":\"Variables to give the command.\"}},\"required\":"
       "[\"command\"],\"additionalProperties\":false}}";
 static const char mcp_bash_output_tool[]
-    = "{\"name\":\"bash_output\",\"description\":\"What a command left running has "
+    = "{\"name\":\"bash_output\",\"description\":\"What a command left running "
+      "has "
       "printed so far.\",\"inputSchema\":{\"type\":\"object\","
       "\"properties\":{\"number\":{\"type\":\"integer\",\"description\":"
       "\"The number it was left running as.\"}},\"required\":[\"number\"],"
@@ -664,8 +665,7 @@ mcp_tcall_ask (struct mcp_tcall *tc, bool added)
   struct buf msg = BUF_INIT;
   size_t len = strlen (tc->args);
 
-  buf_printf (&msg, _ ("Allow this MCP tool call?\n\n%s %.*s%s"),
-              tc->qualified,
+  buf_printf (&msg, _ ("Allow this MCP tool call?\n\n%s %.*s%s"), tc->qualified,
               (int) (len > MCP_TOOL_ARGS_SHOWN ? MCP_TOOL_ARGS_SHOWN : len),
               tc->args, len > MCP_TOOL_ARGS_SHOWN ? "…" : "");
   if (added)
@@ -730,9 +730,8 @@ mcp_tcall_decide (struct mcp_tcall *tc)
       mcp_tcall_free (tc);
       return;
     }
-  enum rules_verdict v
-      = rules_decide_tool (m->rules, t->server, t->tool->name, t->initial,
-                           &rule);
+  enum rules_verdict v = rules_decide_tool (m->rules, t->server, t->tool->name,
+                                            t->initial, &rule);
   if (v == RULES_ALLOW)
     mcp_tcall_run (tc);
   else if (v == RULES_DENY)
@@ -976,8 +975,7 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
       mcp_net_response (m, id, msg);
       return;
     }
-  if (strncmp (id, "\"" MCP_TOOL_PREFIX "-", strlen (MCP_TOOL_PREFIX) + 2)
-      == 0)
+  if (strncmp (id, "\"" MCP_TOOL_PREFIX "-", strlen (MCP_TOOL_PREFIX) + 2) == 0)
     {
       mcp_tool_response (m, id, msg);
       return;
@@ -1466,7 +1464,11 @@ cmd_mcp (int argc, char **argv)
       mcp_net_settle (q, MCP_NET_REFUSE);
     }
   while (m.tcalls != NULL)
-    mcp_tcall_free (m.tcalls);
+    {
+      struct mcp_tcall *tc = m.tcalls;
+      m.tcalls = tc->next;
+      mcp_tcall_free (tc); /* off the list already */
+    }
   while (m.listings != NULL)
     {
       struct mcp_listing *l = m.listings;
