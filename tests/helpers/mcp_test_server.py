@@ -21,10 +21,12 @@ MODE:
                   with what came back
   slow            "echo" answers after ARG seconds; a cancellation for
                   it is written to standard error
-  host            as normal, with "grow" as in list-changed and a tool
+  host            as normal, with "grow" as in list-changed, a tool
                   "sh" that runs {"line": ...} with /bin/sh and answers
-                  with its output and status (for tests/integration/
-                  mcp-host*.sh: writes, escape attempts)
+                  with its output and status, and a tool "quit" that
+                  exits (status 0) answering nothing (for tests/
+                  integration/mcp-host.sh: writes, escape attempts, an
+                  exit of its own)
 
 With MCP_TEST_STDERR_SECRET set, the server first writes a line holding
 $MCP_TEST_SECRET to its standard error.
@@ -41,6 +43,7 @@ TOOLS = [{"name": n, "inputSchema": {"type": "object"}}
          for n in ("echo", "secret", "grow", "ask")]
 if MODE == "host":
     TOOLS.append({"name": "sh", "inputSchema": {"type": "object"}})
+    TOOLS.append({"name": "quit", "inputSchema": {"type": "object"}})
 asked = {}  # our request ids -> the answer (or None while waiting)
 
 
@@ -136,6 +139,8 @@ def call(mid, params):
               "error": {"code": -32603, "message": "bad token " + value}})
     elif name == "secret":
         secret_reply(mid)
+    elif name == "quit" and MODE == "host":
+        sys.exit(0)
     elif name == "sh" and MODE == "host":
         p = subprocess.run(["/bin/sh", "-c", args.get("line", "")],
                            stdin=subprocess.DEVNULL, capture_output=True)

@@ -18,7 +18,7 @@ SERVER="$CRUCIBLE_SRCDIR/tests/helpers/mcp_test_server.py"
 SECRET=tok-mcp-7f3a9c
 N_OWN=26
 N_REAL=9
-N_CONFINED=7
+N_CONFINED=11
 N_WAY=$((N_OWN + N_REAL + N_CONFINED))
 plan $((3 * N_WAY))
 
@@ -216,6 +216,16 @@ confined_cases() {
   like "$out" $'\nexit 1$' "$way: and crucible mcp's exit says so"
   ok "$([ ! -e "$WS/r1.txt" ] && echo 0 || echo 1)" "$way: nothing of it was published"
   like "$facts" 'mcp:fs publication [0-9a-f]{16} outcome=refused' "$way: the journal says it was refused"
+
+  # A server that exits on its own after writing into a root that changed
+  # meanwhile: its restart fails with the reason, and no replacement runs.
+  config "$(printf '{"sandbox":{"enabled":true},"permissions":{"allow":["mcp__t"]},
+ "mcpServers":{"t":{"command":"/usr/bin/python3","args":["%s","host"]}}}' "$WS/.srv/mcp_test_server.py")"
+  client call mcp__t__sh '{"line":"echo q > q.txt"}'     exec "echo other > '$WS/r3.txt' && echo changed"     call mcp__t__quit '{}' sleep 1000 list
+  like "$out" 'stderr: crucible: MCP server `t`: restarting it failed: \[published nothing' "$way: a root changed under a server that exited fails its restart with the reason"
+  ok "$([[ "$out" != *"tool mcp__t__"* ]] && echo 0 || echo 1)" "$way: no replacement is started behind it (its tools are gone)"
+  is "$(sandboxes mcp:t | wc -l)" 1 "$way: and the journal has one preparation of it"
+  ok "$([ ! -e "$WS/q.txt" ] && echo 0 || echo 1)" "$way: nothing of it was published"
 }
 
 if ! command -v node >/dev/null 2>&1 || [ ! -f "$MODULES/@modelcontextprotocol/sdk/package.json" ] \
