@@ -108,9 +108,6 @@ struct broker_options
   int status_fd;   /* the keeper's end of the status channel */
   int env_fd;      /* the workload's environment, or -1 for the broker's */
   int output_fd;   /* the workload's stdout and stderr, or -1 for 1 and 2 */
-  /* From a GO with five descriptors (status.h): the workload's own stdin
-   * and stderr, output_fd then its stdout alone; -1 otherwise.  */
-  int input_fd, error_fd;
   int seccomp_fd;  /* the workload's seccomp filter as BPF, or -1 */
   int net_fd;      /* the net channel (status.h), or -1: no listeners */
   const char *cwd; /* absolute, or NULL to stay where started */
@@ -134,6 +131,9 @@ struct broker_options
    * output, environment and last arguments.  */
   bool await;
   char **argv; /* PROGRAM (absolute) and its arguments, NULL-terminated */
+  /* From a GO with five descriptors (status.h): the workload's own stdin
+   * and stderr, output_fd then its stdout alone; -1 otherwise.  */
+  int input_fd, error_fd;
 };
 
 struct broker
@@ -906,11 +906,10 @@ broker_recv_go (int fd, struct broker_msg *msg, int fds[BROKER_GO_FDS])
   size_t k = c != NULL && c->cmsg_len >= CMSG_LEN (0)
                  ? (c->cmsg_len - CMSG_LEN (0)) / sizeof (int)
                  : 0;
-  bool whole = c != NULL && c->cmsg_level == SOL_SOCKET
-               && c->cmsg_type == SCM_RIGHTS
-               && c->cmsg_len == CMSG_LEN (k * sizeof (int))
-               && broker_go_count (k)
-               && !(mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
+  bool whole
+      = c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
+        && c->cmsg_len == CMSG_LEN (k * sizeof (int)) && broker_go_count (k)
+        && !(mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
   if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
     {
       int got[BROKER_GO_FDS] = { -1, -1, -1, -1, -1 };

@@ -156,8 +156,7 @@ rule_compile_tool (struct rule *r, const char *s, const char *what,
                    struct cr_error **err)
 {
   if (!mcpservers_split (s, &r->server, &r->tool))
-    return cr_error_set (err, 0, "%s: rule \"%s\" is not a tool rule", what,
-                         s);
+    return cr_error_set (err, 0, "%s: rule \"%s\" is not a tool rule", what, s);
   r->is_tool = true;
   r->written = xstrdup (s);
   return 0;

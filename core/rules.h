@@ -90,9 +90,9 @@ enum rules_verdict rules_decide (const struct rules *r,
  * an allow rule naming the tool, or the server when initial, allows it
  * (*rule_out that rule), and anything else is RULES_ASK (*rule_out
  * NULL).  Command rules take no part.  rule_out may be NULL.  */
-enum rules_verdict rules_decide_tool (const struct rules *r,
-                                      const char *server, const char *tool,
-                                      bool initial, const char **rule_out);
+enum rules_verdict rules_decide_tool (const struct rules *r, const char *server,
+                                      const char *tool, bool initial,
+                                      const char **rule_out);
 
 /* One command a deny rule matched.  */
 struct rules_denial

@@ -662,6 +662,9 @@ bwrap_become_self (struct bwrap_ids *saved)
  * it would have had every candidate been probed first.  Nothing of the
  * workload ran: the broker lets it exec only after STARTED.  */
 
+/* The most descriptors a GO carries (broker/status.h).  */
+#define BWRAP_GO_MAX_FDS 5
+
 /* What a relaunch needs: the argument vector and copies of the
  * descriptors handed to bwrap, the command's output among them (held,
  * the output's end is not seen until the broker speaks or the launch is
@@ -671,6 +674,11 @@ struct bwrap_retry
   char **argv;
   struct bwrap_fds f;
   int *extra;
+  /* Copies of what GO carried, for a launch that waited for it (prepared
+   * ahead, or a workload with streams of its own): the relaunched broker
+   * waits for GO in its turn.  n_go 0 until GO went.  */
+  int go[BWRAP_GO_MAX_FDS];
+  size_t n_go;
 };
 
 /* A copy of fd, or -1 for none (or when it cannot be copied: bwrap then
@@ -718,6 +726,9 @@ bwrap_retry_free (struct bwrap_retry *r)
   for (size_t i = 0; i < r->f.n_extra; i++)
     if (r->extra[i] >= 0)
       close (r->extra[i]);
+  for (size_t i = 0; i < r->n_go; i++)
+    if (r->go[i] >= 0)
+      close (r->go[i]);
   free (r->extra);
   bwrap_argv_free (r->argv);
   free (r);
@@ -772,6 +783,35 @@ bwrap_retry_rewind (const struct bwrap_retry *r)
       lseek (fds[i], 0, SEEK_SET);
 }
 
+/* Keep copies of the descriptors GO carried (output, environment, line,
+ * and with stdio input and error) in r, so a relaunch can send it again.
+ * A copy that cannot be made leaves the relaunched broker without GO,
+ * which the end of its channel reports, as for any launch that failed.  */
+static void
+bwrap_retry_keep_go (struct bwrap_retry *r, const int *fds, size_t n)
+{
+  for (size_t i = 0; i < n && i < BWRAP_GO_MAX_FDS; i++)
+    r->go[i] = bwrap_retry_dup (fds[i]);
+  r->n_go = n < BWRAP_GO_MAX_FDS ? n : BWRAP_GO_MAX_FDS;
+}
+
+/* A relaunch of a launch whose GO already went to the broker that failed:
+ * send it again, its environment and line read from their start.  The
+ * copies stay held until the broker speaks (bwrap.c frees the retry).  */
+static void
+bwrap_retry_go (struct bwrap_session *s, const struct bwrap_retry *r)
+{
+  if (r->n_go < 3)
+    return;
+  lseek (r->go[1], 0, SEEK_SET);
+  lseek (r->go[2], 0, SEEK_SET);
+  if (r->n_go == BWRAP_GO_MAX_FDS)
+    channel_send_go_stdio (s->channel, r->go[0], r->go[1], r->go[2], r->go[3],
+                           r->go[4]);
+  else
+    channel_send_go (s->channel, r->go[0], r->go[1], r->go[2]);
+}
+
 /* Start bwrap again from r, on the backend's candidate now.  */
 static int
 bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
@@ -804,6 +844,7 @@ bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
   s->launcher = pid;
   s->ru_known = false;
   s->scope_gone = false;
+  bwrap_retry_go (s, r);
   return 1;
 }
 
@@ -1025,6 +1066,12 @@ static int
 bwrap_send_go (const struct bwrap_session *s, const struct sandbox_command *cmd,
                int env, int args)
 {
+  if (s->retry != NULL)
+    {
+      int fds[BWRAP_GO_MAX_FDS]
+          = { cmd->output_fd, env, args, cmd->input_fd, cmd->error_fd };
+      bwrap_retry_keep_go (s->retry, fds, cmd->stdio ? BWRAP_GO_MAX_FDS : 3);
+    }
   if (cmd->stdio)
     return channel_send_go_stdio (s->channel, cmd->output_fd, env, args,
                                   cmd->input_fd, cmd->error_fd);
@@ -1040,9 +1087,8 @@ bwrap_send_go (const struct bwrap_session *s, const struct sandbox_command *cmd,
  * workload's last process is gone.  Nothing else of the host's reaches
  * it: bwrap gets only the descriptors of a launch prepared ahead, and the
  * broker closes every other it inherited before GO comes.  Prepared ahead
- * or not, the launch waits for that GO.  A launch that fails as a probe
- * would have is not made again here (the GO already went to the bwrap
- * that failed): the failure is the command's.  */
+ * or not, the launch waits for that GO; a launch that fails as a probe
+ * would have is made again with the same GO (bwrap_retry_go).  */
 static int
 bwrap_start_stdio (struct bwrap_session *s, const struct sandbox_command *cmd,
                    struct cr_error **err)
@@ -1051,13 +1097,18 @@ bwrap_start_stdio (struct bwrap_session *s, const struct sandbox_command *cmd,
     return cr_error_set (err, EBADF,
                          "starting a workload with its own streams: its "
                          "input, output and error must all be given");
-  if (!s->ahead)
-    {
-      if (bwrap_ahead (&s->base, cmd->cwd, cmd->shell, err) < 0)
-        return -1;
-      bwrap_retry_free (s->retry);
-      s->retry = NULL;
-    }
+  /* A terminal as one of them would be the person's keyboard and screen
+   * inside the sandbox: keystrokes read, escape sequences written, the
+   * terminal's settings and its session's job control reached.  A command
+   * never gets one (its input is /dev/null, its output a pipe), and
+   * neither does a workload with streams of its own.  */
+  if (isatty (cmd->input_fd) || isatty (cmd->output_fd)
+      || isatty (cmd->error_fd))
+    return cr_error_set (err, 0,
+                         "starting a workload with its own streams: a "
+                         "terminal cannot be one of them");
+  if (!s->ahead && bwrap_ahead (&s->base, cmd->cwd, cmd->shell, err) < 0)
+    return -1;
   return bwrap_go (s, cmd, err);
 }
 
@@ -1088,8 +1139,8 @@ bwrap_go (struct bwrap_session *s, const struct sandbox_command *cmd,
              < 0)
     return -1;
   s->go_sent = true;
-  if (bwrap_send_go (s, cmd, env, args) < 0
-      && errno != EPIPE && errno != ECONNRESET && errno != ECONNREFUSED)
+  if (bwrap_send_go (s, cmd, env, args) < 0 && errno != EPIPE
+      && errno != ECONNRESET && errno != ECONNREFUSED)
     return cr_error_set (err, errno, "starting the prepared sandbox");
   return 0;
 }

@@ -37,6 +37,8 @@ struct inspect_report
   struct sandbox_claims claims;
   char *reason;       /* refused: the refusal; unavailable: why not found */
   size_t credentials; /* sandbox.credentials a command would get */
+  struct inspect_server *servers; /* mcpServers, names owned */
+  size_t n_servers;
 };
 
 void
@@ -203,6 +205,9 @@ inspect_report_free (struct inspect_report *r)
   free (r->version);
   free (r->build_digest);
   free (r->reason);
+  for (size_t i = 0; i < r->n_servers; i++)
+    free ((char *) r->servers[i].name);
+  free (r->servers);
   free (r);
 }
 
@@ -370,6 +375,28 @@ inspect_text_policy (struct buf *b, const struct inspect_report *r, bool asked)
   inspect_field (b, "manifest", p->manifest_digest);
 }
 
+/* The servers' section, last, when any is configured: one row each,
+ * its name padded to the longest.  */
+static void
+inspect_text_servers (struct buf *b, const struct inspect_report *r)
+{
+  int width = 0;
+
+  if (r->n_servers == 0)
+    return;
+  for (size_t i = 0; i < r->n_servers; i++)
+    if ((int) strlen (r->servers[i].name) > width)
+      width = (int) strlen (r->servers[i].name);
+  buf_puts (
+      b, "\nMCP servers (mcpServers), each run as a command here would be:\n");
+  for (size_t i = 0; i < r->n_servers; i++)
+    {
+      cleanup_free char *words = inspect_server_words (
+          &r->servers[i], r->policy->enabled, r->status);
+      buf_printf (b, "  %-*s  %s\n", width, r->servers[i].name, words);
+    }
+}
+
 char *
 inspect_format_text (const struct inspect_report *r)
 {
@@ -403,6 +430,7 @@ inspect_format_text (const struct inspect_report *r)
                     inspect_program_name (r->backend_id));
       break;
     }
+  inspect_text_servers (&b, r);
   return buf_steal (&b, NULL);
 }
 
@@ -567,6 +595,37 @@ inspect_json_not_checked (struct jsonw *w, const struct inspect_report *r)
   jsonw_array_close (w);
 }
 
+/* "mcp_servers": each configured server, with how it would run: "runs"
+ * is "confined", "unconfined" or "not_started", "reason" why it is not
+ * confined (null when it is).  Only when any is configured.  */
+static void
+inspect_json_servers (struct jsonw *w, const struct inspect_report *r)
+{
+  static const char *const runs[] = {
+    [INSPECT_SERVER_CONFINED] = "confined",
+    [INSPECT_SERVER_UNCONFINED] = "unconfined",
+    [INSPECT_SERVER_NOT_STARTED] = "not_started",
+  };
+
+  if (r->n_servers == 0)
+    return;
+  jsonw_key (w, "mcp_servers");
+  jsonw_array_open (w);
+  for (size_t i = 0; i < r->n_servers; i++)
+    {
+      const char *why;
+      enum inspect_server_run run = inspect_server_run (
+          &r->servers[i], r->policy->enabled, r->status, &why);
+      jsonw_object_open (w);
+      jsonw_member_cstr (w, "name", r->servers[i].name);
+      jsonw_member_bool (w, "optional", r->servers[i].optional);
+      jsonw_member_cstr (w, "runs", runs[run]);
+      jsonw_member_cstr (w, "reason", why);
+      jsonw_object_close (w);
+    }
+  jsonw_array_close (w);
+}
+
 char *
 inspect_format_json (const struct inspect_report *r)
 {
@@ -580,6 +639,7 @@ inspect_format_json (const struct inspect_report *r)
       jsonw_member_cstr (w, "backend", NULL);
       jsonw_member_cstr (w, "capabilities", NULL);
       jsonw_member_cstr (w, "reason", r->reason);
+      inspect_json_servers (w, r);
       return inspect_json_end (w);
     }
   inspect_json_backend (w, r);
@@ -599,6 +659,7 @@ inspect_format_json (const struct inspect_report *r)
       jsonw_member_bool (w, "confined", false);
       jsonw_member_cstr (w, "disabled_reason", COMPAT_DISABLED_REASON);
     }
+  inspect_json_servers (w, r);
   return inspect_json_end (w);
 }
 
@@ -659,4 +720,74 @@ inspect_dependencies_clear (struct inspect_dependencies *d)
   free (d->build_digest);
   free (d->refusal);
   memset (d, 0, sizeof *d);
+}
+
+enum inspect_server_run
+inspect_server_run (const struct inspect_server *s, bool enabled,
+                    enum inspect_status status, const char **why)
+{
+  const char *unused;
+
+  if (why == NULL)
+    why = &unused;
+  *why = NULL;
+  if (s->disabled)
+    {
+      *why = "disabledMcpServers names it";
+      return INSPECT_SERVER_NOT_STARTED;
+    }
+  if (!enabled)
+    {
+      *why = COMPAT_DISABLED_REASON;
+      return INSPECT_SERVER_UNCONFINED;
+    }
+  switch (status)
+    {
+    case INSPECT_READY:
+      return INSPECT_SERVER_CONFINED;
+    case INSPECT_REFUSED:
+      *why = "the policy is refused here, as a command's would be";
+      return INSPECT_SERVER_NOT_STARTED;
+    case INSPECT_UNAVAILABLE:
+      *why = "no sandbox backend was found, and servers are never run "
+             "unconfined while sandbox.enabled is true";
+      return INSPECT_SERVER_NOT_STARTED;
+    default:
+      *why = "the report could not be made";
+      return INSPECT_SERVER_NOT_STARTED;
+    }
+}
+
+char *
+inspect_server_words (const struct inspect_server *s, bool enabled,
+                      enum inspect_status status)
+{
+  const char *why;
+  const char *tail = s->optional ? ", optional" : "";
+
+  switch (inspect_server_run (s, enabled, status, &why))
+    {
+    case INSPECT_SERVER_CONFINED:
+      return xasprintf ("confined%s", tail);
+    case INSPECT_SERVER_UNCONFINED:
+      return xasprintf ("not confined: %s%s", why, tail);
+    default:
+      return xasprintf ("not started: %s%s", why, tail);
+    }
+}
+
+void
+inspect_report_servers (struct inspect_report *r,
+                        const struct inspect_server *servers, size_t n)
+{
+  for (size_t i = 0; i < r->n_servers; i++)
+    free ((char *) r->servers[i].name);
+  free (r->servers);
+  r->servers = n > 0 ? xcalloc (n, sizeof *r->servers) : NULL;
+  r->n_servers = n;
+  for (size_t i = 0; i < n; i++)
+    {
+      r->servers[i] = servers[i];
+      r->servers[i].name = xstrdup (servers[i].name);
+    }
 }

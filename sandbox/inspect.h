@@ -91,6 +91,46 @@ int inspect_dependencies (struct inspect_dependencies *out,
                           struct cr_error **err);
 void inspect_dependencies_clear (struct inspect_dependencies *d);
 
+/* One configured MCP server (mcpServers), as the report and the /sandbox
+ * panel list it; the caller reads the configuration, which sandbox/ does
+ * not.  */
+struct inspect_server
+{
+  const char *name;
+  bool optional; /* a failed start skips it */
+  bool disabled; /* disabledMcpServers names it: it is not started */
+};
+
+/* How a configured server would run here: as a command does, confined
+ * behind the boundary or unconfined through the compatibility backend,
+ * or not at all.  */
+enum inspect_server_run
+{
+  INSPECT_SERVER_CONFINED,
+  INSPECT_SERVER_UNCONFINED,
+  INSPECT_SERVER_NOT_STARTED
+};
+
+/* How s would run while confinement is enabled or not and a command's
+ * report reads status; *why (static, may be NULL) says why it is not
+ * confined, or is NULL when it is.  */
+enum inspect_server_run inspect_server_run (const struct inspect_server *s,
+                                            bool enabled,
+                                            enum inspect_status status,
+                                            const char **why);
+
+/* The words of a server's row: "confined", "not confined: WHY" or "not
+ * started: WHY", then ", optional" for an optional one.  Owned by the
+ * caller.  */
+char *inspect_server_words (const struct inspect_server *s, bool enabled,
+                            enum inspect_status status);
+
+/* Give the report the configured servers (copied), which its text lists
+ * in a last section and its JSON as "mcp_servers"; with none (the
+ * default) neither appears.  */
+void inspect_report_servers (struct inspect_report *r,
+                             const struct inspect_server *servers, size_t n);
+
 /* A copy of text with each absolute path ("/..." at the start of a word)
  * replaced by "<path>".  Owned by the caller.  */
 char *inspect_redact_paths (const char *text);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mcpservers.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
@@ -189,6 +190,23 @@ sandbox_container_inspect (const struct config *cfg, const char *workspace,
   return container_inspect (&cc, &in);
 }
 
+/* Give the report the MCP servers cfg configures, each with whether the
+ * project disables it.  */
+static void
+sandbox_inspect_servers (const struct config *cfg, struct inspect_report *r)
+{
+  size_t n = cfg->n_mcp_servers;
+  cleanup_free struct inspect_server *v = xcalloc (n + 1, sizeof *v);
+
+  for (size_t i = 0; i < n; i++)
+    v[i] = (struct inspect_server){
+      .name = cfg->mcp_servers[i].name,
+      .optional = cfg->mcp_servers[i].optional,
+      .disabled = mcpservers_disabled (cfg, cfg->mcp_servers[i].name),
+    };
+  inspect_report_servers (r, v, n);
+}
+
 /* Make and print the report for the current directory.  */
 static int
 sandbox_inspect (const struct sandbox_report_options *opts)
@@ -215,6 +233,8 @@ sandbox_inspect (const struct sandbox_report_options *opts)
   front_backend_info (cfg, &info);
   int ret = inspect_build (&in, &info, &report, &err);
   inspect_backend_info_clear (&info);
+  if (ret == 0)
+    sandbox_inspect_servers (cfg, report);
   config_free (cfg);
   if (ret < 0)
     return sandbox_report_failed (opts, "policy", err);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/mcpservers.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
@@ -128,6 +129,74 @@ sandbox_panel_settings (const struct config *cfg, const char *workspace,
                        " open files · %.0f s a command · %" PRIu64 " at once"),
                     _ ("limits"), cfg->output_bytes, cfg->cpu_seconds,
                     cfg->open_files, cfg->command_seconds, cfg->concurrency);
+}
+
+/* How a command would fare here, in the report's words: ready, refused
+ * (the backend's claims do not hold the policy) or unavailable.  Only
+ * asked while confinement is enabled.  */
+static enum inspect_status
+sandbox_panel_status (const struct config *cfg, const char *workspace)
+{
+  struct inspect_backend_info info;
+  struct inspect_dependencies deps;
+  struct policy_input in;
+  struct cr_error *err = NULL;
+  enum inspect_status status = INSPECT_READY;
+
+  config_policy_input (cfg, workspace, &in);
+  front_backend_info (cfg, &info);
+  if (inspect_dependencies (&deps, &in, &info, &err) < 0)
+    {
+      cr_error_free (err);
+      status = INSPECT_FAILED;
+    }
+  else if (!deps.available)
+    status = INSPECT_UNAVAILABLE;
+  else if (!deps.holds_policy)
+    status = INSPECT_REFUSED;
+  if (status != INSPECT_FAILED)
+    inspect_dependencies_clear (&deps);
+  inspect_backend_info_clear (&info);
+  return status;
+}
+
+/* The MCP servers rows of the Settings tab: each configured server, its
+ * name padded to the longest, and whether it would run confined (the
+ * words of `crucible sandbox inspect`), or none.  */
+static void
+sandbox_panel_servers (const struct config *cfg, const char *workspace,
+                       struct screen_lines *l)
+{
+  const char *what = _ ("MCP servers");
+  int width = 0;
+
+  if (cfg->n_mcp_servers == 0)
+    {
+      screen_lines_add (l, THEME_TEXT, "  %-12s %s", what, _ ("none"));
+      return;
+    }
+  enum inspect_status status = cfg->sandbox_enabled
+                                   ? sandbox_panel_status (cfg, workspace)
+                                   : INSPECT_READY;
+  for (size_t i = 0; i < cfg->n_mcp_servers; i++)
+    if ((int) strlen (cfg->mcp_servers[i].name) > width)
+      width = (int) strlen (cfg->mcp_servers[i].name);
+  for (size_t i = 0; i < cfg->n_mcp_servers; i++)
+    {
+      const struct mcp_server_config *m = &cfg->mcp_servers[i];
+      struct inspect_server s
+          = { .name = m->name,
+              .optional = m->optional,
+              .disabled = mcpservers_disabled (cfg, m->name) };
+      cleanup_free char *words
+          = inspect_server_words (&s, cfg->sandbox_enabled, status);
+      bool confined
+          = inspect_server_run (&s, cfg->sandbox_enabled, status, NULL)
+            == INSPECT_SERVER_CONFINED;
+      screen_lines_add (l, confined ? THEME_TEXT : THEME_WARNING,
+                        "  %-12s %-*s  %s", i == 0 ? what : "", width, m->name,
+                        words);
+    }
 }
 
 /* One requirement: ✓ or ✗, its name, and what was found or why not.  */
@@ -290,6 +359,7 @@ sandbox_panel_new (const struct panel_host *host, const struct config *cfg,
   struct sandbox_panel *p = xcalloc (1, sizeof *p);
   p->host = host;
   sandbox_panel_settings (cfg, workspace, &p->settings);
+  sandbox_panel_servers (cfg, workspace, &p->settings);
   sandbox_panel_parts (cfg, &p->deps);
   sandbox_panel_probe (cfg, &p->deps);
   sandbox_panel_claims (cfg, workspace, &p->deps);

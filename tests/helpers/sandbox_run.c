@@ -218,11 +218,10 @@ run_drive (struct sandbox_session *s, int out, int errp, double timeout)
 
   for (;;)
     {
-      struct pollfd p[4]
-          = { { .fd = sandbox_status_fd (s), .events = POLLIN },
-              { .fd = out_open ? out : -1, .events = POLLIN },
-              { .fd = sandbox_network_fd (s), .events = POLLIN },
-              { .fd = err_open ? errp : -1, .events = POLLIN } };
+      struct pollfd p[4] = { { .fd = sandbox_status_fd (s), .events = POLLIN },
+                             { .fd = out_open ? out : -1, .events = POLLIN },
+                             { .fd = sandbox_network_fd (s), .events = POLLIN },
+                             { .fd = err_open ? errp : -1, .events = POLLIN } };
       poll (p, 4, 50);
       bool got;
       if (p[2].revents)

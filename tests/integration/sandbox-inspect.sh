@@ -9,7 +9,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 50
+plan 54
 
 new_workspace
 WS=$(pwd -P)
@@ -170,3 +170,34 @@ crun sandbox inspect --bogus
 is "$rc" 2 "an unknown option: exits 2"
 crun sandbox frobnicate
 is "$rc" 2 "an unknown subcommand: exits 2"
+
+# --- MCP servers --------------------------------------------------------------
+# The configured servers, last, each with whether it would run confined:
+# home's mcpServers, one optional, one the project disables.
+mkdir -p "$HOME/.crucible" "$WS/.crucible"
+printf '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}, "everything": {"command": "srv", "optional": true}, "old": {"command": "old"}}}\n' \
+  >"$HOME_FILE"
+printf '{"disabledMcpServers": ["old"]}\n' >"$WS/.crucible/config.json"
+crun sandbox inspect
+is "$rc:$(sed -n '/^MCP servers/,$p' <<<"$out")" "0:MCP servers (mcpServers), each run as a command here would be:
+  files       not confined: confinement is disabled (sandbox.enabled is false)
+  everything  not confined: confinement is disabled (sandbox.enabled is false), optional
+  old         not started: disabledMcpServers names it" \
+  "servers: each listed, unconfined while confinement is off, the disabled one not started"
+crun sandbox inspect --json
+like "$out" '"mcp_servers":\[\{"name":"files","optional":false,"runs":"unconfined","reason":"confinement is disabled \(sandbox.enabled is false\)"\},\{"name":"everything","optional":true,"runs":"unconfined",.*\{"name":"old","optional":false,"runs":"not_started","reason":"disabledMcpServers names it"\}\]\}$' \
+  "servers: the JSON lists them too"
+printf '{"sandbox": {"enabled": true}, "mcpServers": {"files": {"command": "npx"}}}\n' \
+  >"$HOME_FILE"
+crun sandbox inspect
+if grep -q '^no sandbox backend was found:' <<<"$out"; then
+  want="not started: no sandbox backend was found, and servers are never run unconfined while sandbox.enabled is true"
+else
+  want=confined
+fi
+is "$(sed -n '/^MCP servers/,$p' <<<"$out" | tail -n 1)" "  files  $want" \
+  "servers: confined while a command would be (or, without a backend, not started)"
+rm -f "$HOME_FILE" "$WS/.crucible/config.json"
+crun sandbox inspect
+is "$rc:$(grep -c 'MCP servers' <<<"$out")" "0:0" \
+  "servers: none configured, no section"

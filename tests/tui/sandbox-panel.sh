@@ -4,7 +4,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=15
+N=17
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -96,8 +96,13 @@ settings_confined() {
   tui_keys Escape C-d
   tui_exited 10
 }
-mkdir -p "$HOME/.crucible" "$WS/docs"
-settings_confined '{"sandbox": {"enabled": true}}' 7
+mkdir -p "$HOME/.crucible" "$WS/docs" "$WS/.crucible"
+# With MCP servers too (their rows come after these, checked below), one
+# of them disabled by the project.
+printf '{"disabledMcpServers": ["old"]}\n' >"$WS/.crucible/config.json"
+settings_confined '{"sandbox": {"enabled": true}, "mcpServers": {"files": {"command": "npx"}, "everything": {"command": "srv", "optional": true}, "old": {"command": "old"}}}' 7
+SERVERS=$(tui_block "  MCP servers" 3)
+rm -f "$WS/.crucible/config.json"
 is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
   backend      linux-bubblewrap
   workspace    $WS
@@ -106,6 +111,17 @@ is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
   network      closed
   limits       output 10485760 bytes · cpu 3600 s · 4096 open files · 1200 s a command · 4 at once" \
   "the Settings tab, confined: the workspace, a closed network, every ceiling"
+# The configured MCP servers, after the limits: each with whether it would
+# run confined, in `crucible sandbox inspect`'s words.
+if (cd "$WS" && "$CRUCIBLE" sandbox inspect | grep -q '^no sandbox backend was found:'); then
+  state="not started: no sandbox backend was found, and servers are never run unconfined while sandbox.enabled is true"
+else
+  state=confined
+fi
+is "$SERVERS" "  MCP servers  files       $state
+               everything  $state, optional
+               old         not started: disabledMcpServers names it" \
+  "the Settings tab: each configured server, whether it would run confined, the disabled one not started"
 settings_confined '{"sandbox": {"enabled": true, "filesystem": {"readOnly": ["docs"]}, "network": {"domains": ["registry.npmjs.org", "*.pypi.org"]}, "limits": {"cpuSeconds": 60}}}' 9
 is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
   backend      linux-bubblewrap
@@ -117,3 +133,5 @@ is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
                *.pypi.org
   limits       output 10485760 bytes · cpu 60 s · 4096 open files · 1200 s a command · 4 at once" \
   "the Settings tab, confined with roots and domains: each listed, the domains through the proxy"
+is "$(tui_block "  MCP servers" 1)" "  MCP servers  none" \
+  "the Settings tab: no MCP server configured, said so"

@@ -587,6 +587,115 @@ test_dependencies (void **state)
   inspect_backend_info_clear (&none);
 }
 
+/* The configured MCP servers, last, in every variant: confined while a
+ * command would be, unconfined while confinement is off, not started
+ * when a command would be refused, when no backend is found, or when
+ * disabledMcpServers names it; optional ones say so.  None configured:
+ * neither the section nor the JSON member.  */
+static void
+test_servers (void **state)
+{
+  (void) state;
+  const struct inspect_server servers[] = {
+    { .name = "files" },
+    { .name = "everything-else", .optional = true },
+    { .name = "old", .disabled = true },
+  };
+  const char *section_head
+      = "\n\nMCP servers (mcpServers), each run as a command here would "
+        "be:\n";
+  struct
+  {
+    bool enabled, found, refusing;
+    const char *rows;
+    const char *json;
+  } cases[] = {
+    { true, true, false,
+      "  files            confined\n"
+      "  everything-else  confined, optional\n"
+      "  old              not started: disabledMcpServers names it\n",
+      "\"mcp_servers\":[{\"name\":\"files\",\"optional\":false,\"runs\":"
+      "\"confined\",\"reason\":null},{\"name\":\"everything-else\","
+      "\"optional\":true,\"runs\":\"confined\",\"reason\":null},{\"name\":"
+      "\"old\",\"optional\":false,\"runs\":\"not_started\",\"reason\":"
+      "\"disabledMcpServers names it\"}]}\n" },
+    { false, true, false,
+      "  files            not confined: confinement is disabled "
+      "(sandbox.enabled is false)\n"
+      "  everything-else  not confined: confinement is disabled "
+      "(sandbox.enabled is false), optional\n"
+      "  old              not started: disabledMcpServers names it\n",
+      "{\"name\":\"files\",\"optional\":false,\"runs\":\"unconfined\","
+      "\"reason\":\"confinement is disabled (sandbox.enabled is false)\"}" },
+    { true, true, true,
+      "  files            not started: the policy is refused here, as a "
+      "command's would be\n"
+      "  everything-else  not started: the policy is refused here, as a "
+      "command's would be, optional\n"
+      "  old              not started: disabledMcpServers names it\n",
+      "{\"name\":\"files\",\"optional\":false,\"runs\":\"not_started\","
+      "\"reason\":\"the policy is refused here, as a command's would be\"}" },
+    { true, false, false,
+      "  files            not started: no sandbox backend was found, and "
+      "servers are never run unconfined while sandbox.enabled is true\n"
+      "  everything-else  not started: no sandbox backend was found, and "
+      "servers are never run unconfined while sandbox.enabled is true, "
+      "optional\n"
+      "  old              not started: disabledMcpServers names it\n",
+      "\"reason\":\"no trusted bwrap\",\"mcp_servers\":[{\"name\":\"files\","
+      "\"optional\":false,\"runs\":\"not_started\"" },
+  };
+
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      struct policy_input in = input (cases[i].enabled, POLICY_SOURCE_HOME);
+      struct inspect_backend_info info = found_bwrap ();
+      char *domains[] = { (char *) "example.com" };
+      if (cases[i].refusing)
+        {
+          info.claims.support[SANDBOX_NETWORK_ALLOWLIST] = SANDBOX_UNSUPPORTED;
+          in.domains.items = domains;
+          in.domains.count = 1;
+        }
+      if (!cases[i].found)
+        {
+          info.found = false;
+          info.why_not_found = xstrdup ("no trusted bwrap");
+        }
+      struct inspect_report *r = build (&in, &info);
+      char *bare = inspect_format_text (r),
+           *bare_json = inspect_format_json (r);
+      inspect_report_servers (r, servers, 3);
+      char *text = inspect_format_text (r), *json = inspect_format_json (r);
+      char *want = xasprintf ("%.*s%s%s", (int) strlen (bare) - 1, bare,
+                              section_head, cases[i].rows);
+      /* The same report, and the section after it, last.  */
+      assert_string_equal (text, want);
+      assert_null (strstr (bare, "MCP servers"));
+      assert_null (strstr (bare_json, "mcp_servers"));
+      assert_non_null (strstr (json, cases[i].json));
+      assert_int_equal (strncmp (json, bare_json, strlen (bare_json) - 2), 0);
+      free (want);
+      free (text);
+      free (json);
+      free (bare);
+      free (bare_json);
+      inspect_report_free (r);
+      inspect_backend_info_clear (&info);
+    }
+
+  /* The words and the answer by themselves, as /sandbox shows them.  */
+  const char *why = "unset";
+  assert_int_equal (inspect_server_run (&servers[0], true, INSPECT_READY, &why),
+                    INSPECT_SERVER_CONFINED);
+  assert_null (why);
+  assert_int_equal (inspect_server_run (&servers[2], true, INSPECT_READY, NULL),
+                    INSPECT_SERVER_NOT_STARTED);
+  char *words = inspect_server_words (&servers[1], true, INSPECT_READY);
+  assert_string_equal (words, "confined, optional");
+  free (words);
+}
+
 int
 main (void)
 {
@@ -600,6 +709,7 @@ main (void)
     cmocka_unit_test (test_json_every_variant),
     cmocka_unit_test (test_redact_paths),
     cmocka_unit_test (test_dependencies),
+    cmocka_unit_test (test_servers),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -367,6 +367,10 @@ test_tool_rule_syntax (void **state)
   /* Not tool rules, and compiled as before: a command pattern in Bash( ),
    * and a server-like bare word without the prefix.  */
   assert_null (rules_refuse ("Bash(mcp__fs__*)"));
+  assert_null (rules_refuse ("Bash(mcp__*)"));
+  /* A bare mcp__ pattern, a command pattern before tool rules, is now
+   * refused rather than read as one.  */
+  assert_non_null (rules_refuse ("mcp__*"));
   assert_null (rules_refuse ("MCP__fs"));
 }
 
@@ -390,8 +394,8 @@ test_decide_tool (void **state)
                     RULES_ASK);
   assert_null (rule);
   /* A rule naming the tool allows it whenever it came.  */
-  assert_int_equal (
-      rules_decide_tool (r, "everything", "echo", false, &rule), RULES_ALLOW);
+  assert_int_equal (rules_decide_tool (r, "everything", "echo", false, &rule),
+                    RULES_ALLOW);
   assert_string_equal (rule, "mcp__everything__echo");
   assert_int_equal (rules_decide_tool (r, "everything", "add", true, &rule),
                     RULES_ASK);
@@ -412,8 +416,7 @@ test_decide_tool (void **state)
   assert_int_equal (rules_decide_tool (r, "dangerous", "x", true, NULL),
                     RULES_ASK);
   /* Bash allows every command, and no tool.  */
-  assert_int_equal (rules_decide_tool (r, "other", "t", true, NULL),
-                    RULES_ASK);
+  assert_int_equal (rules_decide_tool (r, "other", "t", true, NULL), RULES_ASK);
   /* fullAccess allows what no deny rule names, and no more.  */
   rules_set_mode (r, RULES_MODE_FULL_ACCESS);
   assert_int_equal (rules_decide_tool (r, "other", "t", false, &rule),
@@ -430,8 +433,7 @@ test_decide_tool (void **state)
   r = make (NULL, NULL, 0, NULL, 0);
   assert_int_equal (rules_decide_tool (r, "fs", "t", true, NULL), RULES_ASK);
   assert_int_equal (rules_add_allow (r, "mcp__fs__t", "test", NULL), 0);
-  assert_int_equal (rules_decide_tool (r, "fs", "t", false, NULL),
-                    RULES_ALLOW);
+  assert_int_equal (rules_decide_tool (r, "fs", "t", false, NULL), RULES_ALLOW);
   rules_free (r);
 }
 
