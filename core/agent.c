@@ -57,7 +57,7 @@ struct agent
 
 /* The message names an agent may send, in enum agent_msg_type order.  */
 static const char *const agent_msg_names[]
-    = { "hello", "text", "bash", "bash_output", "end_turn" };
+    = { "hello", "text", "bash", "bash_output", "end_turn", "tool" };
 
 /* The fields each message may carry, "type" included.  */
 static const char *const agent_fields[][8] = {
@@ -67,6 +67,7 @@ static const char *const agent_fields[][8] = {
     NULL },
   { "type", "id", "number", NULL },
   { "type", NULL },
+  { "type", "id", "name", "arguments", NULL },
 };
 
 void
@@ -172,6 +173,15 @@ agent_send_tool_result (struct agent *a, const char *id, const char *text,
 }
 
 void
+agent_send_tools (struct agent *a, const char *tools, size_t len)
+{
+  struct jsonw *w = agent_msg_begin ("tools");
+  jsonw_key (w, "tools");
+  jsonw_raw (w, tools, len);
+  agent_send (a, w);
+}
+
+void
 agent_send_cancel (struct agent *a)
 {
   agent_send (a, agent_msg_begin ("cancel"));
@@ -194,6 +204,8 @@ agent_msg_clear (struct agent_msg *msg)
   free (msg->id);
   free (msg->command);
   free (msg->description);
+  free (msg->tool);
+  free (msg->arguments);
   for (size_t i = 0; i < msg->n_env; i++)
     {
       free ((char *) msg->env[i].name);
@@ -302,6 +314,25 @@ agent_parse_bash (yajl_val v, struct agent_msg *msg, struct cr_error **err)
   return agent_get_env (v, msg, err);
 }
 
+/* Read the fields of a tool call: its name and its arguments, kept as
+ * JSON text for the server.  */
+static int
+agent_parse_tool (yajl_val v, struct agent_msg *msg, struct cr_error **err)
+{
+  if (agent_get_string (v, "name", true, &msg->tool, AGENT_MSG_TOOL, err) < 0)
+    return -1;
+  yajl_val a = agent_get (v, "arguments");
+  if (a != NULL && !YAJL_IS_OBJECT (a))
+    return cr_error_set (err, 0, "\"arguments\" must be an object");
+  struct jsonw *w = jsonw_new ();
+  if (a != NULL)
+    jsonw_value (w, a);
+  else
+    jsonw_raw (w, "{}", 2);
+  msg->arguments = jsonw_steal (w, NULL);
+  return 0;
+}
+
 /* Read an integer field.  */
 static int
 agent_get_integer (yajl_val v, const char *key, int64_t *out,
@@ -335,6 +366,8 @@ agent_parse_fields (yajl_val v, struct agent_msg *msg, struct cr_error **err)
       return agent_get_integer (v, "number", &msg->number, msg->type, err);
     case AGENT_MSG_END_TURN:
       return 0;
+    case AGENT_MSG_TOOL:
+      return agent_parse_tool (v, msg, err);
     }
   return 0;
 }
@@ -385,7 +418,8 @@ agent_parse_id_whole (yajl_val v, const struct json_scan *scan,
 static int
 agent_parse_id (yajl_val v, struct agent_msg *msg, struct cr_error **err)
 {
-  if (msg->type != AGENT_MSG_BASH && msg->type != AGENT_MSG_BASH_OUTPUT)
+  if (msg->type != AGENT_MSG_BASH && msg->type != AGENT_MSG_BASH_OUTPUT
+      && msg->type != AGENT_MSG_TOOL)
     return 0;
   return agent_get_string (v, "id", true, &msg->id, msg->type, err);
 }

@@ -37,7 +37,8 @@ enum agent_msg_type
   AGENT_MSG_TEXT,
   AGENT_MSG_BASH,
   AGENT_MSG_BASH_OUTPUT,
-  AGENT_MSG_END_TURN
+  AGENT_MSG_END_TURN,
+  AGENT_MSG_TOOL /* a call of an MCP server's tool, mcp__<server>__<tool> */
 };
 
 /* One message from the agent; every string is owned by the message.  */
@@ -54,7 +55,9 @@ struct agent_msg
   bool background;     /* bash */
   struct env_var *env; /* bash: names and values owned by the message */
   size_t n_env;
-  int64_t number; /* bash_output */
+  int64_t number;  /* bash_output */
+  char *tool;      /* tool: mcp__<server>__<tool> */
+  char *arguments; /* tool: its arguments, JSON object text ("{}") */
 };
 
 struct agent_listener
@@ -99,6 +102,9 @@ void agent_send_endings (struct agent *agent, const char *text,
 void agent_send_tool_result (struct agent *agent, const char *id,
                              const char *text, size_t len, bool is_error);
 void agent_send_cancel (struct agent *agent);
+/* The MCP servers' tools offered for the turn about to start: tools is a
+ * JSON array of {"name","description","inputSchema"} objects.  */
+void agent_send_tools (struct agent *agent, const char *tools, size_t len);
 void agent_send_error (struct agent *agent, const char *what);
 
 /* Ask the agent to leave: close its input; its process group is killed

@@ -11,10 +11,12 @@
 
 #include "core/agent.h"
 #include "core/jsonrpc.h"
+#include "core/notes.h"
 #include "core/permit.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/i18n.h"
+#include "lib/jsonw.h"
 #include "lib/xalloc.h"
 
 /* Model-facing answers to calls that did not run (doc/strings.md,
@@ -50,8 +52,11 @@ struct session_call
   size_t n_env;
   bool typed;
   char *label;
-  struct command *cmd; /* while the supervisor holds it */
-  bool cmd_live;       /* started and not cleaned yet */
+  char *tool;              /* an MCP tool call: mcp__<server>__<tool> */
+  char *args;              /* its arguments, JSON object text */
+  struct mcphost_call *hc; /* while its server holds it */
+  struct command *cmd;     /* while the supervisor holds it */
+  bool cmd_live;           /* started and not cleaned yet */
   enum session_call_state state;
 };
 
@@ -80,11 +85,19 @@ struct session
   uint64_t cancel_timer;
   bool closing;
   bool stopping;
+  struct mcphost *servers; /* the configured MCP servers, or NULL */
+  const struct config *servers_config;
+  bool servers_waiting; /* the turn's first message waits for them */
+  char *held_prompt;    /* that message's prompt (NULL: endings) */
 };
 
 static void session_kick_soon (struct session *s);
 static void session_sweep_calls (struct session *s);
 static void session_start_turn (struct session *s, char *prompt);
+static void session_send_tools (struct session *s);
+static void session_agent_first (struct session *s, const char *prompt);
+static void session_servers_make (struct session *s,
+                                  const struct mcphost_config *cfg);
 
 /* With the built-in shell agent, each line the person types is a command
  * that runs at once, without a question: keep one sandbox prepared for it
@@ -116,6 +129,9 @@ session_new (struct loop *loop, struct supervisor *sup,
   s->rules = opts->rules;
   s->fe = *fe;
   session_keep_for_typed (s, true);
+  if (opts->servers != NULL && s->agent_command != NULL
+      && mcphost_wanted (opts->servers->config))
+    session_servers_make (s, opts->servers);
   return s;
 }
 
@@ -133,6 +149,10 @@ session_call_free (struct session_call *c)
     }
   free (c->env);
   free (c->label);
+  if (c->hc != NULL)
+    mcphost_cancel (c->s->servers, c->hc);
+  free (c->tool);
+  free (c->args);
   free (c);
 }
 
@@ -151,6 +171,8 @@ session_free (struct session *s)
       s->calls = c->next;
       session_call_free (c);
     }
+  mcphost_free (s->servers);
+  free (s->held_prompt);
   for (size_t i = 0; i < s->n_queue; i++)
     free (s->queue[i]);
   free (s->queue);
@@ -211,6 +233,9 @@ session_end_turn (struct session *s)
   s->turn = false;
   s->cancelling = false;
   s->end_turn_seen = false;
+  s->servers_waiting = false;
+  if (s->servers != NULL)
+    mcphost_end (s->servers);
   loop_cancel_timer (s->loop, s->cancel_timer);
   s->cancel_timer = 0;
   if (s->fe.turn_ended != NULL)
@@ -313,6 +338,36 @@ session_on_cleaned (void *data, struct command *cmd)
   session_kick_soon (c->s);
 }
 
+/* An MCP tool call's answer, from its server.  */
+static void
+session_on_tool_done (void *data, const struct mcpclient_result *r)
+{
+  struct session_call *c = data;
+  c->hc = NULL;
+  if (c->state != CALL_RUNNING)
+    return;
+  if (r->error != NULL)
+    session_deliver (c->s, c, r->error->msg, strlen (r->error->msg), true);
+  else
+    session_deliver (c->s, c, r->text, r->text_len, r->is_error);
+}
+
+/* Hand an MCP tool call to its server.  */
+static void
+session_run_tool (struct session *s, struct session_call *c)
+{
+  struct cr_error *err = NULL;
+  c->state = CALL_RUNNING;
+  c->hc = mcphost_call (s->servers, c->tool, c->args,
+                        supervisor_deadline_ms (s->servers_config, c->timeout),
+                        session_on_tool_done, c, &err);
+  if (c->hc == NULL)
+    {
+      session_deliver (s, c, err->msg, strlen (err->msg), true);
+      cr_error_free (err);
+    }
+}
+
 /* Start a call's command (or answer bash_output).  */
 static void
 session_run (struct session *s, struct session_call *c)
@@ -325,6 +380,11 @@ session_run (struct session *s, struct session_call *c)
       size_t len;
       cleanup_free char *text = supervisor_output (s->sup, c->number, &len);
       session_deliver (s, c, text, len, false);
+      return;
+    }
+  if (c->tool != NULL)
+    {
+      session_run_tool (s, c);
       return;
     }
   struct command_request req = { .line = c->line,
@@ -364,13 +424,49 @@ session_next_ask (struct session *s)
           {
             /* While the person reads the question, its sandbox is made,
              * so that it starts the moment it is allowed.  */
-            supervisor_prepare_for (s->sup, c->id);
+            if (c->tool == NULL)
+              supervisor_prepare_for (s->sup, c->id);
             s->fe.ask (s->fe.data, c);
           }
         else
           session_cannot_ask (s, c, "this front end cannot ask");
         return;
       }
+}
+
+/* A tool call's verdict: by the rules for tools (core/rules.h); a tool no
+ * ready server offers is refused.  */
+static enum session_verdict
+session_tool_verdict (struct session *s, const struct session_call *call,
+                      char **refusal)
+{
+  const struct mcphost_tool *t
+      = s->servers != NULL ? mcphost_find (s->servers, call->tool) : NULL;
+  const char *rule = NULL;
+  if (t == NULL)
+    {
+      cleanup_free char *why
+          = xasprintf ("no MCP server offers the tool `%s` now", call->tool);
+      *refusal = notes_refusal (why);
+      return SESSION_DENY;
+    }
+  switch (
+      rules_decide_tool (s->rules, t->server, t->tool->name, t->initial, &rule))
+    {
+    case RULES_ALLOW:
+      return SESSION_ALLOW;
+    case RULES_DENY:
+      {
+        cleanup_free char *why
+            = xasprintf ("a deny rule in your configuration forbids it (%s)",
+                         rule != NULL ? rule : call->tool);
+        *refusal = notes_refusal (why);
+        return SESSION_DENY;
+      }
+    case RULES_ASK:
+      break;
+    }
+  return SESSION_ASK;
 }
 
 enum session_verdict
@@ -387,6 +483,8 @@ session_verdict (struct session *s, const struct session_call *call,
   *refusal = NULL;
   if (call->is_output)
     return SESSION_ALLOW;
+  if (call->tool != NULL)
+    return session_tool_verdict (s, call, refusal);
   permit_decide (s->rules, call->line, call->typed, call->background, &p);
   *refusal = p.refusal;
   return verdicts[p.verdict];
@@ -476,6 +574,15 @@ static struct session_call *
 session_call_from_msg (struct session *s, const struct agent_msg *m)
 {
   struct session_call *c = session_call_new (s, m->id);
+  if (m->type == AGENT_MSG_TOOL)
+    {
+      c->tool = xstrdup (m->tool);
+      c->args = xstrdup (m->arguments);
+      /* What the approval panel reads as the call's line.  */
+      c->line = xstrdup (m->tool);
+      c->label = xasprintf ("%s(%s)", c->tool, c->args);
+      return c;
+    }
   if (m->type == AGENT_MSG_BASH_OUTPUT)
     {
       c->is_output = true;
@@ -530,7 +637,17 @@ session_abandon_calls (struct session *s, const char *answer)
           if (s->fe.withdrawn != NULL)
             s->fe.withdrawn (s->fe.data, c);
         }
-      if (c->state == CALL_RUNNING && c->cmd != NULL)
+      if (c->state == CALL_RUNNING && c->hc != NULL)
+        {
+          /* Given up at its server; the answer is the turn's.  */
+          mcphost_cancel (s->servers, c->hc);
+          c->hc = NULL;
+          if (answer != NULL)
+            session_deliver (s, c, answer, strlen (answer), true);
+          else
+            c->state = CALL_DONE;
+        }
+      else if (c->state == CALL_RUNNING && c->cmd != NULL)
         supervisor_interrupt (s->sup, c->cmd);
       else if (answer != NULL)
         session_refuse (s, c, answer);
@@ -543,7 +660,9 @@ session_abandon_calls (struct session *s, const char *answer)
 static void
 session_on_call (struct session *s, const struct agent_msg *m)
 {
-  const char *kind = m->type == AGENT_MSG_BASH ? "bash" : "bash_output";
+  const char *kind = m->type == AGENT_MSG_BASH          ? "bash"
+                     : m->type == AGENT_MSG_BASH_OUTPUT ? "bash_output"
+                                                        : "tool";
   if (!s->turn || s->end_turn_seen)
     {
       cleanup_free char *what = xasprintf ("%s arrived outside a turn", kind);
@@ -620,6 +739,7 @@ session_on_message (void *data, struct agent *agent, const struct agent_msg *m)
       break;
     case AGENT_MSG_BASH:
     case AGENT_MSG_BASH_OUTPUT:
+    case AGENT_MSG_TOOL:
       session_on_call (s, m);
       break;
     case AGENT_MSG_END_TURN:
@@ -742,6 +862,71 @@ session_builtin_turn (struct session *s, const char *prompt)
   session_consider (s, c);
 }
 
+/* The turn's first message, after the servers' tools when there are
+ * servers.  */
+static void
+session_agent_first (struct session *s, const char *prompt)
+{
+  cleanup_free char *endings = session_take_untold (s);
+  if (s->servers != NULL)
+    session_send_tools (s);
+  if (prompt != NULL)
+    agent_send_prompt (s->agent, prompt, endings);
+  else if (endings != NULL)
+    agent_send_endings (s->agent, endings, true);
+}
+
+/* Begin the turn's run of the servers; false while the first message
+ * waits for them to settle (it is held, and sent then).  */
+static bool
+session_servers_begin (struct session *s, const char *prompt)
+{
+  struct cr_error *err = NULL;
+  cleanup_free char *run = xasprintf ("turn-%" PRIu64, s->turn_no);
+  if (mcphost_begin (s->servers, run, &err) < 0)
+    {
+      session_notice (s, err->msg);
+      cr_error_free (err);
+      return true;
+    }
+  if (mcphost_settled (s->servers))
+    return true;
+  s->servers_waiting = true;
+  free (s->held_prompt);
+  s->held_prompt = prompt != NULL ? xstrdup (prompt) : NULL;
+  return false;
+}
+
+/* Send the tools the servers offer for this turn.  */
+static void
+session_send_tools (struct session *s)
+{
+  size_t n = 0;
+  const struct mcphost_tool *t = mcphost_tools (s->servers, &n);
+  struct jsonw *w = jsonw_new ();
+  jsonw_array_open (w);
+  for (size_t i = 0; i < n; i++)
+    {
+      jsonw_object_open (w);
+      jsonw_key (w, "name");
+      jsonw_cstr (w, t[i].qualified);
+      if (t[i].tool->description != NULL)
+        {
+          jsonw_key (w, "description");
+          jsonw_text (w, t[i].tool->description,
+                      strlen (t[i].tool->description));
+        }
+      jsonw_key (w, "inputSchema");
+      jsonw_raw (w, t[i].tool->input_schema, strlen (t[i].tool->input_schema));
+      jsonw_object_close (w);
+    }
+  jsonw_array_close (w);
+  size_t len;
+  const char *text = jsonw_get (w, &len);
+  agent_send_tools (s->agent, text, len);
+  jsonw_free (w);
+}
+
 /* Send the turn's first message to the external agent.  */
 static void
 session_agent_turn (struct session *s, const char *prompt)
@@ -751,11 +936,9 @@ session_agent_turn (struct session *s, const char *prompt)
       s->end_turn_seen = true;
       return;
     }
-  cleanup_free char *endings = session_take_untold (s);
-  if (prompt != NULL)
-    agent_send_prompt (s->agent, prompt, endings);
-  else if (endings != NULL)
-    agent_send_endings (s->agent, endings, true);
+  if (s->servers != NULL && !session_servers_begin (s, prompt))
+    return;
+  session_agent_first (s, prompt);
 }
 
 /* Start a turn, for a prompt (taken over) or, with NULL, for endings.  */
@@ -794,6 +977,8 @@ session_stop_everything (struct session *s)
   /* No command comes after this: the kept sandbox is disposed of.  */
   session_keep_for_typed (s, false);
   supervisor_stop_all (s->sup);
+  if (s->servers != NULL)
+    mcphost_stop (s->servers);
   if (s->agent != NULL)
     agent_close (s->agent);
 }
@@ -827,6 +1012,9 @@ session_kick (struct loop *loop, void *data)
   s->gone = NULL;
   session_sweep_calls (s);
   if (s->turn || s->stopping)
+    return;
+  /* The previous turn's servers are disposed of before the next run.  */
+  if (s->servers != NULL && mcphost_busy (s->servers) && !s->closing)
     return;
   if (s->n_queue > 0)
     {
@@ -923,7 +1111,8 @@ bool
 session_done (const struct session *s)
 {
   return s->stopping && s->agent == NULL && s->gone == NULL
-         && supervisor_slots_held (s->sup) == 0;
+         && supervisor_slots_held (s->sup) == 0
+         && (s->servers == NULL || !mcphost_busy (s->servers));
 }
 
 bool
@@ -978,4 +1167,99 @@ const char *
 session_call_label (const struct session_call *call)
 {
   return call->label;
+}
+
+const char *
+session_call_tool (const struct session_call *call)
+{
+  return call->tool;
+}
+
+/* --- the MCP servers of a turn ---------------------------------------- */
+
+/* The servers settled: the turn's first message goes out, tools first.  */
+static void
+session_servers_on_settled (void *data, const struct cr_error *err)
+{
+  struct session *s = data;
+  if (err != NULL)
+    session_notice (s, err->msg);
+  if (!s->servers_waiting || !s->turn)
+    return;
+  s->servers_waiting = false;
+  char *prompt = s->held_prompt;
+  s->held_prompt = NULL;
+  if (s->agent != NULL)
+    session_agent_first (s, prompt);
+  free (prompt);
+}
+
+/* A server's tools changed within the turn: the agent is told anew.  */
+static void
+session_servers_on_tools_changed (void *data, const char *server)
+{
+  struct session *s = data;
+  (void) server;
+  if (s->turn && !s->servers_waiting && !s->end_turn_seen && s->agent != NULL)
+    session_send_tools (s);
+}
+
+/* A line of a server's stderr, masked: a notice for the person.  */
+static void
+session_servers_on_stderr (void *data, const char *server, const char *line,
+                           size_t len)
+{
+  struct session *s = data;
+  cleanup_free char *text = xasprintf ("mcp:%s: %.*s", server, (int) len, line);
+  session_notice (s, text);
+}
+
+/* Something about a server the person should hear of.  */
+static void
+session_servers_on_notice (void *data, const char *msg)
+{
+  session_notice (data, msg);
+}
+
+/* The turn's servers are disposed of: the next turn may begin.  */
+static void
+session_servers_on_ended (void *data, const struct cr_error *err)
+{
+  struct session *s = data;
+  if (err != NULL)
+    session_notice (s, err->msg);
+  session_kick_soon (s);
+}
+
+/* A lifecycle fact could not be recorded: the turn ends.  */
+static void
+session_servers_on_audit_failed (void *data, const struct cr_error *err)
+{
+  struct session *s = data;
+  session_notice (s, err->msg);
+  if (s->turn)
+    {
+      session_abandon_calls (s, SESSION_CANCELLED);
+      if (s->agent != NULL)
+        agent_send_cancel (s->agent);
+      s->cancelling = true;
+    }
+}
+
+/* Make the session's MCP servers' host, the session listening to it.  */
+static void
+session_servers_make (struct session *s, const struct mcphost_config *cfg)
+{
+  struct mcphost_config c = *cfg;
+  c.listener = (struct mcphost_listener){
+    .settled = session_servers_on_settled,
+    .tools_changed = session_servers_on_tools_changed,
+    .stderr_line = session_servers_on_stderr,
+    .notice = session_servers_on_notice,
+    .ended = session_servers_on_ended,
+    .audit_failed = session_servers_on_audit_failed,
+    .data = s,
+  };
+  s->servers_config = cfg->config;
+  s->servers = mcphost_new (&c);
 }

@@ -22,6 +22,7 @@
 
 #include "core/loop.h"
 #include "core/rules.h"
+#include "core/mcphost.h"
 #include "core/supervisor.h"
 
 /* How long an agent has to end a cancelled turn before it is stopped.  */
@@ -82,6 +83,12 @@ struct session_options
   const char *workspace;     /* where the agent starts */
   char *const *agent_env;    /* the agent's environment (it is trusted) */
   const struct rules *rules; /* the permission rules (borrowed) */
+  /* The configured MCP servers' host (core/mcphost.h), its listener left
+   * for the session to fill, or NULL: with an external agent each turn is
+   * a run of the servers, their tools offered to it (a "tools" message
+   * before the turn's first) and called as mcp__<server>__<tool>.
+   * Appended, so that a caller built before it lines up.  */
+  const struct mcphost_config *servers;
 };
 
 /* Make a session.  It borrows loop and sup (and the strings of opts until
@@ -145,5 +152,8 @@ bool session_call_typed (const struct session_call *call); /* by the person */
 int64_t session_call_number (const struct session_call *call);
 /* Bash(<line>) or BashOutput(#N), for the transcript.  */
 const char *session_call_label (const struct session_call *call);
+/* The MCP tool a call names (mcp__<server>__<tool>), or NULL for bash and
+ * bash_output.  */
+const char *session_call_tool (const struct session_call *call);
 
 #endif

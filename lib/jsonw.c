@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 #include "lib/buf.h"
 #include "lib/utf8.h"
@@ -267,4 +268,34 @@ json_string_size (const char *s, size_t len)
   for (size_t i = 0; i < len; i++)
     n += json_byte_size ((unsigned char) s[i]);
   return n;
+}
+
+void
+jsonw_value (struct jsonw *w, const struct yajl_val_s *v)
+{
+  if (YAJL_IS_STRING (v))
+    jsonw_string (w, v->u.string, strlen (v->u.string));
+  else if (YAJL_IS_NUMBER (v))
+    jsonw_raw (w, v->u.number.r, strlen (v->u.number.r));
+  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
+    jsonw_bool (w, YAJL_IS_TRUE (v));
+  else if (YAJL_IS_OBJECT (v))
+    {
+      jsonw_object_open (w);
+      for (size_t i = 0; i < v->u.object.len; i++)
+        {
+          jsonw_key (w, v->u.object.keys[i]);
+          jsonw_value (w, v->u.object.values[i]);
+        }
+      jsonw_object_close (w);
+    }
+  else if (YAJL_IS_ARRAY (v))
+    {
+      jsonw_array_open (w);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        jsonw_value (w, v->u.array.values[i]);
+      jsonw_array_close (w);
+    }
+  else
+    jsonw_null (w);
 }

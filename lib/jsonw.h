@@ -80,4 +80,9 @@ size_t json_string_size (const char *s, size_t len);
 /* The cost json_string_size counts for one byte.  */
 size_t json_byte_size (unsigned char c);
 
+/* Write a value read with yajl's tree parser back as JSON (a call's
+ * arguments handed on): numbers as they were spelled.  */
+struct yajl_val_s;
+void jsonw_value (struct jsonw *w, const struct yajl_val_s *v);
+
 #endif

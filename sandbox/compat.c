@@ -219,17 +219,21 @@ compat_spawn_workload (const struct sandbox_command *cmd)
 }
 
 /* Put the keeper's descriptors in place: /dev/null, the output pipe twice,
- * the channel; close everything else crucible had open, so no other
- * command's pipe or channel is held by this scope.  */
+ * the channel (or, for a workload with its own streams, its input, output
+ * and error as given); close everything else crucible had open, so no
+ * other command's pipe or channel is held by this scope.  */
 static int
-compat_keeper_fds (int devnull, int output, int channel)
+compat_keeper_fds (const struct sandbox_command *cmd, int devnull, int channel)
 {
-  int in = fcntl (devnull, F_DUPFD_CLOEXEC, 10);
-  int out = fcntl (output, F_DUPFD_CLOEXEC, 10);
+  int in = fcntl (cmd->stdio ? cmd->input_fd : devnull, F_DUPFD_CLOEXEC, 10);
+  int out = fcntl (cmd->output_fd, F_DUPFD_CLOEXEC, 10);
+  int errfd = fcntl (cmd->stdio ? cmd->error_fd : cmd->output_fd,
+                     F_DUPFD_CLOEXEC, 10);
   int chan = fcntl (channel, F_DUPFD_CLOEXEC, 10);
 
-  if (in < 0 || out < 0 || chan < 0 || dup2 (in, 0) < 0 || dup2 (out, 1) < 0
-      || dup2 (out, 2) < 0 || dup2 (chan, COMPAT_CHANNEL_FD) < 0)
+  if (in < 0 || out < 0 || errfd < 0 || chan < 0 || dup2 (in, 0) < 0
+      || dup2 (out, 1) < 0 || dup2 (errfd, 2) < 0
+      || dup2 (chan, COMPAT_CHANNEL_FD) < 0)
     return -1;
   /* The workload must not inherit the channel: it closes on exec.  */
   if (fcntl (COMPAT_CHANNEL_FD, F_SETFD, FD_CLOEXEC) < 0)
@@ -326,7 +330,7 @@ compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
   setpgid (0, 0);
   /* Descriptors first: the signalfd must come after the sweep that closes
    * everything the keeper inherited, or the sweep closes it too.  */
-  if (compat_keeper_fds (devnull, cmd->output_fd, channel) < 0
+  if (compat_keeper_fds (cmd, devnull, channel) < 0
       || (sigfd = compat_keeper_signals ()) < 0
       || prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
     {
@@ -343,9 +347,19 @@ compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
   /* Also from here, so that a stop arriving at once finds the group.  */
   setpgid (workload, workload);
   /* The keeper must not hold the output pipe, or its end would never be
-   * seen: its own standard streams become /dev/null (fd 0 is that).  */
-  dup2 (0, 1);
-  dup2 (0, 2);
+   * seen, nor a workload's own input or error: its own standard streams
+   * become /dev/null.  */
+  int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (nul >= 0)
+    {
+      dup2 (nul, 0);
+      dup2 (nul, 1);
+      dup2 (nul, 2);
+      close (nul);
+    }
+  else
+    for (int fd = 0; fd <= 2; fd++)
+      close (fd);
   compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_STARTED, workload, 0);
   compat_keeper_serve (workload, sigfd);
 }

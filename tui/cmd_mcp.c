@@ -20,6 +20,8 @@
 #include "core/config.h"
 #include "core/jsonrpc.h"
 #include "core/loop.h"
+#include "core/mcphost.h"
+#include "core/mcpservers.h"
 #include "core/notes.h"
 #include "core/permit.h"
 #include "core/result.h"
@@ -33,6 +35,8 @@
 #include "tui/host.h"
 #include "tui/options.h"
 
+extern char **environ;
+
 /* The longest message accepted on one line; a longer one is a parse error
  * and is skipped to its end.  */
 #define MCP_MAX_LINE 4194304
@@ -45,6 +49,15 @@
 #define MCP_ASK_PREFIX "crucible-ask"
 /* The ids of the network questions (mcp_net_ask).  */
 #define MCP_NET_PREFIX "crucible-net"
+/* The ids of the questions about an MCP server's tool (mcp_tool_ask).  */
+#define MCP_TOOL_PREFIX "crucible-tool"
+
+/* The longest part of a tool call's arguments shown when asking.  */
+#define MCP_TOOL_ARGS_SHOWN 2000
+
+/* How long the end of the connection waits for the MCP servers to be
+ * disposed of: their exit, cleanup and publication, each bounded.  */
+#define MCP_SERVERS_END_MS 20000
 
 struct mcp;
 
@@ -60,6 +73,26 @@ struct mcp_call
   size_t n_env;
   struct command *cmd;
   bool cancelled; /* the client cancelled: no answer is sent */
+};
+
+/* A tools/call of an MCP server's tool (mcp__<server>__<tool>) in
+ * flight: waiting for approval or for the server's answer.  */
+struct mcp_tcall
+{
+  struct mcp *mcp;
+  struct mcp_tcall *next;
+  char *id;        /* the request's id as JSON text */
+  char *qualified; /* mcp__<server>__<tool> */
+  char *args;      /* its arguments, JSON object text */
+  struct mcphost_call *hc;
+  bool waiting; /* for the servers to settle */
+};
+
+/* A tools/list waiting for the servers to settle.  */
+struct mcp_listing
+{
+  struct mcp_listing *next;
+  char *id;
 };
 
 struct mcp
@@ -83,7 +116,18 @@ struct mcp
   struct jsonrpc_out *out; /* what waits for the client to read it */
   bool client_ended;       /* it did not read, and the server ends */
   bool output_lost;        /* a message could not be queued: no more calls */
+  struct mcphost *servers; /* the configured MCP servers, or NULL */
+  bool servers_begun, servers_settled, servers_ended, servers_expired;
+  struct mcp_listing *listings;  /* tools/list waiting for the servers */
+  struct jsonrpc_asks tool_asks; /* questions about a server's tool */
+  struct mcp_tcall *tcalls;
+  int servers_status; /* 1 when a disposal or the audit failed */
 };
+
+static void mcp_servers_begin (struct mcp *m);
+static void mcp_tcalls_decide_waiting (struct mcp *m);
+static void mcp_end_connection (struct mcp *m, bool stop);
+static void mcp_on_servers_timeout (struct loop *loop, void *data);
 
 /* --- output -------------------------------------------------------------- */
 
@@ -95,6 +139,7 @@ mcp_init (struct mcp *m)
   m->in.max = MCP_MAX_LINE;
   m->asks.prefix = MCP_ASK_PREFIX;
   m->net_asks.prefix = MCP_NET_PREFIX;
+  m->tool_asks.prefix = MCP_TOOL_PREFIX;
 }
 
 /* Queue one message and its newline for standard output; a client that
@@ -354,6 +399,7 @@ mcp_initialize (struct mcp *m, const char *id, yajl_val params)
   yajl_val caps = mcp_get (params, "capabilities");
   m->can_elicit = YAJL_IS_OBJECT (mcp_get (caps, "elicitation"));
   m->initialized = true;
+  mcp_servers_begin (m);
   struct jsonw *w = jsonrpc_result_begin (id);
   jsonw_object_open (w);
   jsonw_key (w, "protocolVersion");
@@ -363,7 +409,7 @@ mcp_initialize (struct mcp *m, const char *id, yajl_val params)
   jsonw_key (w, "tools");
   jsonw_object_open (w);
   jsonw_key (w, "listChanged");
-  jsonw_bool (w, false);
+  jsonw_bool (w, m->servers != NULL);
   jsonw_object_close (w);
   jsonw_key (w, "logging");
   jsonw_object_open (w);
@@ -380,32 +426,78 @@ mcp_initialize (struct mcp *m, const char *id, yajl_val params)
   mcp_send (m, w);
 }
 
-/* tools/list: bash and bash_output with their schemas.  */
+/* The two tools crucible has itself, as one JSON text each.  */
+static const char mcp_bash_tool[]
+    = "{\"name\":\"bash\",\"description\":\"Run a shell command "
+      "through sh -c in the workspace root, supervised, with a built "
+      "environment and bounded output. Send background: true for a "
+      "command with no end of its own (a dev server, a watcher); it is "
+      "left running and its output is handed over when it ends.\","
+      "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"command\":"
+      "{\"type\":\"string\",\"description\":\"The command line.\"},"
+      "\"description\":{\"type\":\"string\",\"description\":\"What the "
+      "command does, in a few words.\"},\"timeout\":{\"type\":\"number\","
+      "\"exclusiveMinimum\":0,\"description\":\"Seconds before it is "
+      "stopped; not with background.\"},\"background\":{\"type\":"
+      "\"boolean\",\"description\":\"Leave it running.\"},\"env\":{\"type\":"
+      "\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+      "\"description\":\"Variables to give the command.\"}},\"required\":"
+      "[\"command\"],\"additionalProperties\":false}}";
+static const char mcp_bash_output_tool[]
+    = "{\"name\":\"bash_output\",\"description\":\"What a command left running "
+      "has "
+      "printed so far.\",\"inputSchema\":{\"type\":\"object\","
+      "\"properties\":{\"number\":{\"type\":\"integer\",\"description\":"
+      "\"The number it was left running as.\"}},\"required\":[\"number\"],"
+      "\"additionalProperties\":false}}";
+
+/* tools/list: bash and bash_output with their schemas, then every tool
+ * the MCP servers offer, as mcp__<server>__<tool>.  */
 static void
 mcp_tools_list (struct mcp *m, const char *id)
 {
-  static const char tools[]
-      = "{\"tools\":[{\"name\":\"bash\",\"description\":\"Run a shell command "
-        "through sh -c in the workspace root, supervised, with a built "
-        "environment and bounded output. Send background: true for a "
-        "command with no end of its own (a dev server, a watcher); it is "
-        "left running and its output is handed over when it ends.\","
-        "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"command\":"
-        "{\"type\":\"string\",\"description\":\"The command line.\"},"
-        "\"description\":{\"type\":\"string\",\"description\":\"What the "
-        "command does, in a few words.\"},\"timeout\":{\"type\":\"number\","
-        "\"exclusiveMinimum\":0,\"description\":\"Seconds before it is "
-        "stopped; not with background.\"},\"background\":{\"type\":"
-        "\"boolean\",\"description\":\"Leave it running.\"},\"env\":{\"type\":"
-        "\"object\",\"additionalProperties\":{\"type\":\"string\"},"
-        "\"description\":\"Variables to give the command.\"}},\"required\":"
-        "[\"command\"],\"additionalProperties\":false}},{\"name\":"
-        "\"bash_output\",\"description\":\"What a command left running has "
-        "printed so far.\",\"inputSchema\":{\"type\":\"object\","
-        "\"properties\":{\"number\":{\"type\":\"integer\",\"description\":"
-        "\"The number it was left running as.\"}},\"required\":[\"number\"],"
-        "\"additionalProperties\":false}}]}";
-  mcp_send_result (m, id, tools);
+  struct jsonw *w = jsonrpc_result_begin (id);
+  size_t n = 0;
+  const struct mcphost_tool *t
+      = m->servers != NULL ? mcphost_tools (m->servers, &n) : NULL;
+  jsonw_object_open (w);
+  jsonw_key (w, "tools");
+  jsonw_array_open (w);
+  jsonw_raw (w, mcp_bash_tool, strlen (mcp_bash_tool));
+  jsonw_raw (w, mcp_bash_output_tool, strlen (mcp_bash_output_tool));
+  for (size_t i = 0; i < n; i++)
+    {
+      jsonw_object_open (w);
+      jsonw_key (w, "name");
+      jsonw_cstr (w, t[i].qualified);
+      if (t[i].tool->description != NULL)
+        {
+          jsonw_key (w, "description");
+          jsonw_text (w, t[i].tool->description,
+                      strlen (t[i].tool->description));
+        }
+      jsonw_key (w, "inputSchema");
+      jsonw_raw (w, t[i].tool->input_schema, strlen (t[i].tool->input_schema));
+      jsonw_object_close (w);
+    }
+  jsonw_array_close (w);
+  jsonw_object_close (w);
+  mcp_send (m, w);
+}
+
+/* tools/list: answered now, or once the MCP servers have settled.  */
+static void
+mcp_tools_list_request (struct mcp *m, const char *id)
+{
+  if (m->servers == NULL || m->servers_settled)
+    {
+      mcp_tools_list (m, id);
+      return;
+    }
+  struct mcp_listing *l = xcalloc (1, sizeof *l);
+  l->id = xstrdup (id);
+  l->next = m->listings;
+  m->listings = l;
 }
 
 /* Copy the env object of a bash call into the request.  */
@@ -515,6 +607,216 @@ mcp_call_bash_output (struct mcp *m, const char *id, yajl_val args)
   free (text);
 }
 
+/* --- MCP servers' tools ------------------------------------------------ */
+
+/* Take a tool call off the list and free it.  */
+static void
+mcp_tcall_free (struct mcp_tcall *tc)
+{
+  struct mcp_tcall **p = &tc->mcp->tcalls;
+  while (*p != NULL && *p != tc)
+    p = &(*p)->next;
+  if (*p == tc)
+    *p = tc->next;
+  jsonrpc_ask_forget (&tc->mcp->tool_asks, tc);
+  free (tc->id);
+  free (tc->qualified);
+  free (tc->args);
+  free (tc);
+}
+
+/* The server answered a tool call: handed to the client as it was kept
+ * (credentials hidden), with any ending notes before it.  */
+static void
+mcp_tcall_done (void *data, const struct mcpclient_result *r)
+{
+  struct mcp_tcall *tc = data;
+  tc->hc = NULL;
+  if (r->error != NULL)
+    mcp_send_tool_text (tc->mcp, tc->id, r->error->msg, strlen (r->error->msg),
+                        true);
+  else
+    mcp_send_tool_text (tc->mcp, tc->id, r->text, r->text_len, r->is_error);
+  mcp_tcall_free (tc);
+}
+
+/* Hand the call to its server.  */
+static void
+mcp_tcall_run (struct mcp_tcall *tc)
+{
+  struct mcp *m = tc->mcp;
+  struct cr_error *err = NULL;
+  uint64_t ms = supervisor_deadline_ms (m->host.cfg, 0);
+  tc->hc = mcphost_call (m->servers, tc->qualified, tc->args, ms,
+                         mcp_tcall_done, tc, &err);
+  if (tc->hc == NULL)
+    {
+      mcp_send_tool_text (m, tc->id, err->msg, strlen (err->msg), true);
+      cr_error_free (err);
+      mcp_tcall_free (tc);
+    }
+}
+
+/* Ask the client's person whether the tool call may run.  */
+static void
+mcp_tcall_ask (struct mcp_tcall *tc, bool added)
+{
+  struct mcp *m = tc->mcp;
+  struct buf msg = BUF_INIT;
+  size_t len = strlen (tc->args);
+
+  buf_printf (&msg, _ ("Allow this MCP tool call?\n\n%s %.*s%s"), tc->qualified,
+              (int) (len > MCP_TOOL_ARGS_SHOWN ? MCP_TOOL_ARGS_SHOWN : len),
+              tc->args, len > MCP_TOOL_ARGS_SHOWN ? "…" : "");
+  if (added)
+    buf_puts (&msg, _ ("\n\nThe server added this tool after its first "
+                       "listing."));
+  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->tool_asks, tc),
+                                           "elicitation/create");
+  jsonw_object_open (w);
+  jsonw_key (w, "message");
+  jsonw_text (w, msg.data, msg.len);
+  jsonw_key (w, "requestedSchema");
+  mcp_put_allow_schema (w);
+  jsonw_object_close (w);
+  buf_free (&msg);
+  mcp_send (m, w);
+}
+
+/* The answer to a question about a tool call.  */
+static void
+mcp_tool_response (struct mcp *m, const char *id, yajl_val msg)
+{
+  const char *ignored;
+  struct mcp_tcall *tc = jsonrpc_answer_take (&m->tool_asks, id, &ignored);
+  if (tc == NULL)
+    {
+      jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
+      return;
+    }
+  yajl_val result = mcp_get (msg, "result");
+  yajl_val action = mcp_get (result, "action");
+  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
+  bool allowed = YAJL_IS_STRING (action)
+                 && strcmp (action->u.string, "accept") == 0
+                 && YAJL_IS_TRUE (allow);
+  supervisor_note_approval (m->sup, tc->id, allowed);
+  if (allowed)
+    mcp_tcall_run (tc);
+  else
+    {
+      char *text = notes_refusal (mcp_get (msg, "error") != NULL
+                                      ? "asking the person failed"
+                                      : "the developer declined to run it");
+      mcp_send_tool_text (m, tc->id, text, strlen (text), true);
+      free (text);
+      mcp_tcall_free (tc);
+    }
+}
+
+/* Decide a tool call now that the servers have settled: by the rules
+ * for tools, asked about, run or refused.  */
+static void
+mcp_tcall_decide (struct mcp_tcall *tc)
+{
+  struct mcp *m = tc->mcp;
+  const struct mcphost_tool *t = mcphost_find (m->servers, tc->qualified);
+  const char *rule = NULL;
+  if (t == NULL)
+    {
+      mcp_send_error (m, tc->id, JSONRPC_INVALID_PARAMS,
+                      "unknown tool (no MCP server offers it now; see "
+                      "tools/list)");
+      mcp_tcall_free (tc);
+      return;
+    }
+  enum rules_verdict v = rules_decide_tool (m->rules, t->server, t->tool->name,
+                                            t->initial, &rule);
+  if (v == RULES_ALLOW)
+    mcp_tcall_run (tc);
+  else if (v == RULES_DENY)
+    {
+      cleanup_free char *why
+          = xasprintf ("a deny rule in your configuration forbids it (%s)",
+                       rule != NULL ? rule : tc->qualified);
+      char *text = notes_refusal (why);
+      mcp_send_tool_text (m, tc->id, text, strlen (text), true);
+      free (text);
+      mcp_tcall_free (tc);
+    }
+  else if (m->can_elicit)
+    mcp_tcall_ask (tc, !t->initial);
+  else
+    {
+      char *text = notes_refusal (
+          "this tool call needs approval, and this MCP client cannot be "
+          "asked (it did not declare the elicitation capability); allow it "
+          "in ~/.crucible/config.json (permissions.allow, or "
+          "permissions.mode fullAccess)");
+      mcp_send_tool_text (m, tc->id, text, strlen (text), true);
+      free (text);
+      mcp_tcall_free (tc);
+    }
+}
+
+/* Decide every tool call that waited for the servers to settle.  */
+static void
+mcp_tcalls_decide_waiting (struct mcp *m)
+{
+  for (struct mcp_tcall *tc = m->tcalls; tc != NULL;)
+    {
+      struct mcp_tcall *next = tc->next;
+      if (tc->waiting)
+        {
+          tc->waiting = false;
+          mcp_tcall_decide (tc);
+        }
+      tc = next;
+    }
+}
+
+/* tools/call of mcp__<server>__<tool>: decided at once, or once the
+ * servers have settled.  */
+static void
+mcp_call_server_tool (struct mcp *m, const char *id, const char *name,
+                      yajl_val args)
+{
+  if (m->refusal != NULL || m->servers == NULL)
+    {
+      if (m->refusal == NULL)
+        mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
+                        "unknown tool (no MCP server is configured)");
+      else
+        {
+          char *text = notes_refusal (m->refusal);
+          mcp_send_tool_text (m, id, text, strlen (text), true);
+          free (text);
+        }
+      return;
+    }
+  if (args != NULL && !YAJL_IS_OBJECT (args))
+    {
+      mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
+                      "arguments must be an object");
+      return;
+    }
+  struct mcp_tcall *tc = xcalloc (1, sizeof *tc);
+  tc->mcp = m;
+  tc->id = xstrdup (id);
+  tc->qualified = xstrdup (name);
+  struct jsonw *w = jsonw_new ();
+  if (args != NULL)
+    jsonw_value (w, args);
+  else
+    jsonw_raw (w, "{}", 2);
+  tc->args = jsonw_steal (w, NULL);
+  tc->next = m->tcalls;
+  m->tcalls = tc;
+  tc->waiting = !m->servers_settled;
+  if (!tc->waiting)
+    mcp_tcall_decide (tc);
+}
+
 /* tools/call: dispatch on the tool's name.  */
 static void
 mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
@@ -528,6 +830,8 @@ mcp_tools_call (struct mcp *m, const char *id, yajl_val params)
     mcp_call_bash (m, id, args);
   else if (strcmp ((name)->u.string, "bash_output") == 0)
     mcp_call_bash_output (m, id, args);
+  else if (strncmp ((name)->u.string, "mcp__", 5) == 0)
+    mcp_call_server_tool (m, id, (name)->u.string, args);
   else
     mcp_send_error (m, id, JSONRPC_INVALID_PARAMS,
                     "unknown tool (crucible has bash and bash_output)");
@@ -538,6 +842,16 @@ static void
 mcp_cancelled (struct mcp *m, yajl_val params)
 {
   char *id = jsonrpc_id_text (mcp_get (params, "requestId"));
+  for (struct mcp_tcall *tc = m->tcalls; id != NULL && tc != NULL;
+       tc = tc->next)
+    if (strcmp (tc->id, id) == 0)
+      {
+        if (tc->hc != NULL)
+          mcphost_cancel (m->servers, tc->hc);
+        mcp_tcall_free (tc);
+        free (id);
+        return;
+      }
   for (struct mcp_call *c = m->calls; id != NULL && c != NULL; c = c->next)
     if (strcmp (c->id, id) == 0)
       {
@@ -661,6 +975,11 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
       mcp_net_response (m, id, msg);
       return;
     }
+  if (strncmp (id, "\"" MCP_TOOL_PREFIX "-", strlen (MCP_TOOL_PREFIX) + 2) == 0)
+    {
+      mcp_tool_response (m, id, msg);
+      return;
+    }
   struct mcp_call *c = jsonrpc_answer_take (&m->asks, id, &ignored);
   if (c == NULL)
     {
@@ -724,7 +1043,7 @@ mcp_dispatch (struct mcp *m, const char *method, const char *id,
     mcp_send_error (m, id, JSONRPC_INVALID_REQUEST,
                     "the session is not initialized: send initialize first");
   else if (strcmp (method, "tools/list") == 0)
-    mcp_tools_list (m, id);
+    mcp_tools_list_request (m, id);
   else if (strcmp (method, "tools/call") == 0)
     mcp_tools_call (m, id, params);
   else
@@ -817,11 +1136,8 @@ mcp_on_input (struct loop *loop, int fd, short revents, void *data)
     return;
   if (n <= 0)
     {
-      /* Closing the input ends every command.  */
-      m->input_closed = true;
-      loop_remove_fd (loop, fd);
-      supervisor_keep_ahead (m->sup, false);
-      supervisor_stop_all (m->sup);
+      /* Closing the input ends every command, and the run.  */
+      mcp_end_connection (m, false);
       return;
     }
   mcp_take_input (m, chunk, (size_t) n);
@@ -834,10 +1150,7 @@ mcp_on_signal (struct loop *loop, int signo, void *data)
   struct mcp *m = data;
   if (m->host_signal == 0)
     m->host_signal = signo;
-  m->input_closed = true;
-  loop_remove_fd (loop, STDIN_FILENO);
-  supervisor_keep_ahead (m->sup, false);
-  supervisor_stop_all (m->sup);
+  mcp_end_connection (m, true);
 }
 
 /* The client let more than JSONRPC_OUT_MAX bytes wait unread: it is ended
@@ -853,11 +1166,7 @@ mcp_on_overflow (void *data, size_t queued)
               "ends\n"),
            (size_t) JSONRPC_OUT_MAX);
   m->client_ended = true;
-  if (!m->input_closed)
-    loop_remove_fd (m->loop, STDIN_FILENO);
-  m->input_closed = true;
-  supervisor_keep_ahead (m->sup, false);
-  supervisor_stop_all (m->sup);
+  mcp_end_connection (m, true);
 }
 
 /* The cleanup wait after the input closed ran out.  */
@@ -872,22 +1181,33 @@ mcp_on_cleanup_timeout (struct loop *loop, void *data)
 static int
 mcp_serve (struct mcp *m, struct cr_error **err)
 {
-  uint64_t cleanup_timer = 0;
+  uint64_t cleanup_timer = 0, servers_timer = 0;
   /* What is queued for the client is written before leaving, within the
-   * same wait.  */
+   * same wait; the servers have a wait of their own, each step of it
+   * bounded.  */
   while (!(m->input_closed
            && (supervisor_slots_held (m->sup) == 0 || m->cleanup_expired)
-           && (jsonrpc_out_pending (m->out) == 0 || m->cleanup_expired)))
+           && (jsonrpc_out_pending (m->out) == 0 || m->cleanup_expired)
+           && (m->servers == NULL || m->servers_ended || m->servers_expired)))
     {
       if (loop_run_once (m->loop, -1, err) < 0)
         return -1;
       if (m->input_closed && cleanup_timer == 0)
         cleanup_timer = loop_add_timer (m->loop, MCP_CLEANUP_MS,
                                         mcp_on_cleanup_timeout, m);
+      if (m->input_closed && servers_timer == 0 && m->servers != NULL)
+        servers_timer = loop_add_timer (m->loop, MCP_SERVERS_END_MS,
+                                        mcp_on_servers_timeout, m);
     }
   if (supervisor_slots_held (m->sup) > 0)
     fprintf (stderr, _ ("crucible: could not confirm that every process the "
                         "commands started has ended\n"));
+  if (m->servers != NULL && !m->servers_ended)
+    {
+      fprintf (stderr, _ ("crucible: could not confirm that every MCP "
+                          "server has ended\n"));
+      m->servers_status = 1;
+    }
   return 0;
 }
 
@@ -912,6 +1232,162 @@ mcp_on_net_question (void *data, uint64_t question, struct proxy_client *c,
   mcp_net_ask (m, question, name, mcp_net_answered, m);
 }
 
+/* --- the MCP servers of the connection --------------------------------- */
+
+/* The servers settled: every tools/list waiting is answered.  */
+static void
+mcp_servers_on_settled (void *data, const struct cr_error *err)
+{
+  struct mcp *m = data;
+  m->servers_settled = true;
+  if (err != NULL)
+    {
+      cleanup_free char *shown = utf8_show_dup (err->msg, 0);
+      fprintf (stderr, "crucible: %s\n", shown);
+    }
+  while (m->listings != NULL)
+    {
+      struct mcp_listing *l = m->listings;
+      m->listings = l->next;
+      mcp_tools_list (m, l->id);
+      free (l->id);
+      free (l);
+    }
+  mcp_tcalls_decide_waiting (m);
+}
+
+/* A server's tools changed: the client is told to list them again.  */
+static void
+mcp_servers_on_tools_changed (void *data, const char *server)
+{
+  struct mcp *m = data;
+  (void) server;
+  if (!m->servers_settled || m->input_closed)
+    return;
+  struct jsonw *w
+      = jsonrpc_notification_begin ("notifications/tools/list_changed");
+  jsonw_object_open (w);
+  jsonw_object_close (w);
+  mcp_send (m, w);
+}
+
+/* A line of a server's stderr, masked: crucible's own stderr, the
+ * client's log, shown safe for a terminal.  */
+static void
+mcp_servers_on_stderr (void *data, const char *server, const char *line,
+                       size_t len)
+{
+  (void) data;
+  cleanup_free char *copy = xstrndup (line, len);
+  cleanup_free char *shown = utf8_show_dup (copy, 0);
+  fprintf (stderr, "crucible: mcp:%s: %s\n", server, shown);
+}
+
+/* Something the person should hear of a server.  */
+static void
+mcp_servers_on_notice (void *data, const char *msg)
+{
+  (void) data;
+  cleanup_free char *shown = utf8_show_dup (msg, 0);
+  fprintf (stderr, "crucible: %s\n", shown);
+}
+
+/* Every server is disposed of (or held, its cleanup unconfirmed).  */
+static void
+mcp_servers_on_ended (void *data, const struct cr_error *err)
+{
+  struct mcp *m = data;
+  m->servers_ended = true;
+  if (err != NULL)
+    {
+      cleanup_free char *shown = utf8_show_dup (err->msg, 0);
+      fprintf (stderr, "crucible: %s\n", shown);
+      m->servers_status = 1;
+    }
+}
+
+/* A lifecycle fact could not be recorded: the connection ends.  */
+static void
+mcp_servers_on_audit_failed (void *data, const struct cr_error *err)
+{
+  struct mcp *m = data;
+  cleanup_free char *shown = utf8_show_dup (err->msg, 0);
+  fprintf (stderr, _ ("crucible: %s; the connection ends\n"), shown);
+  m->servers_status = 1;
+  mcp_end_connection (m, true);
+}
+
+/* Make the connection's servers, if any are configured (and not
+ * disabled) and a backend is to be had.  */
+static void
+mcp_servers_new (struct mcp *m)
+{
+  if (m->host.backend == NULL || !mcphost_wanted (m->host.cfg))
+    return;
+  struct mcphost_config c = {
+    .loop = m->loop,
+    .backend = m->host.backend,
+    .config = m->host.cfg,
+    .workspace = m->host.workspace,
+    .host_env = environ,
+    .journal = m->journal,
+    .listener = { .settled = mcp_servers_on_settled,
+                  .tools_changed = mcp_servers_on_tools_changed,
+                  .stderr_line = mcp_servers_on_stderr,
+                  .notice = mcp_servers_on_notice,
+                  .ended = mcp_servers_on_ended,
+                  .audit_failed = mcp_servers_on_audit_failed,
+                  .data = m },
+  };
+  m->servers = mcphost_new (&c);
+}
+
+/* The connection's run begins (initialize): its servers are prepared.  */
+static void
+mcp_servers_begin (struct mcp *m)
+{
+  struct cr_error *err = NULL;
+  if (m->servers == NULL || m->servers_begun)
+    return;
+  m->servers_begun = true;
+  if (mcphost_begin (m->servers, "mcp-connection", &err) < 0)
+    {
+      mcp_servers_on_notice (m, err->msg);
+      cr_error_free (err);
+      m->servers_settled = true;
+      m->servers_ended = true;
+    }
+}
+
+/* The cleanup of the servers ran past its bound.  */
+static void
+mcp_on_servers_timeout (struct loop *loop, void *data)
+{
+  struct mcp *m = data;
+  (void) loop;
+  m->servers_expired = true;
+}
+
+/* End the connection's run: every command stopped, the servers ended
+ * (their writes published once they exit on their own) or stopped.  */
+static void
+mcp_end_connection (struct mcp *m, bool stop)
+{
+  if (!m->input_closed)
+    loop_remove_fd (m->loop, STDIN_FILENO);
+  m->input_closed = true;
+  supervisor_keep_ahead (m->sup, false);
+  supervisor_stop_all (m->sup);
+  if (m->servers == NULL)
+    return;
+  if (!m->servers_begun || !mcphost_busy (m->servers))
+    m->servers_ended = true;
+  else if (stop)
+    mcphost_stop (m->servers);
+  else
+    mcphost_end (m->servers);
+}
+
 /* Set up the server's parts; returns -1 with *err set.  */
 static int
 mcp_setup (struct mcp *m, struct cr_error **err)
@@ -930,6 +1406,7 @@ mcp_setup (struct mcp *m, struct cr_error **err)
   m->journal = m->host.journal;
   m->rules = m->host.rules;
   m->refusal = m->host.refusal;
+  mcp_servers_new (m);
   if (host_watch_signals (&m->host, signals, sizeof signals / sizeof *signals,
                           mcp_on_signal, m, err)
       < 0)
@@ -986,12 +1463,27 @@ cmd_mcp (int argc, char **argv)
       m.nets = q->next;
       mcp_net_settle (q, MCP_NET_REFUSE);
     }
+  while (m.tcalls != NULL)
+    {
+      struct mcp_tcall *tc = m.tcalls;
+      m.tcalls = tc->next;
+      mcp_tcall_free (tc); /* off the list already */
+    }
+  while (m.listings != NULL)
+    {
+      struct mcp_listing *l = m.listings;
+      m.listings = l->next;
+      free (l->id);
+      free (l);
+    }
+  mcphost_free (m.servers);
   jsonrpc_out_free (m.out);
   host_close (&m.host);
   jsonrpc_asks_free (&m.asks);
   jsonrpc_asks_free (&m.net_asks);
+  jsonrpc_asks_free (&m.tool_asks);
   jsonrpc_lines_free (&m.in);
-  if (m.client_ended && status == 0)
+  if ((m.client_ended || m.servers_status != 0) && status == 0)
     status = 1;
   return m.host_signal ? 128 + m.host_signal : status;
 }

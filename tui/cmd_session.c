@@ -344,12 +344,20 @@ session_cli_run (const struct session_options_cli *opts, struct host *h)
   if (started != 0)
     return session_cli_fail (err);
   fe.loop = h->loop;
+  /* The configured MCP servers, each turn a run of theirs.  */
+  struct mcphost_config servers = { .loop = h->loop,
+                                    .backend = h->backend,
+                                    .config = h->cfg,
+                                    .workspace = h->workspace,
+                                    .host_env = environ,
+                                    .journal = h->journal };
   struct session_options so
       = { .agent_command
           = opts->agent != NULL ? opts->agent : h->cfg->agent_command,
           .workspace = h->workspace,
           .agent_env = environ,
-          .rules = h->rules };
+          .rules = h->rules,
+          .servers = &servers };
   struct session_frontend sfe = { .turn_started = line_turn_started,
                                   .text = line_text,
                                   .call = line_call,

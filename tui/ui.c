@@ -352,7 +352,9 @@ static void
 ui_call (void *data, const struct session_call *call)
 {
   struct ui *ui = data;
-  ui->announced = call;
+  /* An MCP tool call starts no command to bind to.  */
+  if (session_call_tool (call) == NULL)
+    ui->announced = call;
 }
 
 /* Where a result's closing note begins ("[exit status 1]", "[left running
@@ -1459,7 +1461,8 @@ ui_run (struct ui *ui, const struct ui_options *opts)
           = opts->agent != NULL ? opts->agent : ui->cfg->agent_command,
           .workspace = ui->workspace,
           .agent_env = environ,
-          .rules = ui->rules };
+          .rules = ui->rules,
+          .servers = ui->servers };
   struct session_frontend fe = { .turn_started = ui_turn_started,
                                  .text = ui_text,
                                  .call = ui_call,
@@ -1572,6 +1575,14 @@ ui_main (int argc, char **argv)
     {
       ui.loop = host.loop;
       ui.sup = host.sup;
+      /* The configured MCP servers, each agent turn a run of theirs.  */
+      struct mcphost_config servers = { .loop = host.loop,
+                                        .backend = host.backend,
+                                        .config = host.cfg,
+                                        .workspace = host.workspace,
+                                        .host_env = environ,
+                                        .journal = host.journal };
+      ui.servers = host.backend != NULL ? &servers : NULL;
       transcript_init (&ui.transcript);
       status = ui_run (&ui, &opts);
       ui_clear (&ui);

@@ -78,6 +78,8 @@ struct ui
   int host_signal;
   size_t stopped_at_exit;
   FILE *tty_out;
+  /* The configured MCP servers (core/mcphost.h) for the session, or NULL.  */
+  const struct mcphost_config *servers;
 };
 
 /* The answer to a network question, for whoever asked it (the proxy's

@@ -21,8 +21,19 @@ MODE:
                   with what came back
   slow            "echo" answers after ARG seconds; a cancellation for
                   it is written to standard error
+  host            as normal, with "grow" as in list-changed, a tool
+                  "sh" that runs {"line": ...} with /bin/sh and answers
+                  with its output and status, and a tool "quit" that
+                  exits (status 0) answering nothing (for tests/
+                  integration/mcp-host.sh: writes, escape attempts, an
+                  exit of its own)
+
+With MCP_TEST_STDERR_SECRET set, the server first writes a line holding
+$MCP_TEST_SECRET to its standard error.
 """
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -30,6 +41,9 @@ MODE = sys.argv[1]
 ARG = sys.argv[2] if len(sys.argv) > 2 else None
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}}
          for n in ("echo", "secret", "grow", "ask")]
+if MODE == "host":
+    TOOLS.append({"name": "sh", "inputSchema": {"type": "object"}})
+    TOOLS.append({"name": "quit", "inputSchema": {"type": "object"}})
 asked = {}  # our request ids -> the answer (or None while waiting)
 
 
@@ -125,7 +139,15 @@ def call(mid, params):
               "error": {"code": -32603, "message": "bad token " + value}})
     elif name == "secret":
         secret_reply(mid)
-    elif name == "grow" and MODE == "list-changed":
+    elif name == "quit" and MODE == "host":
+        sys.exit(0)
+    elif name == "sh" and MODE == "host":
+        p = subprocess.run(["/bin/sh", "-c", args.get("line", "")],
+                           stdin=subprocess.DEVNULL, capture_output=True)
+        text(mid, "%s%s[status %d]" % (p.stdout.decode(errors="replace"),
+                                       p.stderr.decode(errors="replace"),
+                                       p.returncode))
+    elif name == "grow" and MODE in ("list-changed", "host"):
         TOOLS.append({"name": "grown", "inputSchema": {"type": "object"}})
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text(mid, "grew")
@@ -168,6 +190,10 @@ def handle(msg):
 
 
 def main():
+    if os.environ.get("MCP_TEST_STDERR_SECRET"):
+        sys.stderr.write("starting with token %s\n"
+                         % os.environ.get("MCP_TEST_SECRET", ""))
+        sys.stderr.flush()
     if MODE == "garbage":
         sys.stdout.write("Server listening on stdio\n")
         sys.stdout.flush()

@@ -91,6 +91,35 @@ test_parse_others (void **state)
   agent_msg_clear (&msg);
 }
 
+/* A tool call: its name, and its arguments as JSON text, numbers as the
+ * agent spelled them; no arguments is {}; arguments not an object are
+ * refused.  */
+static void
+test_parse_tool (void **state)
+{
+  struct agent_msg msg;
+  assert_true (parses ("{\"type\":\"tool\",\"id\":\"m1\",\"name\":"
+                       "\"mcp__files__read\",\"arguments\":{\"path\":"
+                       "\"a b\",\"n\":1.50,\"l\":[true,null]}}",
+                       &msg));
+  assert_int_equal (msg.type, AGENT_MSG_TOOL);
+  assert_string_equal (msg.id, "m1");
+  assert_string_equal (msg.tool, "mcp__files__read");
+  assert_string_equal (msg.arguments,
+                       "{\"path\":\"a b\",\"n\":1.50,\"l\":[true,null]}");
+  agent_msg_clear (&msg);
+  assert_true (
+      parses ("{\"type\":\"tool\",\"id\":\"m2\",\"name\":\"x\"}", &msg));
+  assert_string_equal (msg.arguments, "{}");
+  agent_msg_clear (&msg);
+  assert_refused ("{\"type\":\"tool\",\"id\":\"m3\",\"name\":\"x\","
+                  "\"arguments\":[1]}",
+                  "\"arguments\" must be an object");
+  assert_refused ("{\"type\":\"tool\",\"id\":\"m4\",\"name\":\"x\","
+                  "\"argument\":{}}",
+                  "unknown field \"argument\" in a tool message");
+}
+
 static void
 test_parse_errors (void **state)
 {
@@ -192,6 +221,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_parse_bash),
     cmocka_unit_test (test_parse_others),
+    cmocka_unit_test (test_parse_tool),
     cmocka_unit_test (test_parse_errors),
     cmocka_unit_test (test_parse_keeps_id),
     cmocka_unit_test (test_json_string),

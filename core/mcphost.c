@@ -1,0 +1,1553 @@
+/* The MCP servers of one run: their lifecycle through the selected
+ * backend (see mcphost.h).  */
+#include <config.h>
+
+#include "core/mcphost.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/credentials.h"
+#include "core/env.h"
+#include "core/mask.h"
+#include "core/mcpservers.h"
+#include "core/pubjob.h"
+#include "core/supervisor.h"
+#include "lib/buf.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
+#include "sandbox/policy.h"
+
+/* How often a publication that found the lock held asks again.  */
+#define MCPHOST_PUBLISH_RETRY_MS 50
+
+/* The handshake's bound: MCPHOST_HANDSHAKE_MS, or what crucible's own
+ * CRUCIBLE_MCP_HANDSHAKE_MS says (the tests' hanging server), which a
+ * project cannot set.  */
+static uint64_t
+mcphost_handshake_ms (void)
+{
+  const char *v = getenv ("CRUCIBLE_MCP_HANDSHAKE_MS");
+  char *end;
+  unsigned long long ms = v != NULL ? strtoull (v, &end, 10) : 0;
+  if (v == NULL || end == v || *end != '\0' || ms == 0
+      || ms > MCPHOST_HANDSHAKE_MS)
+    return MCPHOST_HANDSHAKE_MS;
+  return ms;
+}
+
+/* The pause before a server that ended is started again.  */
+#define MCPHOST_RESTART_MS 100
+
+/* Where a server is in its life.  */
+enum mserver_state
+{
+  MS_IDLE,     /* nothing of it exists (not started, or disposed of) */
+  MS_STARTING, /* started; the handshake and first listing run */
+  MS_READY,    /* its tools are offered */
+  MS_SETTLING, /* ended or ending: its scope, writes and session settle */
+  MS_SKIPPED,  /* optional, its start failed, its cleanup confirmed */
+  MS_FAILED,   /* not offered for the rest of the run */
+  MS_BLOCKED   /* its cleanup is unconfirmed: it holds its session */
+};
+
+/* What follows once a settling server is disposed of.  */
+enum mserver_then
+{
+  THEN_RESTART,   /* it exited or failed while the run went on */
+  THEN_HANDSHAKE, /* its start failed before it was ready */
+  THEN_END        /* the run ends */
+};
+
+struct mcphost;
+
+/* One configured server in the run.  */
+struct mserver
+{
+  struct mcphost *h;
+  const struct mcp_server_config *cfg;
+  char identity[MCPSERVERS_NAME_MAX + 8]; /* "mcp:<name>" */
+  enum mserver_state state;
+  enum mserver_then then;
+  struct sandbox_session *session;
+  char sandbox_id[SANDBOX_ID_LEN + 1];
+  int status_fd, in_fd, out_fd, err_fd;
+  struct mcpclient *client;
+  struct mask *mask;
+  struct buf err_line; /* masked stderr not yet ended by a newline */
+  size_t err_bytes;    /* stderr read this start */
+  char **secrets;      /* its credentials' values, for the hide hook */
+  size_t *secret_len;
+  size_t n_secrets;
+  bool exited, scope_done, discard, publishing;
+  int wait_status;
+  uint64_t timer;         /* the exit, cleanup or publication bound */
+  uint64_t publish_until; /* when the wait for the lock gives up */
+  struct pubjob *job;
+  unsigned restarts;
+  char **initial; /* tool names of the first listing of the run */
+  size_t n_initial;
+  bool listed;       /* the first listing of the run is recorded */
+  char *pub_failure; /* why its writes could not be published, or NULL */
+};
+
+/* A call in flight, so that a server lost under it answers it.  */
+struct mcphost_call
+{
+  struct mcphost *h;
+  struct mcphost_call *next;
+  struct mserver *s;
+  struct mcpclient_call *call;
+  mcpclient_done_fn done;
+  void *data;
+};
+
+struct mcphost
+{
+  struct mcphost_config cfg;
+  struct mserver *servers;
+  size_t n_servers;
+  struct mcphost_tool *tools;
+  size_t n_tools;
+  struct mcphost_call *calls;
+  char *run_id;
+  bool run_on, ending, settled_told, ended_told, blocked;
+  struct cr_error *prepare_err; /* why the run's preparation stopped */
+  struct cr_error *end_err;     /* the first disposal failure */
+  struct cr_error *audit_err;   /* the first fact the journal refused */
+  bool audit_told;
+  uint64_t tell_timer;
+};
+
+static void mserver_start (struct mserver *s);
+static void mserver_settle (struct mserver *s, enum mserver_then then,
+                            bool stop);
+static void mcphost_check (struct mcphost *h);
+
+/* --- facts ------------------------------------------------------------- */
+
+/* Record a fact about s: its sandbox ID and identity first, the run's ID
+ * last.  A fact the journal refuses ends the run (audit_err), once what
+ * else failed has been reported.  */
+static void
+mserver_fact (struct mserver *s, enum journal_fact fact,
+              const struct journal_field *fields, size_t n)
+{
+  struct mcphost *h = s->h;
+  struct journal_field all[JOURNAL_MAX_FIELDS];
+  struct cr_error *err = NULL;
+  size_t k = 0;
+
+  if (h->cfg.journal == NULL)
+    return;
+  if (s->sandbox_id[0] != '\0')
+    all[k++] = (struct journal_field) JOURNAL_STR ("sandbox", s->sandbox_id);
+  all[k++] = (struct journal_field) JOURNAL_STR ("identity", s->identity);
+  for (size_t i = 0; i < n && k < JOURNAL_MAX_FIELDS - 1; i++)
+    all[k++] = fields[i];
+  if (h->run_id != NULL)
+    all[k++] = (struct journal_field) JOURNAL_STR ("run", h->run_id);
+  if (journal_fact (h->cfg.journal, fact, 0, NULL, all, k, &err) < 0)
+    {
+      if (h->audit_err == NULL)
+        {
+          h->audit_err = err;
+          err = NULL;
+          if (h->audit_err == NULL)
+            cr_error_set (&h->audit_err, 0, "the journal refused a fact");
+          cr_error_prefix (&h->audit_err,
+                           "recording the lifecycle of MCP server `%s`",
+                           s->cfg->name);
+        }
+      mcphost_check (h);
+    }
+  cr_error_free (err);
+}
+
+/* Record a fact with one string field.  */
+static void
+mserver_fact1 (struct mserver *s, enum journal_fact fact, const char *name,
+               const char *value)
+{
+  struct journal_field f[] = { JOURNAL_STR (name, value) };
+  mserver_fact (s, fact, f, 1);
+}
+
+/* Tell the listener something about a server.  */
+static void __attribute__ ((format (printf, 2, 3)))
+mcphost_notice (struct mcphost *h, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+  if (h->cfg.listener.notice == NULL)
+    return;
+  va_start (ap, fmt);
+  int n = vasprintf (&msg, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return;
+  h->cfg.listener.notice (h->cfg.listener.data, msg);
+  free (msg);
+}
+
+/* --- the tools offered ------------------------------------------------- */
+
+/* Free the list of tools offered.  */
+static void
+mcphost_tools_clear (struct mcphost *h)
+{
+  for (size_t i = 0; i < h->n_tools; i++)
+    free ((char *) h->tools[i].qualified);
+  free (h->tools);
+  h->tools = NULL;
+  h->n_tools = 0;
+}
+
+/* Whether name was in s's first listing of the run.  */
+static bool
+mserver_initial (const struct mserver *s, const char *name)
+{
+  for (size_t i = 0; i < s->n_initial; i++)
+    if (strcmp (s->initial[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Rebuild the list from every ready server's listing.  */
+static void
+mcphost_tools_build (struct mcphost *h)
+{
+  mcphost_tools_clear (h);
+  for (size_t i = 0; i < h->n_servers; i++)
+    {
+      struct mserver *s = &h->servers[i];
+      size_t n = 0;
+      if (s->state != MS_READY)
+        continue;
+      const struct mcpclient_tool *t = mcpclient_tools (s->client, &n);
+      h->tools = xrealloc (h->tools, (h->n_tools + n) * sizeof *h->tools);
+      for (size_t j = 0; j < n; j++)
+        h->tools[h->n_tools++] = (struct mcphost_tool){
+          .qualified = mcpservers_qualified (s->cfg->name, t[j].name),
+          .server = s->cfg->name,
+          .tool = &t[j],
+          .initial = mserver_initial (s, t[j].name),
+        };
+    }
+}
+
+/* The tools changed: rebuilt, and the listener told.  */
+static void
+mcphost_tools_changed (struct mcphost *h, struct mserver *s)
+{
+  mcphost_tools_build (h);
+  if (h->cfg.listener.tools_changed != NULL)
+    h->cfg.listener.tools_changed (h->cfg.listener.data, s->cfg->name);
+}
+
+/* Remember the first listing of the run: the tools an mcp__<server> rule
+ * allows.  */
+static void
+mserver_record_initial (struct mserver *s)
+{
+  size_t n = 0;
+  const struct mcpclient_tool *t = mcpclient_tools (s->client, &n);
+  if (s->listed)
+    return;
+  s->listed = true;
+  s->initial = xcalloc (n + 1, sizeof *s->initial);
+  for (size_t i = 0; i < n; i++)
+    s->initial[s->n_initial++] = xstrdup (t[i].name);
+}
+
+/* --- calls ------------------------------------------------------------- */
+
+/* Take a call off the host's list and free it.  */
+static void
+mcphost_call_free (struct mcphost_call *c)
+{
+  struct mcphost_call **p = &c->h->calls;
+  while (*p != NULL && *p != c)
+    p = &(*p)->next;
+  if (*p == c)
+    *p = c->next;
+  free (c);
+}
+
+/* The client answered a call: handed on, then forgotten.  */
+static void
+mcphost_call_done (void *data, const struct mcpclient_result *r)
+{
+  struct mcphost_call *c = data;
+  mcpclient_done_fn done = c->done;
+  void *done_data = c->data;
+  mcphost_call_free (c);
+  done (done_data, r);
+}
+
+/* Answer every call in flight to s with err: its server is gone.  */
+static void
+mserver_fail_calls (struct mserver *s, const struct cr_error *err)
+{
+  struct mcphost_call **p = &s->h->calls;
+  while (*p != NULL)
+    {
+      struct mcphost_call *c = *p;
+      if (c->s != s)
+        {
+          p = &c->next;
+          continue;
+        }
+      *p = c->next;
+      struct mcpclient_result r = { .error = err };
+      c->done (c->data, &r);
+      free (c);
+    }
+}
+
+struct mcphost_call *
+mcphost_call (struct mcphost *h, const char *qualified, const char *arguments,
+              uint64_t timeout_ms, mcpclient_done_fn done, void *data,
+              struct cr_error **err)
+{
+  const struct mcphost_tool *t = mcphost_find (h, qualified);
+  if (t == NULL)
+    {
+      cr_error_set (err, 0, "no MCP server offers the tool `%s` now",
+                    qualified);
+      return NULL;
+    }
+  struct mserver *s = NULL;
+  for (size_t i = 0; i < h->n_servers && s == NULL; i++)
+    if (strcmp (h->servers[i].cfg->name, t->server) == 0)
+      s = &h->servers[i];
+  if (s == NULL || s->client == NULL)
+    {
+      cr_error_set (err, 0, "no MCP server offers the tool `%s` now",
+                    qualified);
+      return NULL;
+    }
+  struct mcphost_call *c = xcalloc (1, sizeof *c);
+  *c = (struct mcphost_call){ .h = h, .s = s, .done = done, .data = data };
+  c->call = mcpclient_call (s->client, t->tool->name, arguments, timeout_ms,
+                            mcphost_call_done, c, err);
+  if (c->call == NULL)
+    {
+      free (c);
+      return NULL;
+    }
+  c->next = h->calls;
+  h->calls = c;
+  return c;
+}
+
+void
+mcphost_cancel (struct mcphost *h, struct mcphost_call *c)
+{
+  if (c->s->client != NULL)
+    mcpclient_cancel (c->s->client, c->call, "the call was cancelled");
+  mcphost_call_free (c);
+}
+
+/* --- credentials and stderr -------------------------------------------- */
+
+/* Hide every value of s's credentials in a decoded string, one '*' a
+ * byte (the client's hide hook).  */
+static void
+mserver_hide (void *data, char *str, size_t len)
+{
+  struct mserver *s = data;
+  for (size_t i = 0; i < s->n_secrets; i++)
+    {
+      size_t n = s->secret_len[i];
+      char *q = str;
+      while (n > 0 && (size_t) (q - str) < len
+             && (q = memmem (q, len - (size_t) (q - str), s->secrets[i], n))
+                    != NULL)
+        {
+          memset (q, '*', n);
+          q += n;
+        }
+    }
+}
+
+/* Forget s's credential values, wiped.  */
+static void
+mserver_secrets_clear (struct mserver *s)
+{
+  for (size_t i = 0; i < s->n_secrets; i++)
+    {
+      explicit_bzero (s->secrets[i], s->secret_len[i]);
+      free (s->secrets[i]);
+    }
+  free (s->secrets);
+  free (s->secret_len);
+  s->secrets = NULL;
+  s->secret_len = NULL;
+  s->n_secrets = 0;
+  mask_free (s->mask);
+  s->mask = NULL;
+}
+
+/* Whether the server's entry names the credential called name.  */
+static bool
+mserver_gets_credential (const struct mserver *s, const char *name)
+{
+  for (size_t i = 0; i < s->cfg->credentials.count; i++)
+    if (strcmp (s->cfg->credentials.items[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Hand every complete line of masked stderr to the listener; at the end
+ * of the stream (last) what is left too.  */
+static void
+mserver_err_lines (struct mserver *s, bool last)
+{
+  struct mcphost *h = s->h;
+  size_t from = 0;
+  for (size_t i = 0; i < s->err_line.len; i++)
+    if (s->err_line.data[i] == '\n')
+      {
+        if (h->cfg.listener.stderr_line != NULL)
+          h->cfg.listener.stderr_line (h->cfg.listener.data, s->cfg->name,
+                                       s->err_line.data + from, i - from);
+        from = i + 1;
+      }
+  if (last && from < s->err_line.len && h->cfg.listener.stderr_line != NULL)
+    {
+      h->cfg.listener.stderr_line (h->cfg.listener.data, s->cfg->name,
+                                   s->err_line.data + from,
+                                   s->err_line.len - from);
+      from = s->err_line.len;
+    }
+  memmove (s->err_line.data, s->err_line.data + from, s->err_line.len - from);
+  s->err_line.len -= from;
+}
+
+/* Stop reading s's stderr: what the masker holds is released as '*'.  */
+static void
+mserver_err_close (struct mserver *s)
+{
+  if (s->err_fd < 0)
+    return;
+  loop_remove_fd (s->h->cfg.loop, s->err_fd);
+  close (s->err_fd);
+  s->err_fd = -1;
+  if (s->mask != NULL)
+    mask_flush (s->mask, &s->err_line);
+  mserver_err_lines (s, true);
+}
+
+/* s's stderr is readable: masked with its credentials, bounded.  */
+static void
+mserver_on_stderr (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mserver *s = data;
+  char chunk[4096];
+  (void) loop;
+  (void) revents;
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n <= 0)
+    {
+      mserver_err_close (s);
+      return;
+    }
+  size_t room = s->err_bytes < MCPHOST_STDERR_MAX
+                    ? MCPHOST_STDERR_MAX - s->err_bytes
+                    : 0;
+  size_t take = (size_t) n < room ? (size_t) n : room;
+  bool crossed = take < (size_t) n && room > 0;
+  s->err_bytes += (size_t) n;
+  if (take > 0)
+    mask_feed (s->mask, chunk, take, &s->err_line);
+  if (crossed)
+    {
+      /* The bound is a cut: what the masker holds is released as '*'.  */
+      mask_flush (s->mask, &s->err_line);
+      buf_printf (&s->err_line, "\n[stderr past %zu bytes is not kept]\n",
+                  (size_t) MCPHOST_STDERR_MAX);
+    }
+  mserver_err_lines (s, false);
+}
+
+/* --- settling: scope, writes, session ---------------------------------- */
+
+/* Close what crucible holds of s's streams and its client.  */
+static void
+mserver_close_streams (struct mserver *s)
+{
+  mcpclient_free (s->client);
+  s->client = NULL;
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  if (s->out_fd >= 0)
+    {
+      loop_remove_fd (s->h->cfg.loop, s->out_fd);
+      close (s->out_fd);
+    }
+  s->in_fd = s->out_fd = -1;
+}
+
+/* What a server that is exiting still writes on its standard output is
+ * read and dropped, so that it ends as it would (not on EPIPE).  */
+static void
+mserver_on_drain (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mserver *s = data;
+  char chunk[4096];
+  (void) revents;
+  ssize_t n = read (fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n <= 0)
+    {
+      loop_remove_fd (loop, fd);
+      close (fd);
+      s->out_fd = -1;
+    }
+}
+
+/* Close the client and the server's input; its output is drained until
+ * it closes (or the session is disposed of).  */
+static void
+mserver_close_input (struct mserver *s)
+{
+  struct cr_error *err = NULL;
+  mcpclient_free (s->client);
+  s->client = NULL;
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  s->in_fd = -1;
+  if (s->out_fd >= 0
+      && loop_add_fd (s->h->cfg.loop, s->out_fd, POLLIN, mserver_on_drain, s,
+                      &err)
+             < 0)
+    {
+      cr_error_free (err);
+      close (s->out_fd);
+      s->out_fd = -1;
+    }
+}
+
+/* Cancel s's timer.  */
+static void
+mserver_timer_cancel (struct mserver *s)
+{
+  if (s->timer != 0)
+    loop_cancel_timer (s->h->cfg.loop, s->timer);
+  s->timer = 0;
+}
+
+/* The scope did not confirm it is empty within the bound: the session is
+ * kept (abandoned when crucible leaves), and no later preparation runs.  */
+static void
+mserver_block (struct mserver *s, const char *why)
+{
+  struct mcphost *h = s->h;
+  mserver_timer_cancel (s);
+  if (s->status_fd >= 0)
+    loop_remove_fd (h->cfg.loop, s->status_fd);
+  s->status_fd = -1;
+  mserver_err_close (s);
+  mserver_fact1 (s, JOURNAL_CLEANUP_FAILED, "reason", why);
+  s->state = MS_BLOCKED;
+  h->blocked = true;
+  struct cr_error *e = NULL;
+  cr_error_set (&e, 0,
+                "MCP server `%s`: its process scope has not been confirmed "
+                "empty (%s); no MCP server is prepared again until crucible "
+                "restarts",
+                s->cfg->name, why);
+  if (s->then == THEN_END && h->end_err == NULL)
+    h->end_err = e;
+  else if (s->then == THEN_HANDSHAKE && h->prepare_err == NULL)
+    h->prepare_err = e;
+  else
+    {
+      mcphost_notice (h, "%s", e->msg);
+      cr_error_free (e);
+    }
+  mcphost_check (h);
+}
+
+/* The cleanup bound passed after a stop.  */
+static void
+mserver_on_cleanup_over (struct loop *loop, void *data)
+{
+  struct mserver *s = data;
+  (void) loop;
+  s->timer = 0;
+  mserver_block (s, "no confirmation within 5 s of the stop");
+}
+
+/* Stop s's scope: whatever it wrote is discarded.  */
+static void
+mserver_stop_scope (struct mserver *s, const char *reason)
+{
+  struct cr_error *err = NULL;
+  mserver_timer_cancel (s);
+  s->discard = true;
+  mserver_fact1 (s, JOURNAL_STOP, "reason", reason);
+  if (sandbox_stop (s->session, SIGKILL, &err) < 0)
+    {
+      cleanup_free char *why = xstrdup (err->msg);
+      cr_error_free (err);
+      mserver_block (s, why);
+      return;
+    }
+  s->timer = loop_add_timer (s->h->cfg.loop, MCPHOST_WAIT_MS,
+                             mserver_on_cleanup_over, s);
+}
+
+/* s did not exit within the bound once its input closed: stopped.  */
+static void
+mserver_on_exit_over (struct loop *loop, void *data)
+{
+  struct mserver *s = data;
+  (void) loop;
+  s->timer = 0;
+  mserver_stop_scope (s, "no_exit");
+}
+
+/* The pause before a restart is over.  */
+static void
+mserver_on_restart (struct loop *loop, void *data)
+{
+  struct mserver *s = data;
+  (void) loop;
+  s->timer = 0;
+  if (s->h->ending)
+    {
+      s->state = MS_IDLE;
+      mcphost_check (s->h);
+      return;
+    }
+  mserver_start (s);
+  mcphost_check (s->h);
+}
+
+/* What follows a settled server, by why it settled.  */
+static void
+mserver_after (struct mserver *s)
+{
+  struct mcphost *h = s->h;
+  char *pub_failure = s->pub_failure;
+  s->pub_failure = NULL;
+  s->state = MS_IDLE;
+  s->sandbox_id[0] = '\0';
+  if (s->then == THEN_END)
+    {
+      if (pub_failure != NULL && h->end_err == NULL)
+        cr_error_set (&h->end_err, 0,
+                      "MCP server `%s`: disposing of it failed: %s",
+                      s->cfg->name, pub_failure);
+    }
+  else if (s->then == THEN_HANDSHAKE)
+    {
+      if (s->cfg->optional)
+        {
+          s->state = MS_SKIPPED;
+          mcphost_notice (h,
+                          "MCP server `%s` is skipped: its start failed "
+                          "(it is optional)",
+                          s->cfg->name);
+        }
+      else
+        s->state = MS_FAILED;
+    }
+  else if (pub_failure != NULL)
+    {
+      s->state = MS_FAILED;
+      mcphost_notice (h,
+                      "MCP server `%s`: restarting it failed: %s; the next "
+                      "run starts it as usual",
+                      s->cfg->name, pub_failure);
+    }
+  else if (h->blocked)
+    s->state = MS_FAILED;
+  else if (s->restarts >= MCPHOST_RESTARTS_MAX)
+    {
+      s->state = MS_FAILED;
+      mcphost_notice (h,
+                      "MCP server `%s` ended again and is not restarted "
+                      "before the next run",
+                      s->cfg->name);
+    }
+  else
+    {
+      s->restarts++;
+      mcphost_notice (h, "MCP server `%s` ended and is restarted",
+                      s->cfg->name);
+      /* From the loop, never inside the callback that settled it.  */
+      s->state = MS_SETTLING;
+      s->timer = loop_add_timer (h->cfg.loop, MCPHOST_RESTART_MS,
+                                 mserver_on_restart, s);
+    }
+  free (pub_failure);
+  mcphost_check (h);
+}
+
+/* Dispose of s's session once its writes are settled.  */
+static void
+mserver_dispose (struct mserver *s)
+{
+  struct sandbox_usage usage = { 0 };
+  struct cr_error *err = NULL;
+
+  mserver_timer_cancel (s);
+  if (s->status_fd >= 0)
+    loop_remove_fd (s->h->cfg.loop, s->status_fd);
+  s->status_fd = -1;
+  mserver_err_close (s);
+  mserver_close_streams (s);
+  if (sandbox_dispose (s->session, &usage, &err) < 0)
+    {
+      cleanup_free char *why = xstrdup (err->msg);
+      cr_error_free (err);
+      mserver_block (s, why);
+      return;
+    }
+  s->session = NULL;
+  mserver_fact (s, JOURNAL_CLEANUP, NULL, 0);
+  if (usage.known)
+    {
+      struct journal_field u[] = {
+        JOURNAL_INT64 ("cpu_user_ms", usage.cpu_user_ms),
+        JOURNAL_INT64 ("cpu_system_ms", usage.cpu_system_ms),
+        JOURNAL_INT64 ("max_rss_kib", usage.max_rss_kib),
+        JOURNAL_INT64 ("bytes", (int64_t) s->err_bytes),
+        JOURNAL_INT64 ("lines", 0),
+      };
+      mserver_fact (s, JOURNAL_USAGE, u, sizeof u / sizeof *u);
+    }
+  mserver_secrets_clear (s);
+  buf_free (&s->err_line);
+  s->err_line = (struct buf) BUF_INIT;
+  mserver_after (s);
+}
+
+/* Record what became of s's writes.  */
+static void
+mserver_fact_publication (struct mserver *s, const char *outcome,
+                          uint64_t paths, uint64_t bytes)
+{
+  struct journal_field f[] = {
+    JOURNAL_STR ("outcome", outcome),
+    JOURNAL_INT64 ("paths", (int64_t) paths),
+    JOURNAL_INT64 ("bytes", (int64_t) bytes),
+  };
+  mserver_fact (s, JOURNAL_PUBLICATION, f, sizeof f / sizeof *f);
+}
+
+static void mserver_publish (struct mserver *s);
+
+/* Ask for the publication lock again.  */
+static void
+mserver_on_publish_retry (struct loop *loop, void *data)
+{
+  struct mserver *s = data;
+  (void) loop;
+  s->timer = 0;
+  mserver_publish (s);
+}
+
+/* The publication answered: settled, or asked again while another holds
+ * the lock, within the bound.  */
+static void
+mserver_on_published (void *data)
+{
+  struct mserver *s = data;
+  struct sandbox_publication pub;
+  struct cr_error *err = NULL;
+  struct pubjob *job = s->job;
+
+  s->job = NULL;
+  if (pubjob_finish (job, &pub, &err) < 0)
+    {
+      s->pub_failure
+          = xasprintf ("its writes could not be published (%s)", err->msg);
+      cr_error_free (err);
+      mserver_fact_publication (s, "failed", 0, 0);
+      mserver_dispose (s);
+      return;
+    }
+  if (pub.busy && loop_now_ms () < s->publish_until)
+    {
+      sandbox_publication_clear (&pub);
+      s->timer = loop_add_timer (s->h->cfg.loop, MCPHOST_PUBLISH_RETRY_MS,
+                                 mserver_on_publish_retry, s);
+      return;
+    }
+  if (pub.busy)
+    {
+      s->pub_failure = xstrdup ("its writes were not published: the "
+                                "publication lock did not come free within "
+                                "5 s");
+      mserver_fact_publication (s, "wait_over", 0, 0);
+    }
+  else
+    {
+      if (pub.published_nothing)
+        s->pub_failure = pub.note != NULL
+                             ? xstrdup (pub.note)
+                             : xstrdup ("its writes were not published");
+      mserver_fact_publication (s, pub.outcome, pub.paths, pub.bytes);
+    }
+  sandbox_publication_clear (&pub);
+  mserver_dispose (s);
+}
+
+/* Publish what s wrote (it exited on its own, its scope is empty).  */
+static void
+mserver_publish (struct mserver *s)
+{
+  struct cr_error *err = NULL;
+  if (pubjob_start (s->h->cfg.loop, s->session, s->h->run_id,
+                    mserver_on_published, s, &s->job, &err)
+      < 0)
+    {
+      s->pub_failure
+          = xasprintf ("its writes could not be published (%s)", err->msg);
+      cr_error_free (err);
+      mserver_fact_publication (s, "failed", 0, 0);
+      mserver_dispose (s);
+    }
+}
+
+/* The scope is confirmed empty: publish or discard, then dispose.  */
+static void
+mserver_scope_done (struct mserver *s)
+{
+  mserver_timer_cancel (s);
+  bool ordinary = s->exited && WIFEXITED (s->wait_status) && !s->discard;
+  if (!sandbox_keeps_writes (s->session))
+    mserver_dispose (s);
+  else if (!ordinary)
+    {
+      mserver_fact_publication (s, "discarded", 0, 0);
+      mserver_dispose (s);
+    }
+  else
+    {
+      s->publishing = true;
+      s->publish_until = loop_now_ms () + MCPHOST_WAIT_MS;
+      mserver_publish (s);
+    }
+}
+
+/* Record how s's workload ended.  */
+static void
+mserver_fact_finish (struct mserver *s)
+{
+  bool sig = WIFSIGNALED (s->wait_status);
+  struct journal_field f[] = {
+    JOURNAL_STR ("outcome", sig ? "signaled" : "exited"),
+    JOURNAL_INT64 ("status", sig ? WTERMSIG (s->wait_status)
+                                 : WEXITSTATUS (s->wait_status)),
+  };
+  mserver_fact (s, JOURNAL_FINISH, f, sizeof f / sizeof *f);
+}
+
+/* The scope's status channel is readable.  */
+static void
+mserver_on_status (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mserver *s = data;
+  struct sandbox_event ev;
+  struct cr_error *err = NULL;
+  (void) loop;
+  (void) fd;
+  (void) revents;
+  for (;;)
+    {
+      if (sandbox_next_event (s->session, &ev, &err) < 0)
+        {
+          cleanup_free char *why = xstrdup (err->msg);
+          cr_error_free (err);
+          if (s->state != MS_SETTLING)
+            s->then = s->state == MS_STARTING ? THEN_HANDSHAKE : THEN_RESTART;
+          mserver_block (s, why);
+          return;
+        }
+      if (ev.kind == SANDBOX_EVENT_NONE)
+        return;
+      if (ev.kind == SANDBOX_EVENT_EXITED || ev.kind == SANDBOX_EVENT_FAILED)
+        {
+          s->exited = ev.kind == SANDBOX_EVENT_EXITED;
+          s->wait_status = ev.wait_status;
+          if (ev.kind == SANDBOX_EVENT_FAILED)
+            {
+              s->discard = true;
+              mserver_fact1 (s, JOURNAL_FINISH, "outcome", "start_failed");
+            }
+          else
+            mserver_fact_finish (s);
+          if (s->state == MS_STARTING)
+            mserver_settle (s, THEN_HANDSHAKE, false);
+          else if (s->state == MS_READY)
+            mserver_settle (s, THEN_RESTART, false);
+        }
+      else if (ev.kind == SANDBOX_EVENT_DONE)
+        {
+          s->scope_done = true;
+          if (s->state == MS_SETTLING)
+            {
+              mserver_scope_done (s);
+              return;
+            }
+          /* Nothing of it is left while crucible still speaks to it:
+           * settle it as lost.  */
+          mserver_settle (
+              s, s->state == MS_STARTING ? THEN_HANDSHAKE : THEN_RESTART,
+              false);
+          return;
+        }
+    }
+}
+
+/* Settle s: its client and input closed, then (stop) its scope stopped
+ * and its writes discarded, or its exit awaited within the bound; the
+ * scope's confirmation, publication and disposal follow.  */
+static void
+mserver_settle (struct mserver *s, enum mserver_then then, bool stop)
+{
+  struct mcphost *h = s->h;
+  bool was_ready = s->state == MS_READY;
+  struct cr_error *gone = NULL;
+
+  if (s->state == MS_SETTLING)
+    {
+      /* Already on its way: only what follows may change (a restart
+       * becomes the end), and a stop still stops.  */
+      if (then == THEN_END)
+        s->then = THEN_END;
+      /* One that has exited is not stopped while its writes wait.  */
+      if (stop && !s->scope_done && !s->discard && !s->exited)
+        mserver_stop_scope (s, "stop");
+      return;
+    }
+  s->state = MS_SETTLING;
+  s->then = then;
+  cr_error_set (&gone, 0, "MCP server `%s` %s", s->cfg->name,
+                then == THEN_END ? "was ended with the run"
+                                 : "ended while the call ran");
+  mserver_fail_calls (s, gone);
+  cr_error_free (gone);
+  if (stop)
+    mserver_close_streams (s);
+  else
+    mserver_close_input (s);
+  if (was_ready)
+    mcphost_tools_changed (h, s);
+  if (s->scope_done)
+    {
+      mserver_scope_done (s);
+      return;
+    }
+  if (stop)
+    mserver_stop_scope (s, then == THEN_END ? "stop" : "failed");
+  else if (s->exited)
+    s->timer = loop_add_timer (h->cfg.loop, MCPHOST_WAIT_MS,
+                               mserver_on_cleanup_over, s);
+  else
+    s->timer = loop_add_timer (h->cfg.loop, MCPHOST_WAIT_MS,
+                               mserver_on_exit_over, s);
+}
+
+/* --- the client's news ------------------------------------------------- */
+
+/* The handshake and first listing succeeded.  */
+static void
+mserver_on_ready (void *data, struct mcpclient *c)
+{
+  struct mserver *s = data;
+  (void) c;
+  mserver_record_initial (s);
+  s->state = MS_READY;
+  struct journal_field f[] = { JOURNAL_STR ("event", "ready") };
+  mserver_fact (s, JOURNAL_START, f, 1);
+  mcphost_tools_changed (s->h, s);
+  mcphost_check (s->h);
+}
+
+/* A re-listing after list_changed finished.  */
+static void
+mserver_on_tools_changed (void *data, struct mcpclient *c,
+                          const char *const *added, size_t n_added)
+{
+  struct mserver *s = data;
+  (void) c;
+  (void) added;
+  (void) n_added;
+  mcphost_tools_changed (s->h, s);
+}
+
+/* Whether the server closed its standard output: what a server that is
+ * exiting does, unlike one that broke the protocol while it runs on.  */
+static bool
+mserver_output_closed (const struct mserver *s)
+{
+  char byte;
+  return s->out_fd >= 0 && read (s->out_fd, &byte, 1) == 0;
+}
+
+/* The connection failed: a server that closed its output is awaited (it
+ * is exiting, on its own); one that broke the protocol is stopped.  */
+static void
+mserver_on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
+{
+  struct mserver *s = data;
+  (void) c;
+  bool closed = mserver_output_closed (s);
+  struct journal_field f[] = {
+    JOURNAL_STR ("event", s->state == MS_STARTING ? "handshake_failed"
+                                                  : "connection_failed"),
+  };
+  mserver_fact (s, JOURNAL_PEER, f, 1);
+  if (s->state == MS_STARTING && s->h->cfg.listener.notice != NULL)
+    mcphost_notice (s->h, "%s", err->msg);
+  mserver_settle (s, s->state == MS_STARTING ? THEN_HANDSHAKE : THEN_RESTART,
+                  !closed);
+}
+
+/* --- starting ---------------------------------------------------------- */
+
+/* Append arg to b quoted for sh.  */
+static void
+mcphost_quote (struct buf *b, const char *arg)
+{
+  buf_putc (b, '\'');
+  for (const char *p = arg; *p != '\0'; p++)
+    if (*p == '\'')
+      buf_puts (b, "'\\''");
+    else
+      buf_putc (b, *p);
+  buf_putc (b, '\'');
+}
+
+/* The line the server runs as: exec COMMAND ARGS..., each quoted.  */
+static char *
+mserver_line (const struct mserver *s)
+{
+  struct buf b = BUF_INIT;
+  buf_puts (&b, "exec ");
+  mcphost_quote (&b, s->cfg->command);
+  for (size_t i = 0; i < s->cfg->args.count; i++)
+    {
+      buf_putc (&b, ' ');
+      mcphost_quote (&b, s->cfg->args.items[i]);
+    }
+  return buf_steal (&b, NULL);
+}
+
+/* The server's environment: the base variables, its configured env and
+ * the credentials its entry names, whose values go to its stderr masker
+ * and its hide hook first.  */
+static int
+mserver_env (struct mserver *s, const char *line, struct env **env,
+             struct cr_error **err)
+{
+  const struct config *cfg = s->h->cfg.config;
+  struct credentials *creds = NULL;
+  struct env_var vars[CONFIG_CREDENTIALS_MAX];
+  size_t n_env = s->cfg->env.count, k = 0;
+  cleanup_free struct env_var *named = xcalloc (n_env + 1, sizeof *named);
+  int rc = 0;
+
+  for (size_t i = 0; i < n_env; i++)
+    if (env_parse_assignment (s->cfg->env.items[i], &named[i], err) < 0)
+      return -1;
+  s->mask = mask_new ();
+  if (s->cfg->credentials.count > 0)
+    {
+      if (credentials_resolve (cfg, s->h->cfg.host_env, line, &creds, err) < 0)
+        return -1;
+      for (size_t i = 0; i < credentials_count (creds); i++)
+        {
+          const struct credential *c = credentials_get (creds, i);
+          if (!mserver_gets_credential (s, c->name) || c->value_len == 0)
+            continue;
+          vars[k++] = (struct env_var){ .name = c->name,
+                                        .value = c->value,
+                                        .value_len = c->value_len };
+        }
+    }
+  s->secrets = xcalloc (k + 1, sizeof *s->secrets);
+  s->secret_len = xcalloc (k + 1, sizeof *s->secret_len);
+  for (size_t i = 0; i < k && rc == 0; i++)
+    {
+      s->secrets[i] = xmalloc (vars[i].value_len);
+      memcpy (s->secrets[i], vars[i].value, vars[i].value_len);
+      s->secret_len[i] = vars[i].value_len;
+      s->n_secrets++;
+      rc = mask_add (s->mask, vars[i].value, vars[i].value_len, err);
+    }
+  if (rc == 0)
+    rc = env_build_with (env, s->h->cfg.host_env, named, n_env, vars, k, NULL,
+                         err);
+  explicit_bzero (vars, sizeof vars);
+  credentials_free (creds);
+  return rc;
+}
+
+/* Three pipes: the server's input, output and error; crucible's ends
+ * close on exec and are non-blocking where it reads.  fds: in_r, in_w,
+ * out_r, out_w, err_r, err_w.  */
+static int
+mserver_pipes (int fds[6], struct cr_error **err)
+{
+  for (int i = 0; i < 6; i++)
+    fds[i] = -1;
+  for (int i = 0; i < 3; i++)
+    if (pipe2 (&fds[(size_t) 2 * i], O_CLOEXEC) < 0)
+      {
+        int saved = errno;
+        for (int j = 0; j < 2 * i; j++)
+          close (fds[j]);
+        return cr_error_set (err, saved, "making the MCP server's pipes");
+      }
+  (void) fcntl (fds[4], F_SETFL, O_NONBLOCK);
+  return 0;
+}
+
+/* Close the descriptors of fds that are still open.  */
+static void
+mserver_pipes_close (int fds[6])
+{
+  for (int i = 0; i < 6; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+/* Prepare s's sandbox with the run's policy, recording the policy fact
+ * under its new sandbox ID.  */
+static int
+mserver_prepare (struct mserver *s, struct cr_error **err)
+{
+  struct mcphost *h = s->h;
+  struct policy_input in;
+  struct policy *resolved = NULL;
+  struct sandbox_policy policy;
+
+  config_policy_input (h->cfg.config, h->cfg.workspace, &in);
+  if (policy_resolve (&in, &resolved, err) < 0)
+    return -1;
+  policy = resolved->sandbox;
+  int rc = sandbox_prepare (h->cfg.backend, &policy, &s->session, err);
+  if (rc == 0)
+    {
+      memcpy (s->sandbox_id, s->session->id, sizeof s->sandbox_id);
+      struct journal_field f[] = {
+        JOURNAL_STR ("backend", sandbox_backend_id (h->cfg.backend)),
+        JOURNAL_STR ("mode", policy.enabled ? "confined" : "unconfined"),
+        JOURNAL_STR ("policy", resolved->effective_digest),
+        JOURNAL_BOOLEAN ("degraded", false),
+      };
+      mserver_fact (s, JOURNAL_POLICY, f, sizeof f / sizeof *f);
+    }
+  policy_free (resolved);
+  return rc;
+}
+
+/* Launch s in its prepared session and hand its streams to a client.  */
+static int
+mserver_launch (struct mserver *s, struct cr_error **err)
+{
+  struct mcphost *h = s->h;
+  const char *shell = supervisor_find_shell ();
+  cleanup_free char *line = mserver_line (s);
+  struct env *env = NULL;
+  int fds[6];
+
+  if (shell == NULL)
+    return cr_error_set (err, 0,
+                         "this machine has no POSIX shell (looked for /bin/sh "
+                         "and /usr/bin/sh)");
+  if (mserver_env (s, line, &env, err) < 0)
+    return -1;
+  if (env == NULL)
+    return cr_error_set (err, 0, "building the MCP server's environment");
+  if (mserver_pipes (fds, err) < 0)
+    {
+      env_free (env);
+      return -1;
+    }
+  struct sandbox_command sc = { .shell = shell,
+                                .line = line,
+                                .cwd = h->cfg.workspace,
+                                .envp = env->vars,
+                                .output_fd = fds[3],
+                                .stdio = true,
+                                .input_fd = fds[0],
+                                .error_fd = fds[5] };
+  int rc = sandbox_start (s->session, &sc, err);
+  env_free (env);
+  close (fds[0]);
+  close (fds[3]);
+  close (fds[5]);
+  fds[0] = fds[3] = fds[5] = -1;
+  if (rc < 0)
+    {
+      mserver_pipes_close (fds);
+      return -1;
+    }
+  s->in_fd = fds[1];
+  s->out_fd = fds[2];
+  s->err_fd = fds[4];
+  s->status_fd = sandbox_status_fd (s->session);
+  if (loop_add_fd (h->cfg.loop, s->status_fd, POLLIN, mserver_on_status, s, err)
+          < 0
+      || loop_add_fd (h->cfg.loop, s->err_fd, POLLIN, mserver_on_stderr, s, err)
+             < 0)
+    return -1;
+  struct journal_field f[] = {
+    JOURNAL_STR ("backend", sandbox_backend_id (h->cfg.backend)),
+    JOURNAL_INT64 ("restart", s->restarts),
+  };
+  mserver_fact (s, JOURNAL_START, f, sizeof f / sizeof *f);
+  struct mcpclient_config cc = {
+    .server = s->cfg->name,
+    .loop = h->cfg.loop,
+    .from_server = s->out_fd,
+    .to_server = s->in_fd,
+    .root = h->cfg.workspace,
+    .handshake_ms = mcphost_handshake_ms (),
+    .hide = mserver_hide,
+    .hide_data = s,
+    .listener = { .ready = mserver_on_ready,
+                  .tools_changed = mserver_on_tools_changed,
+                  .failed = mserver_on_failed,
+                  .data = s },
+  };
+  s->state = MS_STARTING;
+  s->client = mcpclient_new (&cc, err);
+  return s->client != NULL ? 0 : -1;
+}
+
+/* Prepare and start s; a failure is settled as a failed start (what was
+ * made of it cleaned up explicitly).  */
+static void
+mserver_start (struct mserver *s)
+{
+  struct mcphost *h = s->h;
+  struct cr_error *err = NULL;
+
+  s->exited = s->scope_done = s->discard = s->publishing = false;
+  s->err_bytes = 0;
+  s->sandbox_id[0] = '\0';
+  s->then = THEN_HANDSHAKE;
+  if (h->blocked)
+    {
+      s->state = MS_FAILED;
+      return;
+    }
+  if (mserver_prepare (s, &err) < 0)
+    {
+      mserver_fact1 (s, JOURNAL_REFUSAL, "reason", "prepare");
+      mcphost_notice (h, "MCP server `%s`: preparing it failed: %s",
+                      s->cfg->name, err->msg);
+      if (h->prepare_err == NULL && !s->cfg->optional && s->restarts == 0)
+        {
+          cr_error_prefix (&err, "MCP server `%s`: preparing it failed",
+                           s->cfg->name);
+          h->prepare_err = err;
+          err = NULL;
+        }
+      cr_error_free (err);
+      s->state = s->cfg->optional && s->restarts == 0 ? MS_SKIPPED : MS_FAILED;
+      mserver_secrets_clear (s);
+      return;
+    }
+  if (mserver_launch (s, &err) < 0)
+    {
+      mserver_fact1 (s, JOURNAL_REFUSAL, "reason", "launch");
+      mcphost_notice (h, "MCP server `%s`: starting it failed: %s",
+                      s->cfg->name, err->msg);
+      cr_error_free (err);
+      s->state = MS_STARTING;
+      /* Nothing may be left behind unconfirmed: what started is stopped
+       * and its cleanup awaited like any other.  */
+      if (s->status_fd < 0)
+        {
+          s->status_fd = sandbox_status_fd (s->session);
+          if (s->status_fd >= 0)
+            loop_add_fd (h->cfg.loop, s->status_fd, POLLIN, mserver_on_status,
+                         s, NULL);
+        }
+      if (s->status_fd < 0)
+        {
+          /* Never started: there is no scope to wait for.  */
+          s->state = MS_SETTLING;
+          s->scope_done = true;
+          s->discard = true;
+          mserver_dispose (s);
+          return;
+        }
+      mserver_settle (s, THEN_HANDSHAKE, true);
+    }
+}
+
+/* --- the run ----------------------------------------------------------- */
+
+/* Whether s is somewhere the run's preparation no longer waits for.  */
+static bool
+mserver_settled (const struct mserver *s)
+{
+  return s->state == MS_READY || s->state == MS_SKIPPED || s->state == MS_FAILED
+         || s->state == MS_BLOCKED
+         || (s->state == MS_SETTLING && s->then == THEN_RESTART)
+         || (s->state == MS_IDLE && s->h->ending);
+}
+
+/* Whether s is done with the run's end.  */
+static bool
+mserver_ended (const struct mserver *s)
+{
+  return s->state != MS_STARTING && s->state != MS_READY
+         && s->state != MS_SETTLING;
+}
+
+/* Tell what is due, from the loop: the run settled, its end done, an
+ * audit failure.  */
+static void
+mcphost_on_tell (struct loop *loop, void *data)
+{
+  struct mcphost *h = data;
+  bool all_settled = true, all_ended = true;
+  (void) loop;
+  h->tell_timer = 0;
+  for (size_t i = 0; i < h->n_servers; i++)
+    {
+      all_settled &= mserver_settled (&h->servers[i]);
+      all_ended &= mserver_ended (&h->servers[i]);
+    }
+  if (h->run_on && !h->settled_told && (all_settled || h->prepare_err))
+    {
+      h->settled_told = true;
+      if (h->cfg.listener.settled != NULL)
+        h->cfg.listener.settled (h->cfg.listener.data, h->prepare_err);
+    }
+  if (h->audit_err != NULL && !h->audit_told)
+    {
+      h->audit_told = true;
+      if (h->cfg.listener.audit_failed != NULL)
+        h->cfg.listener.audit_failed (h->cfg.listener.data, h->audit_err);
+    }
+  if (h->ending && all_ended && !h->ended_told)
+    {
+      h->ended_told = true;
+      h->run_on = false;
+      h->ending = false;
+      if (h->cfg.listener.ended != NULL)
+        h->cfg.listener.ended (h->cfg.listener.data, h->end_err);
+    }
+}
+
+/* Look again at the run, from the loop (never inside a callback).  */
+static void
+mcphost_check (struct mcphost *h)
+{
+  if (h->tell_timer == 0)
+    h->tell_timer = loop_add_timer (h->cfg.loop, 0, mcphost_on_tell, h);
+}
+
+bool
+mcphost_wanted (const struct config *cfg)
+{
+  for (size_t i = 0; i < cfg->n_mcp_servers; i++)
+    if (!mcpservers_disabled (cfg, cfg->mcp_servers[i].name))
+      return true;
+  return false;
+}
+
+struct mcphost *
+mcphost_new (const struct mcphost_config *cfg)
+{
+  struct mcphost *h = xcalloc (1, sizeof *h);
+  h->cfg = *cfg;
+  const struct config *c = cfg->config;
+  h->servers = xcalloc (c->n_mcp_servers + 1, sizeof *h->servers);
+  for (size_t i = 0; i < c->n_mcp_servers; i++)
+    {
+      if (mcpservers_disabled (c, c->mcp_servers[i].name))
+        continue;
+      struct mserver *s = &h->servers[h->n_servers++];
+      s->h = h;
+      s->cfg = &c->mcp_servers[i];
+      snprintf (s->identity, sizeof s->identity, "mcp:%s", s->cfg->name);
+      s->status_fd = s->in_fd = s->out_fd = s->err_fd = -1;
+    }
+  return h;
+}
+
+/* Forget s's first listing.  */
+static void
+mserver_initial_clear (struct mserver *s)
+{
+  for (size_t i = 0; i < s->n_initial; i++)
+    free (s->initial[i]);
+  free (s->initial);
+  s->initial = NULL;
+  s->n_initial = 0;
+  s->listed = false;
+}
+
+int
+mcphost_begin (struct mcphost *h, const char *run_id, struct cr_error **err)
+{
+  if (h->run_on)
+    return cr_error_set (err, 0, "the MCP servers' run is already on");
+  if (h->blocked)
+    return cr_error_set (err, 0,
+                         "an MCP server's earlier process scope has not been "
+                         "confirmed empty, so no MCP server is prepared");
+  free (h->run_id);
+  h->run_id = run_id != NULL ? xstrdup (run_id) : NULL;
+  h->run_on = true;
+  h->settled_told = h->ended_told = false;
+  cr_error_free (h->prepare_err);
+  cr_error_free (h->end_err);
+  h->prepare_err = h->end_err = NULL;
+  for (size_t i = 0; i < h->n_servers; i++)
+    {
+      struct mserver *s = &h->servers[i];
+      mserver_initial_clear (s);
+      s->restarts = 0;
+      s->state = MS_IDLE;
+    }
+  /* One after the other, stopping at the first required server whose
+   * preparation failed; those already started settle as usual.  */
+  for (size_t i = 0; i < h->n_servers && h->prepare_err == NULL; i++)
+    mserver_start (&h->servers[i]);
+  mcphost_check (h);
+  return 0;
+}
+
+bool
+mcphost_settled (const struct mcphost *h)
+{
+  return h->settled_told;
+}
+
+const struct mcphost_tool *
+mcphost_tools (struct mcphost *h, size_t *n)
+{
+  *n = h->n_tools;
+  return h->tools;
+}
+
+const struct mcphost_tool *
+mcphost_find (struct mcphost *h, const char *qualified)
+{
+  for (size_t i = 0; i < h->n_tools; i++)
+    if (strcmp (h->tools[i].qualified, qualified) == 0)
+      return &h->tools[i];
+  return NULL;
+}
+
+/* End the run, each server stopped (stop) or its exit awaited.  */
+static void
+mcphost_finish (struct mcphost *h, bool stop)
+{
+  if (!h->run_on)
+    return;
+  h->ending = true;
+  h->ended_told = false;
+  for (size_t i = 0; i < h->n_servers; i++)
+    {
+      struct mserver *s = &h->servers[i];
+      if (s->state == MS_STARTING || s->state == MS_READY
+          || s->state == MS_SETTLING)
+        mserver_settle (s, THEN_END, stop);
+    }
+  mcphost_check (h);
+}
+
+void
+mcphost_end (struct mcphost *h)
+{
+  mcphost_finish (h, false);
+}
+
+void
+mcphost_stop (struct mcphost *h)
+{
+  mcphost_finish (h, true);
+}
+
+bool
+mcphost_busy (const struct mcphost *h)
+{
+  return h->run_on;
+}
+
+bool
+mcphost_blocked (const struct mcphost *h)
+{
+  return h->blocked;
+}
+
+void
+mcphost_free (struct mcphost *h)
+{
+  if (h == NULL)
+    return;
+  while (h->calls != NULL)
+    {
+      struct mcphost_call *c = h->calls;
+      h->calls = c->next;
+      free (c);
+    }
+  for (size_t i = 0; i < h->n_servers; i++)
+    {
+      struct mserver *s = &h->servers[i];
+      mserver_timer_cancel (s);
+      mcpclient_free (s->client);
+      s->client = NULL;
+      mserver_close_streams (s);
+      if (s->status_fd >= 0)
+        loop_remove_fd (h->cfg.loop, s->status_fd);
+      if (s->err_fd >= 0)
+        {
+          loop_remove_fd (h->cfg.loop, s->err_fd);
+          close (s->err_fd);
+        }
+      if (s->job != NULL)
+        {
+          struct sandbox_publication pub;
+          struct cr_error *err = NULL;
+          if (pubjob_finish (s->job, &pub, &err) == 0)
+            sandbox_publication_clear (&pub);
+          cr_error_free (err);
+        }
+      /* What was never confirmed empty is left to its keeper, which ends
+       * it when the channel closes.  */
+      if (s->session != NULL)
+        sandbox_abandon (s->session);
+      mserver_secrets_clear (s);
+      mserver_initial_clear (s);
+      buf_free (&s->err_line);
+      free (s->pub_failure);
+    }
+  if (h->tell_timer != 0)
+    loop_cancel_timer (h->cfg.loop, h->tell_timer);
+  mcphost_tools_clear (h);
+  free (h->servers);
+  free (h->run_id);
+  cr_error_free (h->prepare_err);
+  cr_error_free (h->end_err);
+  cr_error_free (h->audit_err);
+  free (h);
+}
