@@ -67,6 +67,14 @@ credentials_undumpable (void)
   (void) prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
+/* Not dumpable once any credential is configured (credentials.h).  */
+void
+credentials_guard (const struct config *cfg)
+{
+  if (cfg->n_credentials > 0)
+    credentials_undumpable ();
+}
+
 /* Map the pages for n values, excluded from core dumps and, where the
  * memory lock limit allows, from swap.  */
 static int
@@ -413,8 +421,7 @@ credentials_resolve_named (const struct config *cfg, char *const *host_env,
    * in crucible's own environment, which a command of the same user (an
    * unconfined one: compatibility) reads in /proc unless crucible is not
    * dumpable.  */
-  if (cfg->n_credentials > 0)
-    credentials_undumpable ();
+  credentials_guard (cfg);
   if (wanted > 0 && credentials_vault (c, wanted, err) < 0)
     goto fail;
   for (size_t i = 0; i < wanted; i++)

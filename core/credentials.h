@@ -105,6 +105,13 @@ int credentials_check_named (const struct config *cfg,
  * (those configured less those withheld by name), for inspection.  */
 size_t credentials_configured (const struct config *cfg);
 
+/* Make crucible not dumpable when cfg configures any credential, before
+ * it starts anything that does not go through credentials_resolve (an MCP
+ * server whose entry names none): a value read from "env" is in crucible's
+ * own environment, which a process of the same user reads in /proc while
+ * crucible is dumpable.  Never undone.  */
+void credentials_guard (const struct config *cfg);
+
 /* Free the set, its values wiped and their pages unmapped.  NULL is
  * allowed.  */
 void credentials_free (struct credentials *c);

@@ -1070,6 +1070,7 @@ mserver_env (struct mserver *s, const char *line, struct env **env,
     if (env_parse_assignment (s->cfg->env.items[i], &named[i], err) < 0)
       return -1;
   s->mask = mask_new ();
+  credentials_guard (cfg);
   if (s->cfg->credentials.count > 0)
     {
       if (credentials_resolve (cfg, s->h->cfg.host_env, line, &creds, err) < 0)
