@@ -30,6 +30,7 @@
 #include "core/pubjob.h"
 #include "sandbox/publish.h"
 #include "sandbox/netchan.h"
+#include "sandbox/registry.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
  * command cannot starve keys or other commands.  */
@@ -362,6 +363,16 @@ command_outcome_fill (const struct command *cmd, struct command_outcome *out)
     }
 }
 
+/* Whether commands run under process isolation: confinement enabled and
+ * the compatibility backend running them, which only
+ * CRUCIBLE_ALLOW_PROCESS_ISOLATION makes so (tui/front.c).  */
+static bool
+supervisor_process_isolation (const struct supervisor *sup)
+{
+  return sup->config->sandbox_enabled && sup->backend != NULL
+         && strcmp (sup->backend->ops->id, SANDBOX_REGISTRY_COMPAT) == 0;
+}
+
 /* Fill a result input from the capture and an outcome.  */
 static void
 command_result_input (const struct command *cmd,
@@ -382,6 +393,7 @@ command_result_input (const struct command *cmd,
   in->publication = cmd->publication;
   in->ports = cmd->ports_note;
   in->credentials = cmd->credentials_note;
+  in->process_isolation = supervisor_process_isolation (cmd->sup);
   in->exit_status = out->exit_status;
   in->signal = out->signal;
   in->still_arriving = out->still_arriving;
@@ -1468,7 +1480,9 @@ supervisor_start_command (struct supervisor *sup,
     }
   struct journal_field f[]
       = { JOURNAL_STR ("backend", sup->backend->ops->id),
-          JOURNAL_BOOLEAN ("background", req->background) };
+          JOURNAL_BOOLEAN ("background", req->background),
+          JOURNAL_STR ("isolation",
+                       sandbox_registry_isolation (sup->backend->ops->id)) };
   supervisor_fact (sup, JOURNAL_START, cmd, f, sizeof f / sizeof *f);
   cmd->next = sup->commands;
   sup->commands = cmd;

@@ -14,6 +14,7 @@
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/compat.h"
+#include "sandbox/container/backend.h"
 
 /* How many trusted bwrap candidates the Dependencies tab lists at most.  */
 #define REGISTRY_MAX_CANDIDATES 8
@@ -180,15 +181,61 @@ registry_compat_dependencies (sandbox_dep_fn dep, void *data)
   dep (data, SANDBOX_DEP_NOTE, "compat", _ ("built in; confines nothing"));
 }
 
+/* --- container --------------------------------------------------------------
+ */
+
+/* The container backend with the configuration's engine, image, limits
+ * and unreadable patterns; the engine is asked nothing until a probe or a
+ * preparation.  */
+static struct sandbox_backend *
+registry_container_make (const struct sandbox_backend_config *cfg)
+{
+  struct container_config cc = {
+    .engine = cfg->container_engine,
+    .image = cfg->container_image,
+    .cpu_seconds = cfg->cpu_seconds,
+    .open_files = cfg->open_files,
+    .unreadable = cfg->unreadable,
+    .n_unreadable = cfg->n_unreadable,
+  };
+  return container_backend_new (&cc);
+}
+
+/* Inspection's view, looking at nothing: the engine is asked only by
+ * `crucible sandbox inspect` with this backend selected (its own report,
+ * sandbox/container/container.h), which says what it can hold.  */
+static void
+registry_container_info (struct inspect_backend_info *info)
+{
+  struct container_config cc = { 0 };
+  struct sandbox_backend *b = container_backend_new (&cc);
+  info->id = CONTAINER_BACKEND_ID;
+  info->provenance = "built in";
+  sandbox_claims (b, &info->claims);
+  sandbox_backend_free (b);
+  info->found = true;
+}
+
+/* The container backend needs libcurl (loaded when used) and an engine,
+ * which only its inspection asks.  */
+static void
+registry_container_dependencies (sandbox_dep_fn dep, void *data)
+{
+  dep (data, SANDBOX_DEP_NOTE, _ ("engine"),
+       _ ("asked by `crucible sandbox inspect`"));
+}
+
 /* --- the table --------------------------------------------------------------
  */
 
 /* Every backend, the platform's own first.  */
 static const struct sandbox_registry_entry registry_table[] = {
   { BWRAP_BACKEND_ID, true, registry_bwrap_make, registry_bwrap_info,
-    registry_bwrap_dependencies },
+    registry_bwrap_dependencies, "namespaces" },
   { SANDBOX_REGISTRY_COMPAT, false, registry_compat_make, registry_compat_info,
-    registry_compat_dependencies },
+    registry_compat_dependencies, "process" },
+  { CONTAINER_BACKEND_ID, true, registry_container_make,
+    registry_container_info, registry_container_dependencies, "container" },
 };
 
 #define REGISTRY_COUNT (sizeof registry_table / sizeof registry_table[0])
@@ -200,6 +247,13 @@ sandbox_registry_find (const char *id)
     if (strcmp (registry_table[i].id, id) == 0)
       return &registry_table[i];
   return NULL;
+}
+
+const char *
+sandbox_registry_isolation (const char *id)
+{
+  const struct sandbox_registry_entry *e = sandbox_registry_find (id);
+  return e != NULL ? e->isolation : "process";
 }
 
 const char *
