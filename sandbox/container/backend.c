@@ -327,13 +327,12 @@ container_sweep (struct container_backend *b)
  */
 
 /* A tmpfs's options: sized, nosuid and nodev, and exec (the engines
- * default to noexec), owned by the unprivileged user.  Owned.  */
+ * default to noexec), writable by the unprivileged user (mode 1777:
+ * Podman knows no uid= option for a tmpfs).  Owned.  */
 static char *
 container_tmpfs_options (uint64_t bytes)
 {
-  return xasprintf ("rw,nosuid,nodev,exec,size=%" PRIu64
-                    ",mode=1777,uid=65534,gid=65534",
-                    bytes);
+  return xasprintf ("rw,nosuid,nodev,exec,size=%" PRIu64 ",mode=1777", bytes);
 }
 
 /* One rlimit of HostConfig.Ulimits.  */
@@ -389,12 +388,14 @@ container_host_config (struct jsonw *w, const struct container_session *s)
   jsonw_member_uint (w, "MemorySwap", r->memory_bytes);
   jsonw_member_uint (w, "PidsLimit", r->pids);
   /* The rlimits from outside too; the runner sets them again inside.
-   * nproc is not among them: it counts the user's processes on the whole
-   * engine host, and the cgroup's process cap bounds the container.  */
+   * nproc is stated because Podman's default (1048576) is above what an
+   * engine host usually allows a process without CAP_SYS_RESOURCE, which
+   * fails the container's start.  */
   jsonw_key (w, "Ulimits");
   jsonw_array_open (w);
   container_ulimit (w, "nofile", r->open_files);
   container_ulimit (w, "fsize", r->file_bytes);
+  container_ulimit (w, "nproc", r->pids);
   if (r->cpu_seconds > 0)
     container_ulimit (w, "cpu", r->cpu_seconds);
   jsonw_array_close (w);
