@@ -166,4 +166,17 @@ bool jobproto_reader_partial (const struct jobproto_reader *r);
  * or with a NUL byte makes every lookup fail.  */
 char *jobproto_kv (const uint8_t *payload, size_t len, const char *key);
 
+/* --- appended by the runner part: the names both directions may carry */
+
+/* Whether name is a path the workspace may hold: relative, nonempty, at
+ * most 4096 bytes, no empty, "." or ".." component, no trailing '/'.  */
+bool jobproto_path_ok (const char *name);
+
+/* Whether a symbolic link at name (jobproto_path_ok) with target stays in
+ * the workspace whatever the links it goes through: a relative target
+ * whose ".." components all come first, no more of them than name has
+ * directories above it.  Every link of the workspace held to this, a
+ * descent through links ends inside too.  */
+bool jobproto_link_inside (const char *name, const char *target);
+
 #endif
