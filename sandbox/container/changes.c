@@ -274,7 +274,7 @@ changes_dir_note (struct job_changes *ch, const char *path, mode_t mode,
 {
   ch->dirs = xrealloc (ch->dirs, (ch->n_dirs + 1) * sizeof *ch->dirs);
   ch->dirs[ch->n_dirs++]
-      = (struct changes_dir){ xstrdup (path), mode & 0777, mtime };
+      = (struct changes_dir){ xstrdup (path), mode & 07777, mtime };
 }
 
 /* Make the staged directory name in parent (at path) 0700, owned as the
@@ -309,16 +309,18 @@ changes_upper_parent (struct job_changes *ch, const char *path,
       struct stat st;
       if (sub < 0 && errno == ENOENT)
         {
-          if (changes_root_stat (ch, p, &st) < 0 || !S_ISDIR (st.st_mode))
+          bool there = changes_root_stat (ch, p, &st) == 0;
+          if (!there || !S_ISDIR (st.st_mode))
             {
-              *why = "its directory is neither in the workspace nor in the "
-                     "changes";
+              *why = there ? "it is below something that is not a directory"
+                           : "its directory is neither in the workspace nor "
+                             "in the changes";
               close (fd);
               return -1;
             }
           if (changes_mkdir (ch, fd, name) == 0)
             {
-              changes_dir_note (ch, p, st.st_mode, st.st_mtim);
+              changes_dir_note (ch, p, st.st_mode & 07777, st.st_mtim);
               sub = openat (fd, name,
                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             }
@@ -411,7 +413,7 @@ changes_existing_why (struct job_changes *ch, const struct tar_entry *e,
     return NULL;
   if (!changes_same_kind (e, &st))
     return "a change of type of a path the workspace holds";
-  if (e->kind != TAR_SYMLINK && (st.st_mode & 07777) != (e->mode & 07777))
+  if (e->kind != TAR_SYMLINK && (st.st_mode & 0777) != (e->mode & 0777))
     return "a change of mode of a path the workspace holds";
   return NULL;
 }
@@ -425,11 +427,18 @@ static int
 changes_stage_dir (struct job_changes *ch, const struct tar_entry *e,
                    int parent, const char *base, bool replaces)
 {
-  struct stat st;
+  struct stat st, low;
   struct timespec mtime = { .tv_sec = e->mtime };
+  mode_t mode = e->mode & 0777;
   if (fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0
       && changes_mkdir (ch, parent, base) < 0)
     return -1;
+  /* A directory the root keeps keeps all its bits (a setgid or sticky
+   * bit the archive does not carry): staged otherwise, publication would
+   * take them off.  */
+  if (!replaces && changes_root_stat (ch, e->name, &low) == 0
+      && S_ISDIR (low.st_mode))
+    mode = low.st_mode & 07777;
   if (replaces)
     {
       cleanup_close int fd = openat (
@@ -442,11 +451,11 @@ changes_stage_dir (struct job_changes *ch, const struct tar_entry *e,
   for (size_t i = 0; i < ch->n_dirs; i++)
     if (strcmp (ch->dirs[i].path, e->name) == 0)
       {
-        ch->dirs[i].mode = e->mode & 0777;
+        ch->dirs[i].mode = mode;
         ch->dirs[i].mtime = mtime;
         return 0;
       }
-  changes_dir_note (ch, e->name, e->mode, mtime);
+  changes_dir_note (ch, e->name, mode, mtime);
   return 0;
 }
 

@@ -209,6 +209,9 @@ workspace_names (int fd, size_t *n)
         close (dup_fd);
       return NULL;
     }
+  /* The duplicate shares the position of fd, which an earlier walk left
+   * at the end.  */
+  rewinddir (dir);
   while ((de = readdir (dir)) != NULL)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
