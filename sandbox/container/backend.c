@@ -654,8 +654,7 @@ container_facts_check (const struct container_session *s, const uint8_t *p,
                      "crucible asked for %" PRIu64
                      " (the engine accepted a limit it does not enforce)",
                      v[MEM], s->req.memory_bytes);
-  else if (!container_fact_is (v[SWAP], s->req.memory_bytes)
-           && !container_fact_is (v[SWAP], 0))
+  else if (!container_fact_is (v[SWAP], s->req.memory_bytes))
     why = xasprintf ("memory_limit: the cgroup's memory and swap limit is "
                      "%s, crucible asked for %" PRIu64,
                      v[SWAP], s->req.memory_bytes);

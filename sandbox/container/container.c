@@ -228,7 +228,10 @@ container_busybox_root (const struct buf *busybox, const char *applets,
     unsigned mode;
   } dirs[] = { { "bin", 0755 },      { "etc", 0755 }, { "tmp", 01777 },
                { "proc", 0555 },     { "dev", 0755 }, { "sys", 0555 },
-               { "workspace", 0755 } };
+               /* 1777: the engines give the workspace tmpfs the mode of
+                * the image's directory (tmpfs copy-up), and the command's
+                * unprivileged user unpacks into it.  */
+               { "workspace", 01777 } };
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (tar_dir (t, dirs[i].name, dirs[i].mode, err) < 0)
       return -1;
@@ -397,7 +400,7 @@ container_layer_context (const char *from, const struct buf *busybox,
   if (tar_file (t, "Dockerfile", 0644, dockerfile, strlen (dockerfile), err) < 0
       || tar_file (t, "busybox", 0755, busybox->data, busybox->len, err) < 0
       || tar_dir (t, "root", 0755, err) < 0
-      || tar_dir (t, "root/workspace", 0755, err) < 0
+      || tar_dir (t, "root/workspace", 01777, err) < 0
       || tar_dir (t, "root/tmp", 01777, err) < 0)
     return -1;
   tar_end (t);
