@@ -363,15 +363,8 @@ command_outcome_fill (const struct command *cmd, struct command_outcome *out)
     }
 }
 
-/* Whether commands run under process isolation: confinement enabled and
- * the compatibility backend running them, which only
- * CRUCIBLE_ALLOW_PROCESS_ISOLATION makes so (tui/front.c).  */
-static bool
-supervisor_process_isolation (const struct supervisor *sup)
-{
-  return sup->config->sandbox_enabled && sup->backend != NULL
-         && strcmp (sup->backend->ops->id, SANDBOX_REGISTRY_COMPAT) == 0;
-}
+
+static bool supervisor_process_isolation (const struct supervisor *sup);
 
 /* Fill a result input from the capture and an outcome.  */
 static void
@@ -1138,6 +1131,16 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
   command_advance (cmd);
 }
 
+/* Whether commands run under process isolation: confinement enabled and
+ * the compatibility backend running them, which only
+ * CRUCIBLE_ALLOW_PROCESS_ISOLATION makes so (tui/front.c).  */
+static bool
+supervisor_process_isolation (const struct supervisor *sup)
+{
+  return sup->config->sandbox_enabled && sup->backend != NULL
+         && strcmp (sup->backend->ops->id, SANDBOX_REGISTRY_COMPAT) == 0;
+}
+
 /* The policy a command of this supervisor runs under, resolved from the
  * configuration the way inspection reports it.  *resolved holds what
  * policy points at (its configured roots) and outlives the prepare.  */
@@ -1153,6 +1156,14 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
     return -1;
   *policy = (*resolved)->sandbox;
   memcpy (digest, (*resolved)->effective_digest, POLICY_DIGEST_SIZE);
+  /* Under CRUCIBLE_ALLOW_PROCESS_ISOLATION the command runs unconfined,
+   * as the person opted in to: nothing of the policy's confinement is
+   * asked of the compatibility backend, and every result says so.  */
+  if (supervisor_process_isolation (sup))
+    {
+      policy->enabled = false;
+      memset (policy->requires, 0, sizeof policy->requires);
+    }
   return 0;
 }
 

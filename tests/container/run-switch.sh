@@ -21,14 +21,14 @@ home_config '{"sandbox": {"enabled": true, "backend": "container"}}'
 export DOCKER_HOST="unix://$TEST_TMP/no-engine.sock"
 unset CRUCIBLE_ALLOW_PROCESS_ISOLATION
 WARNING='[warning: not contained: no container engine was reachable and CRUCIBLE_ALLOW_PROCESS_ISOLATION=true ran this command as a plain child process, with no kernel boundary, no filesystem it cannot read and no network policy]'
-REFUSED='^\[refused: confinement is enabled \(sandbox.enabled\), but the sandbox backend cannot be used here: the container engine cannot be used: engine unix://[^ ]*: GET /_ping: cannot connect to its socket: .*; commands are never run unconfined while it is enabled; nothing was run\]$'
+REFUSED='\[refused: confinement is enabled \(sandbox.enabled\), but the sandbox backend cannot be used here: the container engine cannot be used: engine unix://[^ ]*: GET /_ping: cannot connect to its socket: .*; commands are never run unconfined while it is enabled; nothing was run\]$'
 
 # journal: the facts of the newest session.
 journal() { cat "$(ls -t "$HOME"/.local/state/crucible/*.jsonl | head -1)"; }
 
 # --- off ------------------------------------------------------------------------
 crun run 'echo ran >ran.txt; echo ran'
-like "$rc|$out" "^126\\|$REFUSED" "unset: the command is refused, naming the unreachable engine"
+like "$rc|$out" "^125\\|$REFUSED" "unset: the command is refused, naming the unreachable engine"
 [ ! -e ran.txt ]
 ok $? "unset: nothing ran"
 
@@ -47,7 +47,7 @@ rm -f ran.txt
 # --- misspelt -------------------------------------------------------------------
 for v in TRUE yes; do
   CRUCIBLE_ALLOW_PROCESS_ISOLATION=$v crun run 'echo ran >ran.txt'
-  like "$rc|$err|$out" "^126\\|crucible: CRUCIBLE_ALLOW_PROCESS_ISOLATION is \"$v\", not \"true\": ignored\\|$REFUSED" \
+  like "$rc|$err|$out" "^125\\|crucible: CRUCIBLE_ALLOW_PROCESS_ISOLATION is \"$v\", not \"true\": ignored\\|$REFUSED" \
     "$v: ignored with a warning, and the command refused"
 done
 [ ! -e ran.txt ]
@@ -58,7 +58,7 @@ home_config '{"sandbox": {"backend": "container"}}'
 mkdir -p .crucible
 echo '{"sandbox": {"enabled": true}}' >.crucible/config.json
 CRUCIBLE_ALLOW_PROCESS_ISOLATION=true crun run 'echo ran >ran.txt'
-like "$rc|$err|$out" "^126\\|crucible: CRUCIBLE_ALLOW_PROCESS_ISOLATION=true is ignored: the project configuration requires confinement\\|$REFUSED" \
+like "$rc|$err|$out" "^125\\|crucible: CRUCIBLE_ALLOW_PROCESS_ISOLATION=true is ignored: the project configuration requires confinement\\|$REFUSED" \
   "required by the project: never downgraded, the switch ignored with a warning"
 [ ! -e ran.txt ]
 ok $? "required by the project: nothing ran"
