@@ -22,6 +22,10 @@
 #include "sandbox/container/engine.h"
 #include "sandbox/container/facts.h"
 #include "sandbox/container/tar.h"
+#include "sandbox/sha256.h"
+
+/* The most the job runner may weigh.  */
+#define CONTAINER_RUNNER_MAX (8u << 20)
 
 /* The most busybox-static may weigh, and its applet list.  */
 #define CONTAINER_BUSYBOX_MAX (16u << 20)
@@ -175,6 +179,71 @@ container_busybox (const char *path, struct buf *out, struct cr_error **err)
   return 0;
 }
 
+/* The directory of the running crucible (owned), or NULL.  */
+static char *
+container_exe_dir (void)
+{
+  char exe[4096];
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    return NULL;
+  exe[n] = '\0';
+  char *slash = strrchr (exe, '/');
+  if (slash == NULL)
+    return NULL;
+  *slash = '\0';
+  return xstrdup (exe[0] ? exe : "/");
+}
+
+int
+container_runner_locate (char **path, struct cr_error **err)
+{
+  cleanup_free char *dir = container_exe_dir ();
+  char *tries[3] = {
+    dir ? xasprintf ("%s/../libexec/crucible/crucible-job-runner", dir) : NULL,
+    dir ? xasprintf ("%s/crucible-job-runner", dir) : NULL,
+    xstrdup (CRUCIBLE_PKGLIBEXECDIR "/crucible-job-runner"),
+  };
+  *path = NULL;
+  for (size_t i = 0; i < 3; i++)
+    {
+      if (*path == NULL && tries[i] != NULL && access (tries[i], F_OK) == 0)
+        *path = steal_pointer (&tries[i]);
+      free (tries[i]);
+    }
+  if (*path == NULL)
+    return cr_error_set (err, 0,
+                         "the job runner (crucible-job-runner) is not "
+                         "installed in %s",
+                         CRUCIBLE_PKGLIBEXECDIR);
+  return 0;
+}
+
+int
+container_runner_read (struct buf *body, char *hex, struct cr_error **err)
+{
+  cleanup_free char *path = NULL;
+  struct buf mine = BUF_INIT;
+  struct buf *b = body != NULL ? body : &mine;
+  int ret = -1;
+  if (container_runner_locate (&path, err) < 0)
+    return -1;
+  if (container_read_file (path, CONTAINER_RUNNER_MAX, b, err) < 0)
+    cr_error_prefix (err, "reading the job runner");
+  else if (!container_elf_static (b))
+    cr_error_set (err, 0,
+                  "the job runner %s is not a statically linked 64-bit ELF "
+                  "program",
+                  path);
+  else
+    {
+      sha256_buffer (b->data, b->len, hex);
+      ret = 0;
+    }
+  buf_free (&mine);
+  return ret;
+}
+
 /* The applets busybox at path provides (`busybox --list`), one a line.  */
 static int
 container_applets (const char *path, struct buf *out, struct cr_error **err)
@@ -217,25 +286,34 @@ static const char container_passwd[]
 static const char container_group[] = "root:x:0:\nnogroup:x:65534:\n";
 
 /* The root of an image made of busybox alone: /bin/busybox and a link per
- * applet, /etc/passwd and group, the workspace and /tmp mount points.  */
+ * applet, /etc/passwd and group, the workspace and /tmp mount points, and
+ * the job runner.  */
 static int
 container_busybox_root (const struct buf *busybox, const char *applets,
-                        struct buf *t, struct cr_error **err)
+                        const struct buf *runner, struct buf *t,
+                        struct cr_error **err)
 {
   static const struct
   {
     const char *name;
     unsigned mode;
-  } dirs[] = { { "bin", 0755 },      { "etc", 0755 }, { "tmp", 01777 },
-               { "proc", 0555 },     { "dev", 0755 }, { "sys", 0555 },
-               /* 1777: the engines give the workspace tmpfs the mode of
-                * the image's directory (tmpfs copy-up), and the command's
-                * unprivileged user unpacks into it.  */
-               { "workspace", 01777 } };
+  } dirs[] = { { "bin", 0755 },       { "etc", 0755 },
+               { "tmp", 01777 },      { "proc", 0555 },
+               { "dev", 0755 },       { "sys", 0555 },
+               /* Writable by the unprivileged user the runner runs as, as
+                * /tmp is: Podman copies the mount point's mode onto the
+                * tmpfs mounted there (and ignores a tmpfs mode option).  */
+               { "workspace", 01777 }, { "usr", 0755 },
+               { "usr/local", 0755 }, { "usr/local/lib", 0755 },
+               { CONTAINER_TOOLS_DIR, 0755 } };
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (tar_dir (t, dirs[i].name, dirs[i].mode, err) < 0)
       return -1;
-  if (tar_file (t, "bin/busybox", 0755, busybox->data, busybox->len, err) < 0
+  if (tar_file (t, CONTAINER_RUNNER_PATH + 1, 0755, runner->data, runner->len,
+                err)
+          < 0
+      || tar_file (t, "bin/busybox", 0755, busybox->data, busybox->len, err)
+             < 0
       || tar_file (t, "etc/passwd", 0644, container_passwd,
                    sizeof container_passwd - 1, err)
              < 0
@@ -365,22 +443,31 @@ container_build_busybox (struct engine_client *c, const char *busybox_path,
                          struct cr_error **err)
 {
   struct buf bb = BUF_INIT, applets = BUF_INIT, tar = BUF_INIT;
+  struct buf runner = BUF_INIT;
+  char hex[SHA256_HEX_LEN + 1];
   int ret = -1;
   if (container_busybox (busybox_path, &bb, err) == 0
       && container_applets (busybox_path, &applets, err) == 0
-      && container_busybox_root (&bb, applets.data, &tar, err) == 0)
+      && container_runner_read (&runner, hex, err) == 0
+      && container_busybox_root (&bb, applets.data, &runner, &tar, err) == 0)
     {
       /* The tag goes inside repo: Podman 4.3 ignores the tag parameter of
-       * an import, and dockerd reads a tag there too.  */
+       * an import, and dockerd reads a tag there too.  The label is a
+       * change applied by the import itself, as `docker import --change`
+       * does.  */
       cleanup_free char *name = xasprintf ("%s:%s", repo, tag);
       cleanup_free char *r = container_query_escape (name);
+      cleanup_free char *label
+          = xasprintf ("LABEL " CONTAINER_RUNNER_LABEL "=%s", hex);
+      cleanup_free char *l = container_query_escape (label);
       cleanup_free char *path
-          = xasprintf ("/images/create?fromSrc=-&repo=%s", r);
+          = xasprintf ("/images/create?fromSrc=-&repo=%s&changes=%s", r, l);
       ret = container_post_tar (c, path, &tar, "application/x-tar", err);
     }
   buf_free (&bb);
   buf_free (&applets);
   buf_free (&tar);
+  buf_free (&runner);
   return ret;
 }
 
@@ -389,16 +476,22 @@ container_build_busybox (struct engine_client *c, const char *busybox_path,
  * RUN step: nothing runs while the image is built.  */
 static int
 container_layer_context (const char *from, const struct buf *busybox,
+                         const struct buf *runner, const char *runner_hex,
                          struct buf *t, struct cr_error **err)
 {
   cleanup_free char *dockerfile
       = xasprintf ("FROM %s\n"
                    "COPY busybox /" CONTAINER_TOOLS_DIR "/busybox\n"
+                   "COPY crucible-job-runner " CONTAINER_RUNNER_PATH "\n"
                    "COPY root/ /\n"
-                   "LABEL org.crucible.base=\"%s\"\n",
-                   from, from);
+                   "LABEL org.crucible.base=\"%s\"\n"
+                   "LABEL " CONTAINER_RUNNER_LABEL "=\"%s\"\n",
+                   from, from, runner_hex);
   if (tar_file (t, "Dockerfile", 0644, dockerfile, strlen (dockerfile), err) < 0
       || tar_file (t, "busybox", 0755, busybox->data, busybox->len, err) < 0
+      || tar_file (t, "crucible-job-runner", 0755, runner->data, runner->len,
+                   err)
+             < 0
       || tar_dir (t, "root", 0755, err) < 0
       || tar_dir (t, "root/workspace", 01777, err) < 0
       || tar_dir (t, "root/tmp", 01777, err) < 0)
@@ -422,10 +515,12 @@ container_build_from (struct engine_client *c, const char *from,
                             from);
   if (strpbrk (from, "\n\r\"") != NULL)
     return cr_error_set (err, 0, "--from %s: not an image name", from);
-  struct buf bb = BUF_INIT, tar = BUF_INIT;
+  struct buf bb = BUF_INIT, tar = BUF_INIT, runner = BUF_INIT;
+  char hex[SHA256_HEX_LEN + 1];
   int ret = -1;
   if (container_busybox (busybox_path, &bb, err) == 0
-      && container_layer_context (from, &bb, &tar, err) == 0)
+      && container_runner_read (&runner, hex, err) == 0
+      && container_layer_context (from, &bb, &runner, hex, &tar, err) == 0)
     {
       cleanup_free char *t = container_query_escape (image);
       /* pull=0: the base is the local image checked above; networkmode
@@ -436,6 +531,7 @@ container_build_from (struct engine_client *c, const char *from,
     }
   buf_free (&bb);
   buf_free (&tar);
+  buf_free (&runner);
   return ret;
 }
 

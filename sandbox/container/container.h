@@ -65,4 +65,27 @@ int container_image_build (const struct container_config *cfg, const char *from,
                            void (*progress) (void *data, const char *step),
                            void *data, char **image_id, struct cr_error **err);
 
+/* --- appended by the runner part: the job runner in the image ------- */
+
+/* Where `crucible sandbox image build` puts the job runner
+ * (sandbox/container/runner/) in the image, with and without --from, and
+ * the image label that holds its SHA-256, so that preparation can tell an
+ * image made by another crucible build ("rebuild the image with `crucible
+ * sandbox image build`").  */
+#define CONTAINER_RUNNER_PATH "/usr/local/lib/crucible/crucible-job-runner"
+#define CONTAINER_RUNNER_LABEL "org.crucible.runner.sha256"
+
+/* The installed runner's path (owned): the pkglibexecdir beside the
+ * running crucible's bin directory (../libexec/crucible/), the build
+ * tree's (beside crucible itself), then the configured pkglibexecdir;
+ * the first that exists.  */
+int container_runner_locate (char **path, struct cr_error **err);
+
+/* The runner this crucible bakes into images, checked to be a static
+ * 64-bit ELF program: its bytes (when body is not NULL) and its SHA-256
+ * as hex, which the image's CONTAINER_RUNNER_LABEL must hold.  */
+struct buf;
+int container_runner_read (struct buf *body, char *hex,
+                           struct cr_error **err);
+
 #endif

@@ -8,8 +8,12 @@
  *             [--archive FILE] [--leave-out PATTERN]... [--env NAME=VALUE]...
  *             [--changes-max N] [--entries-max N] [--workspace-max N]
  *             [--deadline-ms N] [--grace-ms N] [--fsize N] [--nproc N]
- *             [--stop-ms N] [--close-ms N] [--touch NAME] -- LINE
+ *             [--stop-ms N] [--close-ms N] [--touch NAME] [--via CMD]
+ *             -- LINE
  *
+ * --via runs `sh -c CMD` with the job on its standard input instead of
+ * the runner on the scratch workspace (a runner in a container, say:
+ * `podman run -i ... IMAGE /usr/local/lib/crucible/crucible-job-runner`).
  * The command's output goes to stdout; on stderr, one line each: "R: "
  * and the facts (newlines as spaces), "X: " and the ending, "F: " and a
  * failure, "left-out: PATH (why)", "publish: OUTCOME paths=N" and
@@ -40,7 +44,7 @@
 
 struct drive
 {
-  const char *runner, *scratch, *root, *statedir, *archive, *touch;
+  const char *runner, *scratch, *root, *statedir, *archive, *touch, *via;
   const char *leave[16];
   size_t n_leave;
   char *env[16];
@@ -137,8 +141,11 @@ drive_spawn (struct drive *d)
       dup2 (in[0], 0);
       dup2 (out[1], 1);
       close (in[0]), close (in[1]), close (out[0]), close (out[1]);
-      execl (d->runner, "crucible-job-runner", "--workspace", d->scratch,
-             (char *) NULL);
+      if (d->via != NULL)
+        execl ("/bin/sh", "sh", "-c", d->via, (char *) NULL);
+      else
+        execl (d->runner, "crucible-job-runner", "--workspace", d->scratch,
+               (char *) NULL);
       _exit (127);
     }
   close (in[0]);
@@ -306,7 +313,8 @@ drive_options (struct drive *d, int argc, char **argv)
           { "deadline-ms", 1, 0, 'D' },   { "grace-ms", 1, 0, 'g' },
           { "fsize", 1, 0, 'f' },         { "nproc", 1, 0, 'p' },
           { "stop-ms", 1, 0, 'k' },       { "close-ms", 1, 0, 'x' },
-          { "touch", 1, 0, 't' },         { 0, 0, 0, 0 } };
+          { "touch", 1, 0, 't' },         { "via", 1, 0, 'v' },
+          { 0, 0, 0, 0 } };
   int c;
   d->stop_ms = d->close_ms = -1;
   while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1)
@@ -329,6 +337,7 @@ drive_options (struct drive *d, int argc, char **argv)
       case 'k': d->stop_ms = strtoll (optarg, NULL, 10); break;
       case 'x': d->close_ms = strtoll (optarg, NULL, 10); break;
       case 't': d->touch = optarg; break;
+      case 'v': d->via = optarg; break;
       default: return -1;
       }
   if (optind != argc - 1 || !d->runner || !d->scratch || !d->root
@@ -368,7 +377,13 @@ main (int argc, char **argv)
   int sent_rc = d.archive != NULL ? drive_send_archive (&d, &err)
                                   : job_write (d.in, &d.job, &sent, &err);
   if (sent_rc < 0)
-    fprintf (stderr, "send: %s\n", err ? err->msg : "the runner went away");
+    {
+      /* A job not sent whole is never started: the end of its input
+       * ends the runner.  */
+      fprintf (stderr, "send: %s\n", err ? err->msg : "the runner went away");
+      close (d.in);
+      d.in = -1;
+    }
   cr_error_clear (&err);
   for (size_t i = 0; i < sent.n_left_out; i++)
     fprintf (stderr, "left-out: %s (%s)\n", sent.left_out[i].path,

@@ -1,0 +1,67 @@
+#!/bin/bash
+# `crucible sandbox image build` bakes the job runner (crucible-job-runner,
+# installed under libexec/crucible) into the image, without and with
+# --from, at /usr/local/lib/crucible/crucible-job-runner, and labels the
+# image with its SHA-256 (org.crucible.runner.sha256), against both
+# engines (tests/container/lib.sh).  A container of each image reads the
+# runner's bytes back: they are the installed runner's, so the label
+# names what is in the image.
+
+. "$(dirname "$0")/lib.sh"
+
+plan 8
+
+RUNNER="$CRUCIBLE_BIN_DIR/../libexec/crucible/crucible-job-runner"
+new_workspace
+mkdir -p "$HOME/.crucible"
+home_config() { printf '%s\n' "$1" >"$HOME/.crucible/config.json"; }
+want=$(sha256sum "$RUNNER" 2>/dev/null | cut -d' ' -f1)
+
+# label ENGINE IMAGE: the image's runner label.
+label() {
+  engine_api "$1" GET "/v1.41/images/$2/json" | python3 -c \
+    "import json,sys; print((json.load(sys.stdin).get('Config') or {}).get('Labels', {}).get('org.crucible.runner.sha256'))"
+}
+
+# inside ENGINE IMAGE SHA256SUM: the runner's digest read in a container
+# of the image (no network), by the image's own sha256sum.
+inside() {
+  local cid
+  cid=$(engine_api "$1" POST /v1.41/containers/create -H 'Content-Type: application/json' \
+    -d "{\"Image\":\"$2\",\"Cmd\":[\"$3\",\"sha256sum\",\"/usr/local/lib/crucible/crucible-job-runner\"],\"HostConfig\":{\"NetworkMode\":\"none\"}}" \
+    | sed -n 's/^{"Id":"\([0-9a-f]*\)".*/\1/p')
+  engine_api "$1" POST "/v1.41/containers/$cid/start" >/dev/null
+  engine_api "$1" POST "/v1.41/containers/$cid/wait" >/dev/null
+  engine_api "$1" GET "/v1.41/containers/$cid/logs?stdout=1" | tr -d '\000-\010' | cut -d' ' -f1 | tr -dc '0-9a-f'
+  engine_api "$1" DELETE "/v1.41/containers/$cid?force=1" >/dev/null
+}
+
+if [ -z "$want" ]; then
+  for i in $(seq 8); do skip "the runner in the image" "no $RUNNER (make check installs it)"; done
+  exit 0
+fi
+engines_start docker podman
+for engine in docker podman; do
+  if ! engine_up "$engine"; then
+    engine_skip 4 "$engine"
+    continue
+  fi
+  export DOCKER_HOST
+  DOCKER_HOST=$(engine_host "$engine")
+  home_config '{"sandbox": {"enabled": true, "backend": "container"}}'
+  crun sandbox image build
+  [ "$rc" -eq 0 ] || diag "$err"
+  is "$(label "$engine" crucible-sandbox:latest)" "$want" \
+    "$engine: image build labels the image with the runner's SHA-256"
+  is "$(inside "$engine" crucible-sandbox:latest /bin/busybox)" "$want" \
+    "$engine: and the runner in it is the installed one"
+  engine_import "$engine" base-image 1 >/dev/null
+  home_config '{"sandbox": {"enabled": true, "backend": "container", "container": {"image": "layered:1"}}}'
+  crun sandbox image build --from base-image:1
+  [ "$rc" -eq 0 ] || diag "$err"
+  is "$(label "$engine" layered:1)" "$want" \
+    "$engine: image build --from labels the layered image with it too"
+  is "$(inside "$engine" layered:1 /usr/local/lib/crucible/busybox)" "$want" \
+    "$engine: and layers the installed runner onto it"
+done
+unset DOCKER_HOST
