@@ -201,19 +201,38 @@ registry_container_make (const struct sandbox_backend_config *cfg)
   return container_backend_new (&cc);
 }
 
-/* Inspection's view, looking at nothing: the engine is asked only by
- * `crucible sandbox inspect` with this backend selected (its own report,
- * sandbox/container/container.h), which says what it can hold.  */
+/* Inspection's view: the configured engine (or the one the environment
+ * names) is asked what it holds, creating nothing.  Unreachable, or without the image, it is not found, with
+ * why: its claims depend on what the engine says it enforces.  */
+static void
+registry_container_info_for (const struct sandbox_backend_config *cfg,
+                             struct inspect_backend_info *info)
+{
+  struct sandbox_backend *b = registry_container_make (cfg);
+  struct sandbox_probe probe = { 0 };
+  struct cr_error *err = NULL;
+  info->id = CONTAINER_BACKEND_ID;
+  info->provenance = "built in";
+  if (sandbox_probe (b, &probe, &err) < 0 || !probe.usable)
+    info->why_not_found = xstrdup (err != NULL ? err->msg
+                                   : probe.reason != NULL ? probe.reason
+                                                          : "not usable");
+  else
+    {
+      sandbox_claims (b, &info->claims);
+      info->found = true;
+    }
+  cr_error_free (err);
+  sandbox_probe_clear (&probe);
+  sandbox_backend_free (b);
+}
+
+/* The same without a configuration: the engine the environment names.  */
 static void
 registry_container_info (struct inspect_backend_info *info)
 {
-  struct container_config cc = { 0 };
-  struct sandbox_backend *b = container_backend_new (&cc);
-  info->id = CONTAINER_BACKEND_ID;
-  info->provenance = "built in";
-  sandbox_claims (b, &info->claims);
-  sandbox_backend_free (b);
-  info->found = true;
+  struct sandbox_backend_config cfg = { .backend = CONTAINER_BACKEND_ID };
+  registry_container_info_for (&cfg, info);
 }
 
 /* The container backend needs libcurl (loaded when used) and an engine,
@@ -231,11 +250,12 @@ registry_container_dependencies (sandbox_dep_fn dep, void *data)
 /* Every backend, the platform's own first.  */
 static const struct sandbox_registry_entry registry_table[] = {
   { BWRAP_BACKEND_ID, true, registry_bwrap_make, registry_bwrap_info,
-    registry_bwrap_dependencies, "namespaces" },
+    registry_bwrap_dependencies, "namespaces", NULL },
   { SANDBOX_REGISTRY_COMPAT, false, registry_compat_make, registry_compat_info,
-    registry_compat_dependencies, "process" },
+    registry_compat_dependencies, "process", NULL },
   { CONTAINER_BACKEND_ID, true, registry_container_make,
-    registry_container_info, registry_container_dependencies, "container" },
+    registry_container_info, registry_container_dependencies, "container",
+    registry_container_info_for },
 };
 
 #define REGISTRY_COUNT (sizeof registry_table / sizeof registry_table[0])

@@ -73,6 +73,10 @@ struct sandbox_registry_entry
    * lifecycle facts and the inspection carry: "namespaces" (bwrap),
    * "container", "process" (compat).  */
   const char *isolation;
+  /* info, for a backend whose view depends on the configuration (the
+   * container backend's engine and image); NULL: info is used.  */
+  void (*info_for) (const struct sandbox_backend_config *cfg,
+                    struct inspect_backend_info *info);
 };
 
 /* The entry named id, or NULL when this build knows none by that name.  */

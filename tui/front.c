@@ -201,5 +201,8 @@ front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
           = xstrdup ("sandbox.backend names no known backend");
       return;
     }
-  e->info (info);
+  if (e->info_for != NULL)
+    e->info_for (&bc, info);
+  else
+    e->info (info);
 }

@@ -30,12 +30,6 @@
 #include "sandbox/pubguard.h"
 #include "sandbox/statedir.h"
 
-/* Where `crucible sandbox image build` puts the job runner in the image:
- * the container's only program crucible names.  */
-#ifndef CONTAINER_RUNNER_PATH
-#define CONTAINER_RUNNER_PATH "/usr/local/lib/crucible/crucible-job-runner"
-#endif
-
 /* The runner stops the command this long before the supervisor's outer
  * kill, so that an overrun still reports what it printed.  */
 #define CONTAINER_DEADLINE_MARGIN_MS 500
@@ -76,6 +70,7 @@ struct container_backend
   struct engine_facts facts;
   bool probed;
   bool swept;
+  char *runner_why; /* why the image's runner is not this build's, or NULL */
   char *why; /* why the engine cannot be used, from the last try */
 };
 
@@ -143,6 +138,43 @@ container_image (const struct container_backend *b)
   return b->image != NULL ? b->image : CONTAINER_DEFAULT_IMAGE;
 }
 
+/* Why the image's job runner is not the one this crucible speaks with
+ * (its CONTAINER_RUNNER_LABEL against the SHA-256 of the runner this
+ * build installs), or NULL when it is.  Owned.  */
+static char *
+container_runner_check (struct container_backend *b)
+{
+  char hex[80] = "";
+  struct cr_error *err = NULL;
+  if (container_runner_read (NULL, hex, &err) < 0)
+    {
+      char *why = xstrdup (err->msg);
+      cr_error_free (err);
+      return why;
+    }
+  cleanup_free char *path
+      = xasprintf ("/images/%s/json", b->facts.image_id);
+  struct engine_request req = { .method = "GET", .path = path };
+  yajl_val v = NULL;
+  if (engine_call_json (b->client, &req, &v, &err) < 0)
+    {
+      char *why = xstrdup (err->msg);
+      cr_error_free (err);
+      return why;
+    }
+  const char *label = json_member_str (
+      json_member (json_member (v, "Config"), "Labels"), CONTAINER_RUNNER_LABEL);
+  char *why = label != NULL && strcmp (label, hex) == 0
+                  ? NULL
+                  : xasprintf ("the image %s was not made by this build of "
+                               "crucible (its job runner %s); rebuild the "
+                               "image with `crucible sandbox image build`",
+                               container_image (b),
+                               label != NULL ? "differs" : "is not labelled");
+  yajl_tree_free (v);
+  return why;
+}
+
 /* Connect to the engine and read what it can hold, once; b->lock held.
  * A failure is kept (b->why) and tried again at the next call.  */
 static int
@@ -166,6 +198,9 @@ container_ensure_client (struct container_backend *b, struct cr_error **err)
     }
   b->client = c;
   b->probed = true;
+  free (b->runner_why);
+  b->runner_why = b->facts.image_id != NULL ? container_runner_check (b)
+                                            : NULL;
   free (b->why);
   b->why = NULL;
   return 0;
@@ -226,6 +261,8 @@ container_probe (struct sandbox_backend *base, struct sandbox_probe *out,
                              engine_client_name (b->client),
                              b->facts.image_why != NULL ? b->facts.image_why
                                                         : "not found");
+  else if (b->runner_why != NULL)
+    out->reason = xstrdup (b->runner_why);
   else
     {
       out->usable = true;
@@ -1644,6 +1681,7 @@ container_free (struct sandbox_backend *base)
     free (b->unreadable[i]);
   free (b->unreadable);
   free (b->why);
+  free (b->runner_why);
   free (b->state_parent);
   pthread_mutex_destroy (&b->lock);
   free (b);
@@ -1709,6 +1747,8 @@ container_prepare (struct sandbox_backend *base,
                         "the image %s is not on the engine %s; `crucible "
                         "sandbox image build` makes it",
                         container_image (b), engine_client_name (b->client));
+  if (ret == 0 && b->facts.image_id != NULL && b->runner_why != NULL)
+    ret = cr_error_set (err, 0, "%s", b->runner_why);
   if (ret == 0 && !b->swept)
     {
       container_sweep (b);

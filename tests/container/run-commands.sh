@@ -168,7 +168,7 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   attempt "$engine" "signalling a host process" \
     "kill -0 $SLEEPER" "kill -0 $SLEEPER"
   attempt "$engine" "making a device node" \
-    "mknod $OUTSIDE/w/null c 1 3" "mknod /tmp/null c 1 3"
+    "rm -f $OUTSIDE/w/null && mknod $OUTSIDE/w/null c 1 3" "mknod /tmp/null c 1 3"
 
   # --- what the engine stores ------------------------------------------------
   "$CRUCIBLE" run --env CRUCIBLE_TEST_TOKEN=tok-3141592653 'sleep 3' >/dev/null 2>&1 &
