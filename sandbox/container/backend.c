@@ -71,6 +71,7 @@ struct container_backend
   bool probed;
   bool swept;
   char *runner_why; /* why the image's runner is not this build's, or NULL */
+  unsigned live;    /* session threads still running */
   char *why; /* why the engine cannot be used, from the last try */
 };
 
@@ -1422,10 +1423,14 @@ container_thread_main (void *data)
       ssize_t n = write (s->ev_pipe[1], &one, 1);
       (void) n;
     }
+  struct container_backend *b = s->b;
   pthread_mutex_lock (&s->lock);
   s->thread_ended = true;
   bool abandoned = s->abandoned;
   pthread_mutex_unlock (&s->lock);
+  pthread_mutex_lock (&b->lock);
+  b->live--;
+  pthread_mutex_unlock (&b->lock);
   if (abandoned)
     {
       /* Nobody waits for it: the session is the thread's to free.  */
@@ -1531,8 +1536,16 @@ container_start (struct sandbox_session *base, const struct sandbox_command *cmd
   s->envp = xcalloc (n + 1, sizeof *s->envp);
   for (size_t i = 0; i < n; i++)
     s->envp[i] = xstrdup (cmd->envp[i]);
+  pthread_mutex_lock (&s->b->lock);
+  s->b->live++;
+  pthread_mutex_unlock (&s->b->lock);
   if (pthread_create (&s->thread, NULL, container_thread_main, s) != 0)
-    return cr_error_set (err, 0, "starting the command's container thread");
+    {
+      pthread_mutex_lock (&s->b->lock);
+      s->b->live--;
+      pthread_mutex_unlock (&s->b->lock);
+      return cr_error_set (err, 0, "starting the command's container thread");
+    }
   s->started = true;
   return 0;
 }
@@ -1673,6 +1686,14 @@ static void
 container_free (struct sandbox_backend *base)
 {
   struct container_backend *b = (struct container_backend *) base;
+  pthread_mutex_lock (&b->lock);
+  unsigned live = b->live;
+  pthread_mutex_unlock (&b->lock);
+  /* An abandoned session's thread still uses the client (crucible is
+   * leaving, and the thread ends its container): it is left to the
+   * process's end rather than freed under the thread.  */
+  if (live > 0)
+    return;
   engine_client_free (b->client);
   engine_facts_clear (&b->facts);
   free (b->engine);
