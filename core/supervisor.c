@@ -122,6 +122,7 @@ struct supervisor
 {
   struct loop *loop;
   struct sandbox_backend *backend;
+  bool process_isolation; /* CRUCIBLE_ALLOW_PROCESS_ISOLATION applies */
   const struct config *config;
   char *workspace;
   char *const *host_env;
@@ -1131,14 +1132,18 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
   command_advance (cmd);
 }
 
-/* Whether commands run under process isolation: confinement enabled and
- * the compatibility backend running them, which only
- * CRUCIBLE_ALLOW_PROCESS_ISOLATION makes so (tui/front.c).  */
+/* Whether commands run under process isolation (the front end said so:
+ * supervisor_set_process_isolation).  */
 static bool
 supervisor_process_isolation (const struct supervisor *sup)
 {
-  return sup->config->sandbox_enabled && sup->backend != NULL
-         && strcmp (sup->backend->ops->id, SANDBOX_REGISTRY_COMPAT) == 0;
+  return sup->process_isolation;
+}
+
+void
+supervisor_set_process_isolation (struct supervisor *sup, bool on)
+{
+  sup->process_isolation = on;
 }
 
 /* The policy a command of this supervisor runs under, resolved from the

@@ -186,6 +186,14 @@ front_backend (const struct config *cfg, char **refusal)
   return NULL;
 }
 
+bool
+front_backend_process_isolation (const struct config *cfg,
+                                 const struct sandbox_backend *b)
+{
+  return cfg->sandbox_enabled && b != NULL
+         && strcmp (sandbox_backend_id (b), SANDBOX_REGISTRY_COMPAT) == 0;
+}
+
 void
 front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
 {
