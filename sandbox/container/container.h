@@ -1,5 +1,5 @@
-/* The container backend's entry points while it runs no commands: the
- * inspection of its engine (`crucible sandbox inspect` with
+/* The container backend's entry points beside running commands
+ * (sandbox/container/backend.h): the inspection of its engine (`crucible sandbox inspect` with
  * sandbox.backend "container") and `crucible sandbox image build`.  Both
  * find the engine as a command's preparation would (engine_discover), and
  * load libcurl only then.  doc/container-backend.md describes them.  */
