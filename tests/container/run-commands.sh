@@ -16,7 +16,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PER_ENGINE=29
+PER_ENGINE=30
 plan $((2 * PER_ENGINE))
 
 new_workspace
@@ -93,6 +93,14 @@ err
 [stopped: the command ran too long]" "$engine: ran too long, with what it printed first"
   [ $((t1 - t0)) -lt 12 ]
   ok $? "$engine: the overrun was stopped and removed within its budget ($((t1 - t0)) s)"
+  # The policy's own deadline: the runner stops the command just before
+  # the supervisor's outer kill, and the ending is told as ran too long
+  # with what it printed.
+  echo '{"sandbox": {"enabled": true, "backend": "container", "limits": {"commandSeconds": 3}}}' >"$HOME/.crucible/config.json"
+  crun run 'echo early; sleep 30'
+  is "$rc|$out" "124|early
+[stopped: the command ran too long]" "$engine: the policy's deadline: stopped from inside, told as ran too long"
+  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
   crun run 'seq 1 200000 | tail -n 1'
   is "$rc|$out" "0|200000" "$engine: a pipeline's output arrives whole"
 
@@ -135,11 +143,12 @@ Seccomp: 2" "$engine: uid 65534, no capability at all, no_new_privs, seccomp fil
   crun run 'touch /etc/x 2>&1 || touch /bin/x 2>&1; ls /sys/class/net'
   like "$out" "Read-only file system.*
 lo$" "$engine: the root filesystem is read-only; lo is the only interface"
-  crun run 'grep -E " /workspace | /tmp " /proc/mounts | cut -d" " -f2-4'
-  like "$out" "^/workspace tmpfs rw,nosuid,nodev,[^
-]*size=1048576k
-/tmp tmpfs rw,nosuid,nodev,[^
-]*size=262144k$" "$engine: /workspace and /tmp are sized tmpfs mounts, nosuid,nodev"
+  # Sorted: Podman mounts the two in either order.
+  crun run 'grep -E " /workspace | /tmp " /proc/mounts | cut -d" " -f2-4 | sort'
+  like "$out" "^/tmp tmpfs rw,nosuid,nodev,[^
+]*size=262144k
+/workspace tmpfs rw,nosuid,nodev,[^
+]*size=1048576k$" "$engine: /workspace and /tmp are sized tmpfs mounts, nosuid,nodev"
   [[ "$out" != *noexec* ]]
   ok $? "$engine: and exec (not noexec)"
   crun run 'printf "#!/bin/sh\necho ran from tmp\n" >/tmp/x; chmod +x /tmp/x; /tmp/x'
