@@ -47,13 +47,13 @@ struct job_changes
   gid_t gid;
   uint64_t bytes_max, bytes;
   size_t entries_max, entries;
-  char **patterns; /* NULL-terminated; owned */
+  char **patterns;  /* NULL-terminated; owned */
   char **untouched; /* the paths the archive left out; owned */
   size_t n_untouched;
   struct tar_reader tar;
   bool tar_started;
-  int file_fd;       /* the regular file being written, or -1 */
-  char *file_path;   /* its name */
+  int file_fd;           /* the regular file being written, or -1 */
+  char *file_path;       /* its name */
   struct tar_entry file; /* its header (name and link not kept) */
   struct changes_dir *dirs;
   size_t n_dirs;
@@ -102,8 +102,8 @@ changes_shown (const char *name)
 
 /* Refuse the whole set for what name is: the first reason stays.  -1.  */
 static int
-changes_refuse_path (struct job_changes *ch, const char *name,
-                     const char *why, struct cr_error **err)
+changes_refuse_path (struct job_changes *ch, const char *name, const char *why,
+                     struct cr_error **err)
 {
   if (ch->refusal == NULL)
     {
@@ -149,8 +149,8 @@ job_changes_new (const char *statedir, const struct job *job,
   ch->rootfd = ch->upperfd = ch->file_fd = -1;
   ch->bytes_max = job->limits.changes_max ? job->limits.changes_max
                                           : JOB_CHANGES_MAX_DEFAULT;
-  ch->entries_max = job->entries_max ? job->entries_max
-                                     : JOB_ENTRIES_MAX_DEFAULT;
+  ch->entries_max
+      = job->entries_max ? job->entries_max : JOB_ENTRIES_MAX_DEFAULT;
   ch->patterns = changes_strv_copy (job->leave_out);
   for (size_t i = 0; sent != NULL && i < sent->n_left_out; i++)
     {
@@ -174,8 +174,8 @@ job_changes_new (const char *statedir, const struct job *job,
       job_changes_free (ch);
       return NULL;
     }
-  ch->upperfd = open (ch->pair.upper,
-                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  ch->upperfd
+      = open (ch->pair.upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (ch->upperfd < 0 || fstat (ch->upperfd, &st) < 0)
     {
       cr_error_set (err, errno, "opening the staged changes' directory");
@@ -304,8 +304,8 @@ changes_upper_parent (struct job_changes *ch, const char *path,
        name = slash + 1)
     {
       *slash = '\0';
-      int sub = openat (fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                      | O_CLOEXEC);
+      int sub
+          = openat (fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       struct stat st;
       if (sub < 0 && errno == ENOENT)
         {
@@ -479,9 +479,8 @@ static int
 changes_stage_file (struct job_changes *ch, const struct tar_entry *e,
                     int parent, const char *base)
 {
-  ch->file_fd = openat (parent, base,
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        0600);
+  ch->file_fd = openat (
+      parent, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (ch->file_fd < 0)
     return -1;
   free (ch->file_path);
@@ -505,8 +504,8 @@ changes_on_entry (void *data, const struct tar_entry *e, struct cr_error **err)
     return changes_refuse_path (ch, e->name, why, err);
   if ((why = changes_existing_why (ch, e, parent, base, &replaces)) != NULL)
     return changes_refuse_path (ch, e->name, why, err);
-  int rc = e->kind == TAR_DIR ? changes_stage_dir (ch, e, parent, base,
-                                                   replaces)
+  int rc = e->kind == TAR_DIR
+               ? changes_stage_dir (ch, e, parent, base, replaces)
            : e->kind == TAR_SYMLINK ? changes_stage_link (ch, e, parent, base)
                                     : changes_stage_file (ch, e, parent, base);
   if (rc < 0)
@@ -546,8 +545,8 @@ static int
 changes_on_content_end (void *data, struct cr_error **err)
 {
   struct job_changes *ch = data;
-  struct timespec t[2] = { { .tv_sec = ch->file.mtime },
-                           { .tv_sec = ch->file.mtime } };
+  struct timespec t[2]
+      = { { .tv_sec = ch->file.mtime }, { .tv_sec = ch->file.mtime } };
   int fd = ch->file_fd;
   ch->file_fd = -1;
   int rc = 0;
@@ -610,14 +609,29 @@ changes_finish_dirs (struct job_changes *ch, struct cr_error **err)
       const struct changes_dir *d = &ch->dirs[i];
       const char *base, *why = NULL;
       struct timespec t[2] = { d->mtime, d->mtime };
-      cleanup_close int parent = changes_upper_parent (ch, d->path, &base,
-                                                       &why);
+      cleanup_close int parent
+          = changes_upper_parent (ch, d->path, &base, &why);
       if (parent < 0 || pubfs_chmod_dir (parent, base, d->mode) < 0
           || utimensat (parent, base, t, AT_SYMLINK_NOFOLLOW) < 0)
         return cr_error_set (err, errno, "staging the container's change %s",
                              d->path);
     }
   return 0;
+}
+
+/* A decimal count after key in text at *p ("changes=12"); false when it
+ * is not there as such.  */
+static bool
+changes_count (const char **p, const char *key, unsigned long long *out)
+{
+  size_t n = strlen (key);
+  char *end;
+  if (strncmp (*p, key, n) != 0 || (*p)[n] < '0' || (*p)[n] > '9')
+    return false;
+  errno = 0;
+  *out = strtoull (*p + n, &end, 10);
+  *p = end;
+  return errno == 0;
 }
 
 /* The 'Z' frame: the counts must be what came, the archive whole.  */
@@ -627,20 +641,19 @@ changes_end (struct job_changes *ch, const uint8_t *payload, size_t len,
 {
   char text[64];
   unsigned long long n, bytes;
-  char extra;
-  if (len >= sizeof text)
+  const char *p = text;
+  if (len >= sizeof text || memchr (payload, '\0', len) != NULL)
     return changes_refuse_path (ch, NULL, "a malformed end of the changes",
                                 err);
   memcpy (text, payload, len);
   text[len] = '\0';
-  if (sscanf (text, "changes=%llu bytes=%llu%c", &n, &bytes, &extra) != 2
-      || strlen (text) != len)
+  if (!changes_count (&p, "changes=", &n) || *p++ != ' '
+      || !changes_count (&p, "bytes=", &bytes) || *p != '\0')
     return changes_refuse_path (ch, NULL, "a malformed end of the changes",
                                 err);
   if (n != ch->entries || bytes != ch->bytes)
     return changes_refuse_path (ch, NULL,
-                                "its end counts other changes than came",
-                                err);
+                                "its end counts other changes than came", err);
   if (ch->tar_started && !tar_reader_done (&ch->tar))
     return changes_refuse_path (ch, NULL, "the changes' archive is cut short",
                                 err);
@@ -672,7 +685,9 @@ job_changes_frame (struct job_changes *ch, enum jobproto_type type,
         {
           if (ch->refusal == NULL)
             {
-              cleanup_free char *why = xstrdup ((*err)->msg);
+              cleanup_free char *why = xstrdup (err != NULL && *err != NULL
+                                                    ? (*err)->msg
+                                                    : "a malformed archive");
               job_changes_refuse (ch, why);
             }
           return -1;

@@ -297,14 +297,19 @@ container_busybox_root (const struct buf *busybox, const char *applets,
   {
     const char *name;
     unsigned mode;
-  } dirs[] = { { "bin", 0755 },       { "etc", 0755 },
-               { "tmp", 01777 },      { "proc", 0555 },
-               { "dev", 0755 },       { "sys", 0555 },
+  } dirs[] = { { "bin", 0755 },
+               { "etc", 0755 },
+               { "tmp", 01777 },
+               { "proc", 0555 },
+               { "dev", 0755 },
+               { "sys", 0555 },
                /* Writable by the unprivileged user the runner runs as, as
                 * /tmp is: Podman copies the mount point's mode onto the
                 * tmpfs mounted there (and ignores a tmpfs mode option).  */
-               { "workspace", 01777 }, { "usr", 0755 },
-               { "usr/local", 0755 }, { "usr/local/lib", 0755 },
+               { "workspace", 01777 },
+               { "usr", 0755 },
+               { "usr/local", 0755 },
+               { "usr/local/lib", 0755 },
                { CONTAINER_TOOLS_DIR, 0755 } };
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (tar_dir (t, dirs[i].name, dirs[i].mode, err) < 0)
@@ -312,8 +317,7 @@ container_busybox_root (const struct buf *busybox, const char *applets,
   if (tar_file (t, CONTAINER_RUNNER_PATH + 1, 0755, runner->data, runner->len,
                 err)
           < 0
-      || tar_file (t, "bin/busybox", 0755, busybox->data, busybox->len, err)
-             < 0
+      || tar_file (t, "bin/busybox", 0755, busybox->data, busybox->len, err) < 0
       || tar_file (t, "etc/passwd", 0644, container_passwd,
                    sizeof container_passwd - 1, err)
              < 0

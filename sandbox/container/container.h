@@ -85,7 +85,6 @@ int container_runner_locate (char **path, struct cr_error **err);
  * 64-bit ELF program: its bytes (when body is not NULL) and its SHA-256
  * as hex, which the image's CONTAINER_RUNNER_LABEL must hold.  */
 struct buf;
-int container_runner_read (struct buf *body, char *hex,
-                           struct cr_error **err);
+int container_runner_read (struct buf *body, char *hex, struct cr_error **err);
 
 #endif

@@ -89,7 +89,9 @@ typedef int (*job_sink_fn) (void *data, const void *bytes, size_t len,
 int job_put (const struct job *job, job_sink_fn sink, void *sink_data,
              struct job_sent *sent, struct cr_error **err);
 
-/* job_put onto a blocking descriptor.  */
+/* job_put onto a blocking descriptor.  A job that failed part way (a
+ * workspace over its bound, say) has not reached 'G': close the stream,
+ * which ends the runner without running anything.  */
 int job_write (int fd, const struct job *job, struct job_sent *sent,
                struct cr_error **err);
 

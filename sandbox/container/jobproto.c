@@ -126,15 +126,16 @@ jobproto_reader_fail (struct jobproto_reader *r, struct cr_error **err,
   return cr_error_set (err, 0,
                        "job protocol: a '%c' frame of %u bytes is over the "
                        "%u-byte bound",
-                       h[0], jobproto_length (h), (unsigned) JOBPROTO_FRAME_MAX);
+                       h[0], jobproto_length (h),
+                       (unsigned) JOBPROTO_FRAME_MAX);
 }
 
 /* Hand on every whole frame at the start of p; *used gets how many bytes
  * they took.  */
 static int
-jobproto_reader_frames (struct jobproto_reader *r, const uint8_t *p,
-                        size_t len, size_t *used, jobproto_frame_fn fn,
-                        void *fn_data, struct cr_error **err)
+jobproto_reader_frames (struct jobproto_reader *r, const uint8_t *p, size_t len,
+                        size_t *used, jobproto_frame_fn fn, void *fn_data,
+                        struct cr_error **err)
 {
   size_t at = 0;
   *used = 0;

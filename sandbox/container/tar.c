@@ -158,11 +158,11 @@ tar_pax_record (struct buf *p, const char *key, const char *value)
 }
 
 int
-tar_put_header (struct buf *t, const struct tar_entry *e,
-                struct cr_error **err)
+tar_put_header (struct buf *t, const struct tar_entry *e, struct cr_error **err)
 {
-  static const char types[] = { [TAR_FILE] = '0', [TAR_DIR] = '5',
-                                [TAR_SYMLINK] = '2', [TAR_OTHER] = 0 };
+  static const char types[] = {
+    [TAR_FILE] = '0', [TAR_DIR] = '5', [TAR_SYMLINK] = '2', [TAR_OTHER] = 0
+  };
   char type = e->kind == TAR_OTHER ? e->type : types[e->kind];
   size_t nlen = strlen (e->name), llen = e->link ? strlen (e->link) : 0;
   bool dir = e->kind == TAR_DIR;
@@ -186,9 +186,8 @@ tar_put_header (struct buf *t, const struct tar_entry *e,
       tar_pad (t, pax.len);
       buf_free (&pax);
     }
-  tar_block (t, short_name, type, e->mode,
-             e->kind == TAR_FILE ? e->size : 0, e->link, e->mtime, e->uid,
-             e->gid);
+  tar_block (t, short_name, type, e->mode, e->kind == TAR_FILE ? e->size : 0,
+             e->link, e->mtime, e->uid, e->gid);
   return 0;
 }
 
@@ -364,17 +363,21 @@ tar_reader_header (struct tar_reader *r, const struct tar_header *h,
   if (h->typeflag == 'g' || h->typeflag == 'L' || h->typeflag == 'K')
     return tar_reader_fail (r, err, "an unsupported extension header");
   cleanup_free char *name = tar_reader_name (r, h);
-  cleanup_free char *link
-      = r->pax_link != NULL ? steal_pointer (&r->pax_link)
-                            : tar_field (h->linkname, sizeof h->linkname);
+  cleanup_free char *link = r->pax_link != NULL
+                                ? steal_pointer (&r->pax_link)
+                                : tar_field (h->linkname, sizeof h->linkname);
   size_t nlen = strlen (name);
   if (nlen > TAR_NAME_MAX || strlen (link) > TAR_NAME_MAX)
     return tar_reader_fail (r, err, "a name over the bound");
-  struct tar_entry e = { .name = name, .type = h->typeflag,
+  struct tar_entry e = { .name = name,
+                         .type = h->typeflag,
                          .kind = tar_kind_of (h->typeflag),
-                         .mode = (unsigned) (mode & 07777), .size = size,
-                         .link = link, .mtime = (int64_t) mtime,
-                         .uid = uid, .gid = gid };
+                         .mode = (unsigned) (mode & 07777),
+                         .size = size,
+                         .link = link,
+                         .mtime = (int64_t) mtime,
+                         .uid = uid,
+                         .gid = gid };
   if (e.kind == TAR_DIR)
     while (nlen > 1 && name[nlen - 1] == '/')
       name[--nlen] = '\0';
@@ -395,8 +398,8 @@ tar_reader_header (struct tar_reader *r, const struct tar_header *h,
 /* Take content bytes of the current entry; *used gets how many.  */
 static int
 tar_reader_content (struct tar_reader *r, const char *p, size_t len,
-                    size_t *used, const struct tar_reader_ops *ops,
-                    void *data, struct cr_error **err)
+                    size_t *used, const struct tar_reader_ops *ops, void *data,
+                    struct cr_error **err)
 {
   size_t n = r->remaining < len ? (size_t) r->remaining : len;
   int rc = 0;
@@ -463,8 +466,8 @@ tar_reader_feed (struct tar_reader *r, const void *data, size_t len,
         used = r->pad < len ? (size_t) r->pad : len, r->pad -= used;
       else
         {
-          used = TAR_BLOCK - r->block.len < len ? TAR_BLOCK - r->block.len
-                                                : len;
+          used
+              = TAR_BLOCK - r->block.len < len ? TAR_BLOCK - r->block.len : len;
           buf_append (&r->block, p, used);
           if (r->block.len == TAR_BLOCK)
             {

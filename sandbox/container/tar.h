@@ -80,7 +80,7 @@ struct tar_reader_ops
 
 struct tar_reader
 {
-  struct buf block; /* bytes of a header block or a pax header so far */
+  struct buf block;   /* bytes of a header block or a pax header so far */
   uint64_t remaining; /* content bytes of the current entry to come */
   uint64_t pad;       /* padding bytes after them */
   bool in_pax;        /* the content being read is a pax header's */

@@ -83,8 +83,7 @@ static int
 workspace_flush (struct workspace_walk *w, bool all, struct cr_error **err)
 {
   size_t at = 0;
-  while (w->out.len - at >= JOBPROTO_FRAME_MAX
-         || (all && w->out.len > at))
+  while (w->out.len - at >= JOBPROTO_FRAME_MAX || (all && w->out.len > at))
     {
       size_t n = w->out.len - at;
       if (n > JOBPROTO_FRAME_MAX)
@@ -93,7 +92,8 @@ workspace_flush (struct workspace_walk *w, bool all, struct cr_error **err)
         return -1;
       at += n;
     }
-  memmove (w->out.data, w->out.data + at, w->out.len - at);
+  if (at > 0)
+    memmove (w->out.data, w->out.data + at, w->out.len - at);
   w->out.len -= at;
   return 0;
 }
@@ -133,8 +133,10 @@ workspace_file (struct workspace_walk *w, int dirfd, const char *name,
   uint64_t size = (uint64_t) now.st_size;
   if (workspace_count (w, size, err) < 0)
     return -1;
-  struct tar_entry e = { .name = rel, .kind = TAR_FILE,
-                         .mode = st->st_mode & 0777, .size = size,
+  struct tar_entry e = { .name = rel,
+                         .kind = TAR_FILE,
+                         .mode = st->st_mode & 0777,
+                         .size = size,
                          .mtime = now.st_mtim.tv_sec };
   if (tar_put_header (&w->out, &e, err) < 0)
     return -1;
@@ -178,8 +180,11 @@ workspace_link (struct workspace_walk *w, int dirfd, const char *name,
     }
   if (workspace_count (w, 0, err) < 0)
     return -1;
-  struct tar_entry e = { .name = rel, .kind = TAR_SYMLINK, .mode = 0777,
-                         .link = target, .mtime = st->st_mtim.tv_sec };
+  struct tar_entry e = { .name = rel,
+                         .kind = TAR_SYMLINK,
+                         .mode = 0777,
+                         .link = target,
+                         .mtime = st->st_mtim.tv_sec };
   return tar_put_header (&w->out, &e, err);
 }
 
@@ -273,7 +278,8 @@ workspace_entry (struct workspace_walk *w, int dirfd, const char *name,
     }
   if (workspace_count (w, 0, err) < 0)
     return -1;
-  struct tar_entry e = { .name = rel, .kind = TAR_DIR,
+  struct tar_entry e = { .name = rel,
+                         .kind = TAR_DIR,
                          .mode = st.st_mode & 0777,
                          .mtime = st.st_mtim.tv_sec };
   if (tar_put_header (&w->out, &e, err) < 0)
@@ -289,8 +295,8 @@ workspace_dir (struct workspace_walk *w, int fd, const char *rel,
   size_t n;
   int rc = 0;
   if (++w->depth > WORKSPACE_DEPTH_MAX)
-    return cr_error_set (err, ELOOP, "archiving %s: deeper than %d levels",
-                         rel, WORKSPACE_DEPTH_MAX);
+    return cr_error_set (err, ELOOP, "archiving %s: deeper than %d levels", rel,
+                         WORKSPACE_DEPTH_MAX);
   char **names = workspace_names (fd, &n);
   for (size_t i = 0; i < n; i++)
     {

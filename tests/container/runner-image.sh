@@ -5,11 +5,14 @@
 # image with its SHA-256 (org.crucible.runner.sha256), against both
 # engines (tests/container/lib.sh).  A container of each image reads the
 # runner's bytes back: they are the installed runner's, so the label
-# names what is in the image.
+# names what is in the image.  Then a job through the container's attached
+# standard input (tests/helpers/job_drive --via the engine's own client,
+# `docker run -i` / `podman run -i`): the runner, PID 1 as uid 65534 on a
+# read-only root with a tmpfs workspace, answers, and its changes publish.
 
 . "$(dirname "$0")/lib.sh"
 
-plan 8
+plan 12
 
 RUNNER="$CRUCIBLE_BIN_DIR/../libexec/crucible/crucible-job-runner"
 new_workspace
@@ -36,14 +39,43 @@ inside() {
   engine_api "$1" DELETE "/v1.41/containers/$cid?force=1" >/dev/null
 }
 
+# job ENGINE: one job through `run -i` of the engine's client.
+job() {
+  local cli root="$TEST_TMP/root-$1" state="$TEST_TMP/state-$1"
+  case $1 in
+  docker) cli="docker -H $DOCKER_HOST" ;;
+  podman) cli="podman --url $DOCKER_HOST" ;;
+  esac
+  if ! command -v "${cli%% *}" >/dev/null || [ ! -x "$HELPERS/job_drive" ]; then
+    skip "$1: a job in a container" "no ${cli%% *} client or job_drive" "$1"
+    skip "$1: a job in a container" "no ${cli%% *} client or job_drive" "$1"
+    return
+  fi
+  mkdir -p "$root/sub" "$state"
+  chmod 700 "$state"
+  echo old >"$root/sub/b"
+  "$HELPERS/job_drive" --runner none --scratch none --root "$root" --statedir "$state" \
+    --via "$cli run -i --rm --network none --read-only --user 65534:65534 --cap-drop all \
+      --security-opt no-new-privileges --tmpfs /workspace:rw,exec,nosuid,nodev,size=16m \
+      --tmpfs /tmp:rw,exec,nosuid,nodev,size=16m crucible-sandbox:latest \
+      /usr/local/lib/crucible/crucible-job-runner" \
+    -- 'cat sub/b; echo new >n; rm sub/b' >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+  local err
+  err=$(cat "$TEST_TMP/err")
+  like "$(sed -n 's/^R: //p' <<<"$err")" "^uid=65534 gid=65534 .*caps=0+,0+,0+,0+ .*root_ro=1 .*net= " \
+    "$1: the runner answers from inside: uid 65534, no capabilities, a read-only root, no network"
+  is "$(cat "$TEST_TMP/out")|$(sed -n 's/^publish: //p' <<<"$err")|$(cat "$root/n")|$(ls "$root/sub")" \
+    "old|published paths=3|new|" "$1: the job's output comes back and its changes publish"
+}
+
 if [ -z "$want" ]; then
-  for i in $(seq 8); do skip "the runner in the image" "no $RUNNER (make check installs it)"; done
+  for i in $(seq 12); do skip "the runner in the image" "no $RUNNER (make check installs it)"; done
   exit 0
 fi
 engines_start docker podman
 for engine in docker podman; do
   if ! engine_up "$engine"; then
-    engine_skip 4 "$engine"
+    engine_skip 6 "$engine"
     continue
   fi
   export DOCKER_HOST
@@ -63,5 +95,6 @@ for engine in docker podman; do
     "$engine: image build --from labels the layered image with it too"
   is "$(inside "$engine" layered:1 /usr/local/lib/crucible/busybox)" "$want" \
     "$engine: and layers the installed runner onto it"
+  job "$engine"
 done
 unset DOCKER_HOST

@@ -114,8 +114,7 @@ fuzz_changes_check (int dirfd, const char *rel, int depth)
       char path[8192];
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      snprintf (path, sizeof path, "%s%s%s", rel, *rel ? "/" : "",
-                de->d_name);
+      snprintf (path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
       if (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         abort ();
       bool whiteout = S_ISCHR (st.st_mode) && st.st_rdev == makedev (0, 0);
@@ -139,8 +138,8 @@ fuzz_changes_check (int dirfd, const char *rel, int depth)
         }
       if (S_ISDIR (st.st_mode))
         {
-          int sub = openat (dirfd, de->d_name,
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+          int sub
+              = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
           if (sub < 0)
             abort ();
           fuzz_changes_check (sub, path, depth + 1);
@@ -176,8 +175,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   /* In two pieces, so that a frame split across reads is exercised.  */
   size_t half = size / 2;
   if (jobproto_reader_feed (&r, data, half, fuzz_changes_frame, ch, &err) == 0)
-    jobproto_reader_feed (&r, data + half, size - half, fuzz_changes_frame,
-                          ch, &err);
+    jobproto_reader_feed (&r, data + half, size - half, fuzz_changes_frame, ch,
+                          &err);
   cr_error_clear (&err);
   if (job_changes_complete (ch))
     {

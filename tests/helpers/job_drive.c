@@ -109,6 +109,8 @@ drive_frame (void *data, enum jobproto_type type, const uint8_t *p, size_t len,
     default:
       break;
     }
+  if (d->ended)
+    return 0; /* the change set has answered: what follows is not read */
   if (!d->exited || d->changes == NULL)
     {
       drive_line ("unexpected", (const uint8_t *) &type, 1);
@@ -304,41 +306,88 @@ drive_publish (struct drive *d, const struct publish_baseline *base)
 static int
 drive_options (struct drive *d, int argc, char **argv)
 {
-  static const struct option opts[]
-      = { { "runner", 1, 0, 'r' },        { "scratch", 1, 0, 's' },
-          { "root", 1, 0, 'o' },          { "statedir", 1, 0, 'd' },
-          { "archive", 1, 0, 'a' },       { "leave-out", 1, 0, 'l' },
-          { "env", 1, 0, 'e' },           { "changes-max", 1, 0, 'c' },
-          { "entries-max", 1, 0, 'n' },   { "workspace-max", 1, 0, 'w' },
-          { "deadline-ms", 1, 0, 'D' },   { "grace-ms", 1, 0, 'g' },
-          { "fsize", 1, 0, 'f' },         { "nproc", 1, 0, 'p' },
-          { "stop-ms", 1, 0, 'k' },       { "close-ms", 1, 0, 'x' },
-          { "touch", 1, 0, 't' },         { "via", 1, 0, 'v' },
-          { 0, 0, 0, 0 } };
+  static const struct option opts[] = { { "runner", 1, 0, 'r' },
+                                        { "scratch", 1, 0, 's' },
+                                        { "root", 1, 0, 'o' },
+                                        { "statedir", 1, 0, 'd' },
+                                        { "archive", 1, 0, 'a' },
+                                        { "leave-out", 1, 0, 'l' },
+                                        { "env", 1, 0, 'e' },
+                                        { "changes-max", 1, 0, 'c' },
+                                        { "entries-max", 1, 0, 'n' },
+                                        { "workspace-max", 1, 0, 'w' },
+                                        { "deadline-ms", 1, 0, 'D' },
+                                        { "grace-ms", 1, 0, 'g' },
+                                        { "fsize", 1, 0, 'f' },
+                                        { "nproc", 1, 0, 'p' },
+                                        { "stop-ms", 1, 0, 'k' },
+                                        { "close-ms", 1, 0, 'x' },
+                                        { "touch", 1, 0, 't' },
+                                        { "via", 1, 0, 'v' },
+                                        { 0, 0, 0, 0 } };
   int c;
   d->stop_ms = d->close_ms = -1;
   while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1)
     switch (c)
       {
-      case 'r': d->runner = optarg; break;
-      case 's': d->scratch = optarg; break;
-      case 'o': d->root = optarg; break;
-      case 'd': d->statedir = optarg; break;
-      case 'a': d->archive = optarg; break;
-      case 'l': if (d->n_leave < 15) d->leave[d->n_leave++] = optarg; break;
-      case 'e': if (d->n_env < 15) d->env[d->n_env++] = optarg; break;
-      case 'c': d->job.limits.changes_max = strtoull (optarg, NULL, 10); break;
-      case 'n': d->job.entries_max = strtoull (optarg, NULL, 10); break;
-      case 'w': d->job.workspace_max = strtoull (optarg, NULL, 10); break;
-      case 'D': d->job.limits.deadline_ms = strtoull (optarg, NULL, 10); break;
-      case 'g': d->job.limits.grace_ms = strtoull (optarg, NULL, 10); break;
-      case 'f': d->job.limits.fsize_bytes = strtoull (optarg, NULL, 10); break;
-      case 'p': d->job.limits.nproc = strtoull (optarg, NULL, 10); break;
-      case 'k': d->stop_ms = strtoll (optarg, NULL, 10); break;
-      case 'x': d->close_ms = strtoll (optarg, NULL, 10); break;
-      case 't': d->touch = optarg; break;
-      case 'v': d->via = optarg; break;
-      default: return -1;
+      case 'r':
+        d->runner = optarg;
+        break;
+      case 's':
+        d->scratch = optarg;
+        break;
+      case 'o':
+        d->root = optarg;
+        break;
+      case 'd':
+        d->statedir = optarg;
+        break;
+      case 'a':
+        d->archive = optarg;
+        break;
+      case 'l':
+        if (d->n_leave < 15)
+          d->leave[d->n_leave++] = optarg;
+        break;
+      case 'e':
+        if (d->n_env < 15)
+          d->env[d->n_env++] = optarg;
+        break;
+      case 'c':
+        d->job.limits.changes_max = strtoull (optarg, NULL, 10);
+        break;
+      case 'n':
+        d->job.entries_max = strtoull (optarg, NULL, 10);
+        break;
+      case 'w':
+        d->job.workspace_max = strtoull (optarg, NULL, 10);
+        break;
+      case 'D':
+        d->job.limits.deadline_ms = strtoull (optarg, NULL, 10);
+        break;
+      case 'g':
+        d->job.limits.grace_ms = strtoull (optarg, NULL, 10);
+        break;
+      case 'f':
+        d->job.limits.fsize_bytes = strtoull (optarg, NULL, 10);
+        break;
+      case 'p':
+        d->job.limits.nproc = strtoull (optarg, NULL, 10);
+        break;
+      case 'k':
+        d->stop_ms = strtoll (optarg, NULL, 10);
+        break;
+      case 'x':
+        d->close_ms = strtoll (optarg, NULL, 10);
+        break;
+      case 't':
+        d->touch = optarg;
+        break;
+      case 'v':
+        d->via = optarg;
+        break;
+      default:
+        return -1;
       }
   if (optind != argc - 1 || !d->runner || !d->scratch || !d->root
       || !d->statedir)

@@ -121,7 +121,8 @@ ms=$((($(date +%s%N) - start) / 1000000))
 is "$out" "before" "a command past its deadline still reports what it printed"
 like "$(field X)" "deadline=1" "the runner stopped it itself at its deadline"
 is "$(field publish)" "discarded" "and its changes are discarded"
-[ "$ms" -lt 3000 ]
+# The command alone would take 5 s.
+[ "$ms" -lt 4500 ]
 ok $? "within the deadline and its grace (${ms} ms)"
 
 fresh
@@ -135,7 +136,9 @@ drive --close-ms 300 -- 'sleep 30 & echo $! >bgpid; sleep 30'
 bg=$(cat "$SCRATCH/bgpid" 2>/dev/null)
 [ -n "$bg" ]
 ok $? "the command started a background process (the control)"
-like "$(field runner)" "exit=0 ms=[0-9]{1,3}$" "the end of the input ends the runner at once"
+ms=$(field runner | sed -n 's/.* ms=//p')
+[ "${ms:-99999}" -lt 2000 ]
+ok $? "the end of the input ends the runner at once (${ms} ms after it)"
 [ -z "$(field X)" ] && [ -n "$bg" ] && wait_gone "$bg" 2
 ok $? "and everything of the command with it, sending nothing"
 

@@ -106,9 +106,9 @@ s_flush (struct stream *s)
 {
   struct cr_error *err = NULL;
   if (s->tar.len > 0)
-    assert_int_equal (jobproto_put (&s->frames, ANS_CHANGES, s->tar.data,
-                                    s->tar.len, &err),
-                      0);
+    assert_int_equal (
+        jobproto_put (&s->frames, ANS_CHANGES, s->tar.data, s->tar.len, &err),
+        0);
   s->tar.len = 0;
 }
 
@@ -119,8 +119,12 @@ s_entry (struct stream *s, const char *name, enum tar_kind kind, char type,
 {
   struct cr_error *err = NULL;
   size_t len = content ? strlen (content) : 0;
-  struct tar_entry e = { .name = name, .kind = kind, .type = type,
-                         .mode = mode, .size = len, .link = link,
+  struct tar_entry e = { .name = name,
+                         .kind = kind,
+                         .type = type,
+                         .mode = mode,
+                         .size = len,
+                         .link = link,
                          .mtime = 1700000000 };
   assert_int_equal (tar_put_header (&s->tar, &e, &err), 0);
   if (kind == TAR_FILE)
@@ -156,9 +160,8 @@ s_del (struct stream *s, const char *path)
 {
   struct cr_error *err = NULL;
   s_flush (s);
-  assert_int_equal (jobproto_put (&s->frames, ANS_DELETED, path, strlen (path),
-                                  &err),
-                    0);
+  assert_int_equal (
+      jobproto_put (&s->frames, ANS_DELETED, path, strlen (path), &err), 0);
   s->n++;
 }
 
@@ -173,8 +176,7 @@ s_end (struct stream *s, const char *z)
   snprintf (text, sizeof text, "changes=%llu bytes=%llu", s->n, s->bytes);
   if (z == NULL)
     z = text;
-  assert_int_equal (jobproto_put (&s->frames, ANS_END, z, strlen (z), &err),
-                    0);
+  assert_int_equal (jobproto_put (&s->frames, ANS_END, z, strlen (z), &err), 0);
 }
 
 /* A change set being fed, and its last answer other than 0.  */
@@ -226,7 +228,8 @@ changes_for (const struct fix *f, size_t entries_max, uint64_t bytes_max,
              const struct job_sent *sent)
 {
   static const char *const leave[] = { "*.pem", NULL };
-  struct job job = { .root = f->root, .leave_out = leave,
+  struct job job = { .root = f->root,
+                     .leave_out = leave,
                      .entries_max = entries_max,
                      .limits = { .changes_max = bytes_max } };
   struct cr_error *err = NULL;
@@ -244,9 +247,8 @@ assert_refused (const struct fix *f, struct stream *s, const char *why)
   struct sandbox_publication pub;
   struct publish_baseline base;
   struct cr_error *err = NULL;
-  assert_int_equal (publish_baseline_take (f->state, f->root, 5000, &base,
-                                           &err),
-                    0);
+  assert_int_equal (
+      publish_baseline_take (f->state, f->root, 5000, &base, &err), 0);
   assert_true (feed (ch, s) < 0);
   assert_non_null (changes_refusal (ch));
   if (strstr (changes_refusal (ch), why) == NULL)
@@ -307,8 +309,11 @@ test_refused_kinds (void **state)
   {
     char type;
     const char *why;
-  } kinds[] = { { '3', "a device" }, { '4', "a device" }, { '6', "a fifo" },
-                { '1', "a hard link" }, { 'S', "a kind" } };
+  } kinds[] = { { '3', "a device" },
+                { '4', "a device" },
+                { '6', "a fifo" },
+                { '1', "a hard link" },
+                { 'S', "a kind" } };
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
     {
       struct stream s = { 0 };
@@ -331,8 +336,8 @@ static void
 test_refused_links (void **state)
 {
   struct fix *f = *state;
-  static const char *const targets[] = { "/etc/passwd", "..", "../x",
-                                         "sub/../../.." };
+  static const char *const targets[]
+      = { "/etc/passwd", "..", "../x", "sub/../../.." };
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
     {
       struct stream s = { 0 };
@@ -464,9 +469,8 @@ test_refused_bounds (void **state)
   s.frames.data[1] = 0, s.frames.data[2] = 0;
   s.frames.data[3] = (char) ((512 + 512 - 300) >> 8);
   s.frames.data[4] = (char) ((512 + 512 - 300) & 0xff);
-  assert_int_equal (jobproto_put (&s.frames, ANS_END, "changes=1 bytes=3", 17,
-                                  &err),
-                    0);
+  assert_int_equal (
+      jobproto_put (&s.frames, ANS_END, "changes=1 bytes=3", 17, &err), 0);
   assert_refused (f, &s, "cut short");
 }
 
@@ -484,9 +488,8 @@ test_incomplete (void **state)
   s_file (&s, "c.txt", 0644, "new\n");
   tar_end (&s.tar);
   s_flush (&s);
-  assert_int_equal (publish_baseline_take (f->state, f->root, 5000, &base,
-                                           &err),
-                    0);
+  assert_int_equal (
+      publish_baseline_take (f->state, f->root, 5000, &base, &err), 0);
   assert_int_equal (feed (ch, &s), 0);
   job_changes_refuse (ch, "the stream ended before its end");
   assert_int_equal (job_changes_publish (ch, "t", &base, NULL, &pub, &err), 0);
@@ -523,9 +526,8 @@ publish_stream (const struct fix *f, struct stream *s,
   struct job_changes *ch = changes_for (f, 64, 1 << 20, NULL);
   struct publish_baseline base;
   struct cr_error *err = NULL;
-  assert_int_equal (publish_baseline_take (f->state, f->root, 5000, &base,
-                                           &err),
-                    0);
+  assert_int_equal (
+      publish_baseline_take (f->state, f->root, 5000, &base, &err), 0);
   if (touch != NULL)
     {
       char *p = at (f, touch);
@@ -648,8 +650,7 @@ main (void)
                                      fix_teardown),
     cmocka_unit_test_setup_teardown (test_refused_bounds, fix_setup,
                                      fix_teardown),
-    cmocka_unit_test_setup_teardown (test_incomplete, fix_setup,
-                                     fix_teardown),
+    cmocka_unit_test_setup_teardown (test_incomplete, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown (test_published, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown (test_replaced, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown (test_root_changed, fix_setup,

@@ -49,16 +49,14 @@ test_frames_round_trip (void **state)
 
   struct jobproto_reader r;
   jobproto_reader_init (&r);
-  assert_int_equal (jobproto_reader_feed (&r, b.data, b.len, collect, &got,
-                                          &err),
-                    0);
+  assert_int_equal (
+      jobproto_reader_feed (&r, b.data, b.len, collect, &got, &err), 0);
   assert_string_equal (got.data, "V:crucible-job 1;G:;O:hi;");
   assert_false (jobproto_reader_partial (&r));
   got.len = 0;
   for (size_t i = 0; i < b.len; i++)
-    assert_int_equal (jobproto_reader_feed (&r, b.data + i, 1, collect, &got,
-                                            &err),
-                      0);
+    assert_int_equal (
+        jobproto_reader_feed (&r, b.data + i, 1, collect, &got, &err), 0);
   assert_string_equal (got.data, "V:crucible-job 1;G:;O:hi;");
   /* Half a frame is held, and says so.  */
   assert_int_equal (jobproto_reader_feed (&r, b.data, 7, collect, &got, &err),
@@ -99,9 +97,8 @@ test_frames_refused (void **state)
   assert_int_equal (got.len, 0);
 
   struct buf out = BUF_INIT;
-  assert_true (jobproto_put (&out, ANS_OUTPUT, NULL, JOBPROTO_FRAME_MAX + 1,
-                             &err)
-               < 0);
+  assert_true (
+      jobproto_put (&out, ANS_OUTPUT, NULL, JOBPROTO_FRAME_MAX + 1, &err) < 0);
   cr_error_clear (&err);
   assert_true (jobproto_put (&out, (enum jobproto_type) 'q', "", 0, &err) < 0);
   cr_error_clear (&err);
@@ -168,9 +165,8 @@ static int
 seen_entry (void *data, const struct tar_entry *e, struct cr_error **err)
 {
   (void) err;
-  buf_printf (&((struct seen *) data)->b, "%d %s %o %llu %s;", e->kind,
-              e->name, e->mode, (unsigned long long) e->size,
-              e->link ? e->link : "");
+  buf_printf (&((struct seen *) data)->b, "%d %s %o %llu %s;", e->kind, e->name,
+              e->mode, (unsigned long long) e->size, e->link ? e->link : "");
   return 0;
 }
 
@@ -205,10 +201,11 @@ test_tar_round_trip (void **state)
   memset (long_name, 'n', sizeof long_name - 1);
   long_name[sizeof long_name - 1] = '\0';
   struct tar_entry d = { .name = "dir", .kind = TAR_DIR, .mode = 0755 };
-  struct tar_entry f = { .name = long_name, .kind = TAR_FILE, .mode = 0600,
-                         .size = 3 };
-  struct tar_entry l = { .name = "dir/l", .kind = TAR_SYMLINK, .mode = 0777,
-                         .link = long_name };
+  struct tar_entry f
+      = { .name = long_name, .kind = TAR_FILE, .mode = 0600, .size = 3 };
+  struct tar_entry l = {
+    .name = "dir/l", .kind = TAR_SYMLINK, .mode = 0777, .link = long_name
+  };
   assert_int_equal (tar_put_header (&t, &d, &err), 0);
   assert_int_equal (tar_put_header (&t, &f, &err), 0);
   buf_append (&t, "abc", 3);
@@ -222,11 +219,11 @@ test_tar_round_trip (void **state)
       struct tar_reader r;
       tar_reader_init (&r);
       for (size_t at = 0; at < t.len; at += piece)
-        assert_int_equal (tar_reader_feed (&r, t.data + at,
-                                           at + piece <= t.len ? piece
-                                                               : t.len - at,
-                                           &seen_ops, &s, &err),
-                          0);
+        assert_int_equal (
+            tar_reader_feed (&r, t.data + at,
+                             at + piece <= t.len ? piece : t.len - at,
+                             &seen_ops, &s, &err),
+            0);
       assert_true (tar_reader_done (&r));
       char *want = xasprintf ("1 dir 755 0 ;0 %s 600 3 ;abc|2 dir/l 777 0 %s;",
                               long_name, long_name);
@@ -318,7 +315,9 @@ test_job_put (void **state)
 
   static const char *const leave[] = { "*.pem", NULL };
   char *envp[] = { (char *) "A=1", (char *) "B=2", NULL };
-  struct job job = { .line = "true", .envp = envp, .root = dir,
+  struct job job = { .line = "true",
+                     .envp = envp,
+                     .root = dir,
                      .leave_out = leave,
                      .limits = { .cpu_s = 7, .deadline_ms = 900 } };
   struct buf out = BUF_INIT;
@@ -331,9 +330,8 @@ test_job_put (void **state)
   struct jobproto_reader r;
   jobproto_reader_init (&r);
   tar_reader_init (&j.tar);
-  assert_int_equal (jobproto_reader_feed (&r, out.data, out.len, job_frames,
-                                          &j, &err),
-                    0);
+  assert_int_equal (
+      jobproto_reader_feed (&r, out.data, out.len, job_frames, &j, &err), 0);
   assert_string_equal (j.order.data,
                        "VL(cpu=7\ndeadline_ms=900\nchanges_max=268435456\n)"
                        "E(A=1)E(B=2)C(true)WG");

@@ -44,8 +44,8 @@ enum runner_phase
 {
   RUNNER_WANT_VERSION,
   RUNNER_WANT_LIMITS,
-  RUNNER_WANT_ENV,    /* E..., then C */
-  RUNNER_WANT_WORK,   /* W..., then G */
+  RUNNER_WANT_ENV,  /* E..., then C */
+  RUNNER_WANT_WORK, /* W..., then G */
   RUNNER_RUNNING
 };
 
@@ -99,8 +99,7 @@ runner_kill_all (struct runner *r, int signo)
 
 /* The dead-man switch: crucible's stream ended (or broke), so nothing
  * may go on; no changes are sent.  */
-static void __attribute__ ((noreturn))
-runner_dead_man (struct runner *r)
+static void __attribute__ ((noreturn)) runner_dead_man (struct runner *r)
 {
   runner_kill_all (r, SIGKILL);
   _exit (0);
@@ -173,8 +172,8 @@ runner_job_frame (void *data, enum jobproto_type type, const uint8_t *p,
     {
       if (len != strlen (JOBPROTO_VERSION)
           || memcmp (p, JOBPROTO_VERSION, len) != 0)
-        runner_fail (r, "the job speaks another protocol than "
-                        JOBPROTO_VERSION);
+        runner_fail (r,
+                     "the job speaks another protocol than " JOBPROTO_VERSION);
       r->phase = RUNNER_WANT_LIMITS;
     }
   else if (type == JOB_LIMITS && r->phase == RUNNER_WANT_LIMITS)
@@ -217,8 +216,8 @@ runner_read_job (struct runner *r)
         continue;
       if (n <= 0)
         runner_dead_man (r);
-      if (jobproto_reader_feed (&r->in, chunk, (size_t) n, runner_job_frame,
-                                r, &err)
+      if (jobproto_reader_feed (&r->in, chunk, (size_t) n, runner_job_frame, r,
+                                &err)
           < 0)
         runner_fail (r, err->msg);
     }
@@ -243,8 +242,9 @@ runner_child (struct runner *r, int out, int sync)
    * reaches the command: every other descriptor goes.  */
   if (dup2 (sync, 3) < 0)
     _exit (127);
-  for (int fd = 4; fd < 1024; fd++)
-    close (fd);
+  if (close_range (4, ~0U, 0) < 0)
+    for (int fd = 4; fd < 65536; fd++)
+      close (fd);
   while (read (3, &go, 1) < 0 && errno == EINTR)
     ;
   close (3);
@@ -318,12 +318,13 @@ runner_run_frame (void *data, enum jobproto_type type, const uint8_t *p,
     return cr_error_set (err, 0, "a frame other than 'K' after 'G'");
   memcpy (text, p, len);
   text[len] = '\0';
-  int signo = atoi (text);
-  if (signo <= 0 || signo >= NSIG)
+  char *end;
+  long signo = strtol (text, &end, 10);
+  if (end == text || *end != '\0' || signo <= 0 || signo >= NSIG)
     return cr_error_set (err, 0, "'K' names no signal");
   if (!r->exited)
     {
-      runner_kill_all (r, signo);
+      runner_kill_all (r, (int) signo);
       r->stopped = true;
       if (r->kill_at == 0)
         r->kill_at = runner_now () + (int64_t) r->job.grace_ms;
@@ -456,11 +457,10 @@ runner_send_exit (struct runner *r)
 {
   char text[64];
   struct cr_error *err = NULL;
-  int n = WIFSIGNALED (r->status)
-              ? snprintf (text, sizeof text, "signal=%d",
-                          WTERMSIG (r->status))
-              : snprintf (text, sizeof text, "exit=%d",
-                          WEXITSTATUS (r->status));
+  int n
+      = WIFSIGNALED (r->status)
+            ? snprintf (text, sizeof text, "signal=%d", WTERMSIG (r->status))
+            : snprintf (text, sizeof text, "exit=%d", WEXITSTATUS (r->status));
   if (r->deadline_hit)
     n += snprintf (text + n, sizeof text - (size_t) n, " deadline=1");
   else if (r->stopped)

@@ -36,7 +36,7 @@ struct runner_base
   ino_t ino;
   off_t size;
   struct timespec mtime, ctime;
-  char *target; /* a link's */
+  char *target;  /* a link's */
   bool seen;     /* still there after the command, same kind */
   bool replaced; /* there with another kind: deleted, then made anew */
 };
@@ -65,7 +65,7 @@ struct runner_unpack
     char *path;
     unsigned mode;
     int64_t mtime;
-  } *dirs;
+  } * dirs;
   size_t n_dirs;
 };
 

@@ -24,9 +24,12 @@
 static char *
 runner_read_line (const char *path)
 {
-  cleanup_fclose FILE *f = fopen (path, "re");
+  FILE *f = fopen (path, "re");
   char line[512];
-  if (f == NULL || fgets (line, sizeof line, f) == NULL)
+  bool got = f != NULL && fgets (line, sizeof line, f) != NULL;
+  if (f != NULL)
+    fclose (f);
+  if (!got)
     return NULL;
   line[strcspn (line, "\n")] = '\0';
   return xstrdup (line);
@@ -129,15 +132,14 @@ static char *
 runner_memsw (void)
 {
   cleanup_free char *mem = runner_read_line ("/sys/fs/cgroup/memory.max");
-  cleanup_free char *swap
-      = runner_read_line ("/sys/fs/cgroup/memory.swap.max");
+  cleanup_free char *swap = runner_read_line ("/sys/fs/cgroup/memory.swap.max");
   if (mem == NULL)
     return runner_cgroup ("/nonexistent",
                           "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes");
   if (swap == NULL || strcmp (mem, "max") == 0 || strcmp (swap, "max") == 0)
     return xstrdup (swap != NULL && strcmp (swap, "0") == 0 ? mem : "max");
-  return xasprintf ("%llu", strtoull (mem, NULL, 10) + strtoull (swap, NULL,
-                                                                 10));
+  return xasprintf ("%llu",
+                    strtoull (mem, NULL, 10) + strtoull (swap, NULL, 10));
 }
 
 /* The supplementary groups, comma-separated.  */
@@ -166,7 +168,8 @@ runner_facts (const char *workspace, pid_t pid, size_t *len)
               (unsigned long) getgid ());
   buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_GROUPS, v = runner_groups ());
   free (v);
-  buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_NNP, v = runner_status ("NoNewPrivs"));
+  buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_NNP,
+              v = runner_status ("NoNewPrivs"));
   free (v);
   buf_printf (&b, "%s=", JOBPROTO_FACT_CAPS);
   static const char *const caps[] = { "CapEff", "CapPrm", "CapBnd", "CapAmb" };
@@ -180,7 +183,8 @@ runner_facts (const char *workspace, pid_t pid, size_t *len)
   free (v);
   buf_printf (&b, "%s=%d\n", JOBPROTO_FACT_ROOT_RO,
               statvfs ("/", &vfs) == 0 && (vfs.f_flag & ST_RDONLY) ? 1 : 0);
-  buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_WORKSPACE, v = runner_mount (workspace));
+  buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_WORKSPACE,
+              v = runner_mount (workspace));
   free (v);
   buf_printf (&b, "%s=%s\n", JOBPROTO_FACT_TMP, v = runner_mount ("/tmp"));
   free (v);

@@ -72,8 +72,7 @@ runner_parent (int wsfd, const char *path, const char **base)
 static int
 runner_refuse (struct cr_error **err, const char *name, const char *why)
 {
-  return cr_error_set (err, 0, "the workspace archive's %.200s: %s", name,
-                       why);
+  return cr_error_set (err, 0, "the workspace archive's %.200s: %s", name, why);
 }
 
 /* The checks of one archive entry before anything is made of it.  */
@@ -121,10 +120,9 @@ runner_on_entry (void *data, const struct tar_entry *e, struct cr_error **err)
     rc = symlinkat (e->link, parent, base);
   else
     {
-      rc = u->file_fd = openat (parent, base,
-                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
-                                    | O_CLOEXEC,
-                                0600);
+      rc = u->file_fd
+          = openat (parent, base,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       u->file = *e;
       u->file.name = u->file.link = NULL;
       free (u->file_name);
@@ -164,8 +162,8 @@ static int
 runner_on_content_end (void *data, struct cr_error **err)
 {
   struct runner_unpack *u = data;
-  struct timespec t[2] = { { .tv_sec = u->file.mtime },
-                           { .tv_sec = u->file.mtime } };
+  struct timespec t[2]
+      = { { .tv_sec = u->file.mtime }, { .tv_sec = u->file.mtime } };
   int fd = u->file_fd;
   u->file_fd = -1;
   int rc = fchmod (fd, u->file.mode & 0777) < 0 || futimens (fd, t) < 0
@@ -196,10 +194,10 @@ runner_unpack_finish (struct runner_unpack *u, struct cr_error **err)
   for (size_t i = u->n_dirs; i-- > 0;)
     {
       const char *base;
-      struct timespec t[2] = { { .tv_sec = u->dirs[i].mtime },
-                               { .tv_sec = u->dirs[i].mtime } };
-      cleanup_close int parent = runner_parent (u->wsfd, u->dirs[i].path,
-                                                &base);
+      struct timespec t[2]
+          = { { .tv_sec = u->dirs[i].mtime }, { .tv_sec = u->dirs[i].mtime } };
+      cleanup_close int parent
+          = runner_parent (u->wsfd, u->dirs[i].path, &base);
       if (parent < 0
           || fchmodat (parent, base, u->dirs[i].mode, AT_SYMLINK_NOFOLLOW) < 0
           || utimensat (parent, base, t, AT_SYMLINK_NOFOLLOW) < 0)
@@ -260,8 +258,8 @@ typedef int (*runner_visit_fn) (void *data, int dirfd, const char *name,
 /* Walk the open directory rel, children in sorted order, following no
  * link.  */
 static int
-runner_walk (int fd, const char *rel, int depth, runner_visit_fn fn,
-             void *data, struct cr_error **err)
+runner_walk (int fd, const char *rel, int depth, runner_visit_fn fn, void *data,
+             struct cr_error **err)
 {
   size_t n;
   int rc = 0;
@@ -306,15 +304,18 @@ runner_readlink (int dirfd, const char *name)
 /* Note one path of the workspace as it is before the command.  */
 static int
 runner_base_visit (void *data, int dirfd, const char *name, const char *path,
-                   const struct stat *st, bool *descend,
-                   struct cr_error **err)
+                   const struct stat *st, bool *descend, struct cr_error **err)
 {
   struct runner_baseline *b = data;
   (void) err;
   b->v = xrealloc (b->v, (b->n + 1) * sizeof *b->v);
   b->v[b->n++] = (struct runner_base){
-    .path = xstrdup (path), .mode = st->st_mode, .ino = st->st_ino,
-    .size = st->st_size, .mtime = st->st_mtim, .ctime = st->st_ctim,
+    .path = xstrdup (path),
+    .mode = st->st_mode,
+    .ino = st->st_ino,
+    .size = st->st_size,
+    .mtime = st->st_mtim,
+    .ctime = st->st_ctim,
     .target = S_ISLNK (st->st_mode) ? runner_readlink (dirfd, name) : NULL
   };
   *descend = S_ISDIR (st->st_mode);
@@ -390,7 +391,8 @@ runner_send_flush (struct runner_send *s, bool all, struct cr_error **err)
         return -1;
       at += n;
     }
-  memmove (s->tar.data, s->tar.data + at, s->tar.len - at);
+  if (at > 0)
+    memmove (s->tar.data, s->tar.data + at, s->tar.len - at);
   s->tar.len -= at;
   return 0;
 }
@@ -426,8 +428,10 @@ runner_send_file (struct runner_send *s, int dirfd, const char *name,
     }
   s->bytes += size;
   s->entries++;
-  struct tar_entry e = { .name = path, .kind = TAR_FILE,
-                         .mode = st->st_mode & 0777, .size = size,
+  struct tar_entry e = { .name = path,
+                         .kind = TAR_FILE,
+                         .mode = st->st_mode & 0777,
+                         .size = size,
                          .mtime = now.st_mtim.tv_sec };
   if (tar_put_header (&s->tar, &e, err) < 0)
     return -1;
@@ -459,12 +463,12 @@ runner_send_other (struct runner_send *s, int dirfd, const char *name,
       = S_ISLNK (st->st_mode) ? runner_readlink (dirfd, name) : NULL;
   if (S_ISLNK (st->st_mode) && target == NULL)
     return 0;
-  struct tar_entry e = { .name = path,
-                         .kind = S_ISDIR (st->st_mode) ? TAR_DIR : TAR_SYMLINK,
-                         .mode = S_ISDIR (st->st_mode) ? st->st_mode & 0777
-                                                       : 0777,
-                         .link = target,
-                         .mtime = st->st_mtim.tv_sec };
+  struct tar_entry e
+      = { .name = path,
+          .kind = S_ISDIR (st->st_mode) ? TAR_DIR : TAR_SYMLINK,
+          .mode = S_ISDIR (st->st_mode) ? st->st_mode & 0777 : 0777,
+          .link = target,
+          .mtime = st->st_mtim.tv_sec };
   s->entries++;
   return tar_put_header (&s->tar, &e, err);
 }
@@ -536,8 +540,8 @@ runner_gone_at_top (struct runner_baseline *b, size_t i)
 }
 
 int
-runner_changes_send (int wsfd, struct runner_baseline *b,
-                     uint64_t changes_max, int out_fd, struct cr_error **err)
+runner_changes_send (int wsfd, struct runner_baseline *b, uint64_t changes_max,
+                     int out_fd, struct cr_error **err)
 {
   struct runner_send s = { .base = b, .max = changes_max, .out = out_fd };
   int rc = runner_walk (wsfd, "", 0, runner_send_visit, &s, err);
@@ -561,8 +565,8 @@ runner_changes_send (int wsfd, struct runner_baseline *b,
       return jobproto_write (out_fd, ANS_FAILED, why, (size_t) n, err);
     }
   char end[64];
-  int n = snprintf (end, sizeof end, "changes=%llu bytes=%llu",
-                    (unsigned long long) s.entries,
-                    (unsigned long long) s.bytes);
+  int n
+      = snprintf (end, sizeof end, "changes=%llu bytes=%llu",
+                  (unsigned long long) s.entries, (unsigned long long) s.bytes);
   return jobproto_write (out_fd, ANS_END, end, (size_t) n, err);
 }
