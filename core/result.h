@@ -61,9 +61,9 @@ struct result_input
 /* The warning every result of a run under process isolation carries
  * (doc/strings.md).  */
 #define RESULT_PROCESS_ISOLATION_NOTE                                          \
-  "[warning: not contained: no container engine was reachable and "           \
-  "CRUCIBLE_ALLOW_PROCESS_ISOLATION=true ran this command as a plain child "  \
-  "process, with no kernel boundary, no filesystem it cannot read and no "    \
+  "[warning: not contained: no container engine was reachable and "            \
+  "CRUCIBLE_ALLOW_PROCESS_ISOLATION=true ran this command as a plain child "   \
+  "process, with no kernel boundary, no filesystem it cannot read and no "     \
   "network policy]"
 
 /* Compose the result text.  The caller owns the returned string (valid

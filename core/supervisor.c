@@ -364,7 +364,6 @@ command_outcome_fill (const struct command *cmd, struct command_outcome *out)
     }
 }
 
-
 static bool supervisor_process_isolation (const struct supervisor *sup);
 
 /* Fill a result input from the capture and an outcome.  */

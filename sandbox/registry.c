@@ -202,8 +202,9 @@ registry_container_make (const struct sandbox_backend_config *cfg)
 }
 
 /* Inspection's view: the configured engine (or the one the environment
- * names) is asked what it holds, creating nothing.  Unreachable, or without the image, it is not found, with
- * why: its claims depend on what the engine says it enforces.  */
+ * names) is asked what it holds, creating nothing.  Unreachable, or without the
+ * image, it is not found, with why: its claims depend on what the engine says
+ * it enforces.  */
 static void
 registry_container_info_for (const struct sandbox_backend_config *cfg,
                              struct inspect_backend_info *info)
@@ -214,7 +215,7 @@ registry_container_info_for (const struct sandbox_backend_config *cfg,
   info->id = CONTAINER_BACKEND_ID;
   info->provenance = "built in";
   if (sandbox_probe (b, &probe, &err) < 0 || !probe.usable)
-    info->why_not_found = xstrdup (err != NULL ? err->msg
+    info->why_not_found = xstrdup (err != NULL            ? err->msg
                                    : probe.reason != NULL ? probe.reason
                                                           : "not usable");
   else

@@ -116,8 +116,7 @@ front_process_isolation (const struct config *cfg, const char *why)
     return false;
   if (strcmp (v, "true") != 0)
     {
-      fprintf (stderr,
-               _ ("crucible: %s is \"%s\", not \"true\": ignored\n"),
+      fprintf (stderr, _ ("crucible: %s is \"%s\", not \"true\": ignored\n"),
                FRONT_ALLOW_PROCESS, v);
       return false;
     }
@@ -205,8 +204,7 @@ front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
   if (e == NULL)
     {
       info->id = bc.backend;
-      info->why_not_found
-          = xstrdup ("sandbox.backend names no known backend");
+      info->why_not_found = xstrdup ("sandbox.backend names no known backend");
       return;
     }
   if (e->info_for != NULL)

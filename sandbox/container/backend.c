@@ -64,7 +64,7 @@ struct container_backend
   unsigned long open_files;
   char **unreadable; /* sandbox.filesystem.unreadable, as configured */
   size_t n_unreadable;
-  char *state_parent; /* where the state directory is */
+  char *state_parent;   /* where the state directory is */
   pthread_mutex_t lock; /* guards what follows */
   struct engine_client *client;
   struct engine_facts facts;
@@ -72,7 +72,7 @@ struct container_backend
   bool swept;
   char *runner_why; /* why the image's runner is not this build's, or NULL */
   unsigned live;    /* session threads still running */
-  char *why; /* why the engine cannot be used, from the last try */
+  char *why;        /* why the engine cannot be used, from the last try */
 };
 
 /* One event for the supervisor, queued by the session's thread.  */
@@ -93,7 +93,7 @@ struct container_session
   /* What prepare settled.  */
   struct container_request req;
   double command_seconds;
-  bool seccomp; /* the engine filters system calls: require it inside */
+  bool seccomp;      /* the engine filters system calls: require it inside */
   uint64_t as_bytes; /* RLIMIT_AS inside, when the policy states one */
   char *statedir;
   /* The configured readOnly and protected roots, for publication.  */
@@ -124,7 +124,7 @@ struct container_session
   bool thread_ended;
   /* What the thread read of the answer.  */
   char id[80];
-  bool ordinary_exit;   /* 'X' said an exit, with no deadline or stop */
+  bool ordinary_exit;          /* 'X' said an exit, with no deadline or stop */
   struct job_changes *changes; /* what came after 'X', checked, staged */
   bool published;
 };
@@ -153,8 +153,7 @@ container_runner_check (struct container_backend *b)
       cr_error_free (err);
       return why;
     }
-  cleanup_free char *path
-      = xasprintf ("/images/%s/json", b->facts.image_id);
+  cleanup_free char *path = xasprintf ("/images/%s/json", b->facts.image_id);
   struct engine_request req = { .method = "GET", .path = path };
   yajl_val v = NULL;
   if (engine_call_json (b->client, &req, &v, &err) < 0)
@@ -163,8 +162,9 @@ container_runner_check (struct container_backend *b)
       cr_error_free (err);
       return why;
     }
-  const char *label = json_member_str (
-      json_member (json_member (v, "Config"), "Labels"), CONTAINER_RUNNER_LABEL);
+  const char *label
+      = json_member_str (json_member (json_member (v, "Config"), "Labels"),
+                         CONTAINER_RUNNER_LABEL);
   char *why = label != NULL && strcmp (label, hex) == 0
                   ? NULL
                   : xasprintf ("the image %s was not made by this build of "
@@ -200,8 +200,7 @@ container_ensure_client (struct container_backend *b, struct cr_error **err)
   b->client = c;
   b->probed = true;
   free (b->runner_why);
-  b->runner_why = b->facts.image_id != NULL ? container_runner_check (b)
-                                            : NULL;
+  b->runner_why = b->facts.image_id != NULL ? container_runner_check (b) : NULL;
   free (b->why);
   b->why = NULL;
   return 0;
@@ -253,15 +252,14 @@ container_probe (struct sandbox_backend *base, struct sandbox_probe *out,
   out->confined = true;
   pthread_mutex_lock (&b->lock);
   if (container_ensure_client (b, &why) < 0)
-    out->reason = xasprintf ("the container engine cannot be used: %s",
-                             why->msg);
+    out->reason
+        = xasprintf ("the container engine cannot be used: %s", why->msg);
   else if (b->facts.image_id == NULL)
-    out->reason = xasprintf ("the image %s is not on the engine %s (%s); "
-                             "`crucible sandbox image build` makes it",
-                             container_image (b),
-                             engine_client_name (b->client),
-                             b->facts.image_why != NULL ? b->facts.image_why
-                                                        : "not found");
+    out->reason = xasprintf (
+        "the image %s is not on the engine %s (%s); "
+        "`crucible sandbox image build` makes it",
+        container_image (b), engine_client_name (b->client),
+        b->facts.image_why != NULL ? b->facts.image_why : "not found");
   else if (b->runner_why != NULL)
     out->reason = xstrdup (b->runner_why);
   else
@@ -329,8 +327,9 @@ static void
 container_sweep (struct container_backend *b)
 {
   static const char filter[]
-      = "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22"
-        CONTAINER_LABEL_MADE "%3Dcrucible%22%5D%7D";
+      = "/containers/"
+        "json?all=1&filters=%7B%22label%22%3A%5B%22" CONTAINER_LABEL_MADE
+        "%3Dcrucible%22%5D%7D";
   struct engine_request req = { .method = "GET", .path = filter };
   cleanup_free char *own = container_maker_of (getpid ());
   struct cr_error *err = NULL;
@@ -350,8 +349,7 @@ container_sweep (struct container_backend *b)
       if (id == NULL || strspn (id, "0123456789abcdef") != strlen (id)
           || !container_maker_gone (maker, own))
         continue;
-      cleanup_free char *path
-          = xasprintf ("/containers/%s?force=1&v=1", id);
+      cleanup_free char *path = xasprintf ("/containers/%s?force=1&v=1", id);
       struct engine_request del = { .method = "DELETE", .path = path };
       struct engine_answer a;
       if (engine_call (b->client, &del, &a, &err) < 0)
@@ -498,8 +496,7 @@ container_create_body (const struct container_session *s)
 static bool
 container_array_has (yajl_val v, const char *prefix)
 {
-  for (size_t i = 0; v != NULL && YAJL_IS_ARRAY (v) && i < v->u.array.len;
-       i++)
+  for (size_t i = 0; v != NULL && YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
     {
       const char *s = YAJL_GET_STRING (v->u.array.values[i]);
       if (s != NULL && strncasecmp (s, prefix, strlen (prefix)) == 0)
@@ -588,8 +585,7 @@ container_readback_check (const struct container_session *s, yajl_val v)
       static const char *const allowed[]
           = { "PATH=", "container=", "HOSTNAME=", "HOME=", "TERM=" };
       bool ok = false;
-      for (size_t j = 0; e != NULL && j < sizeof allowed / sizeof *allowed;
-           j++)
+      for (size_t j = 0; e != NULL && j < sizeof allowed / sizeof *allowed; j++)
         ok |= strncmp (e, allowed[j], strlen (allowed[j])) == 0;
       if (!ok)
         return "no Env beyond the image's";
@@ -651,14 +647,30 @@ container_facts_check (const struct container_session *s, const uint8_t *p,
                        size_t len)
 {
   static const char *const keys[] = {
-    JOBPROTO_FACT_UID,        JOBPROTO_FACT_GID,     JOBPROTO_FACT_GROUPS,
-    JOBPROTO_FACT_NNP,        JOBPROTO_FACT_CAPS,    JOBPROTO_FACT_SECCOMP,
-    JOBPROTO_FACT_ROOT_RO,    JOBPROTO_FACT_WORKSPACE, JOBPROTO_FACT_TMP,
-    JOBPROTO_FACT_NET,        JOBPROTO_FACT_MEMORY_MAX, JOBPROTO_FACT_SWAP_MAX,
-    JOBPROTO_FACT_PIDS_MAX,   JOBPROTO_FACT_RLIMITS,
+    JOBPROTO_FACT_UID,      JOBPROTO_FACT_GID,        JOBPROTO_FACT_GROUPS,
+    JOBPROTO_FACT_NNP,      JOBPROTO_FACT_CAPS,       JOBPROTO_FACT_SECCOMP,
+    JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_WORKSPACE,  JOBPROTO_FACT_TMP,
+    JOBPROTO_FACT_NET,      JOBPROTO_FACT_MEMORY_MAX, JOBPROTO_FACT_SWAP_MAX,
+    JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS,
   };
-  enum { UID, GID, GROUPS, NNP, CAPS, SECCOMP, ROOT_RO, WS, TMP, NET, MEM,
-         SWAP, PIDS, RLIMITS, NKEYS };
+  enum
+  {
+    UID,
+    GID,
+    GROUPS,
+    NNP,
+    CAPS,
+    SECCOMP,
+    ROOT_RO,
+    WS,
+    TMP,
+    NET,
+    MEM,
+    SWAP,
+    PIDS,
+    RLIMITS,
+    NKEYS
+  };
   char *v[NKEYS];
   char *why = NULL;
   for (size_t i = 0; i < NKEYS; i++)
@@ -769,27 +781,27 @@ struct container_run
   struct engine_stream *stream;
   struct engine_demux demux;
   struct jobproto_reader reader;
-  int job_fd;             /* the job writer's pipe, or -1 once read */
-  int writer_fd;          /* its write end, the writer's */
-  char *writer_error;     /* why the writer stopped, or NULL */
+  int job_fd;         /* the job writer's pipe, or -1 once read */
+  int writer_fd;      /* its write end, the writer's */
+  char *writer_error; /* why the writer stopped, or NULL */
   pthread_t writer;
   bool writer_started;
-  struct job job;         /* what the writer writes */
-  struct job_sent sent;   /* what it wrote of the workspace */
+  struct job job;       /* what the writer writes */
+  struct job_sent sent; /* what it wrote of the workspace */
   bool writer_joined;
-  struct buf out;         /* bytes waiting to be sent to the engine */
+  struct buf out; /* bytes waiting to be sent to the engine */
   size_t out_off;
   struct buf stderr_text; /* the runner's own stderr, bounded */
   bool ready;             /* 'R' came and held */
   bool exited;            /* 'X' came */
   bool exit_reported;
   int wait_status;
-  bool deadline_hit;      /* 'X' said the runner's deadline came */
-  bool failed;            /* a FAILED event was queued */
+  bool deadline_hit; /* 'X' said the runner's deadline came */
+  bool failed;       /* a FAILED event was queued */
   bool stop_asked;
-  uint64_t kill_at;       /* when to tell the engine to kill, or 0 */
-  uint64_t close_at;      /* when to close the connection, or 0 */
-  uint64_t hold_until;    /* a deadline exit held until then, or 0 */
+  uint64_t kill_at;    /* when to tell the engine to kill, or 0 */
+  uint64_t close_at;   /* when to close the connection, or 0 */
+  uint64_t hold_until; /* a deadline exit held until then, or 0 */
   bool killed;
   bool changes_done;      /* the change set took its last frame */
   bool container_started; /* its start was accepted */
@@ -821,8 +833,8 @@ container_engine_poke (struct container_run *r, const char *method,
                        const char *what)
 {
   cleanup_free char *path = xasprintf ("/containers/%s%s", r->s->id, what);
-  struct engine_request req = { .method = method, .path = path,
-                                .timeout_ms = 10000 };
+  struct engine_request req
+      = { .method = method, .path = path, .timeout_ms = 10000 };
   struct engine_answer a;
   struct cr_error *err = NULL;
   engine_call (r->c, &req, &a, &err);
@@ -836,8 +848,8 @@ static bool
 container_gone (struct container_run *r)
 {
   cleanup_free char *path = xasprintf ("/containers/%s/json", r->s->id);
-  struct engine_request req = { .method = "GET", .path = path,
-                                .timeout_ms = 5000 };
+  struct engine_request req
+      = { .method = "GET", .path = path, .timeout_ms = 5000 };
   struct engine_answer a;
   struct cr_error *err = NULL;
   engine_call (r->c, &req, &a, &err);
@@ -880,8 +892,8 @@ container_make (struct container_run *r, struct cr_error **err)
 {
   struct container_session *s = r->s;
   cleanup_free char *body = container_create_body (s);
-  cleanup_free char *name = xasprintf ("/containers/create?name=crucible-%s",
-                                       s->base.id);
+  cleanup_free char *name
+      = xasprintf ("/containers/create?name=crucible-%s", s->base.id);
   struct engine_request req = { .method = "POST",
                                 .path = name,
                                 .content_type = "application/json",
@@ -1092,8 +1104,8 @@ container_report_exit (struct container_run *r, bool now)
 
 /* One frame from the runner.  */
 static int
-container_on_frame (void *data, enum jobproto_type type,
-                    const uint8_t *payload, size_t len, struct cr_error **err)
+container_on_frame (void *data, enum jobproto_type type, const uint8_t *payload,
+                    size_t len, struct cr_error **err)
 {
   struct container_run *r = data;
   if (type == ANS_READY && !r->ready && !r->exited)
@@ -1115,8 +1127,10 @@ container_on_frame (void *data, enum jobproto_type type,
   if (type == ANS_EXIT && r->ready && !r->exited)
     {
       if (container_exit_status (r, payload, len) < 0)
-        return cr_error_set (err, 0, "the runner's ending \"%.*s\" is "
-                             "malformed", (int) (len < 60 ? len : 60),
+        return cr_error_set (err, 0,
+                             "the runner's ending \"%.*s\" is "
+                             "malformed",
+                             (int) (len < 60 ? len : 60),
                              (const char *) payload);
       r->exited = true;
       container_report_exit (r, false);
@@ -1144,8 +1158,7 @@ container_on_frame (void *data, enum jobproto_type type,
     }
   if (type == ANS_FAILED)
     return cr_error_set (err, 0, "the job runner failed: %.*s",
-                         (int) (len < 400 ? len : 400),
-                         (const char *) payload);
+                         (int) (len < 400 ? len : 400), (const char *) payload);
   return cr_error_set (err, 0, "the job runner sent a frame '%c' out of order",
                        (int) type);
 }
@@ -1165,11 +1178,11 @@ container_on_piece (void *data, int stream, const unsigned char *p, size_t n)
     }
   if (r->failed)
     return 0;
-  if (jobproto_reader_feed (&r->reader, p, n, container_on_frame, r, &err)
-      != 0)
+  if (jobproto_reader_feed (&r->reader, p, n, container_on_frame, r, &err) != 0)
     {
-      container_run_fail (r, err != NULL ? err->msg : "the runner's answer "
-                          "broke the job protocol");
+      container_run_fail (r, err != NULL ? err->msg
+                                         : "the runner's answer "
+                                           "broke the job protocol");
       cr_error_free (err);
     }
   return 0;
@@ -1502,8 +1515,8 @@ container_leave_out (const struct container_backend *b, const char *root)
 /* Start the command: copy what it is given and start the thread that
  * makes its container.  */
 static int
-container_start (struct sandbox_session *base, const struct sandbox_command *cmd,
-                 struct cr_error **err)
+container_start (struct sandbox_session *base,
+                 const struct sandbox_command *cmd, struct cr_error **err)
 {
   struct container_session *s = (struct container_session *) base;
   if (cmd->stdio)
@@ -1568,8 +1581,8 @@ container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return 0;
   if (n <= 0)
-    return cr_error_set (err, n < 0 ? errno : 0,
-                         "reading the status of %s", CONTAINER_WHO);
+    return cr_error_set (err, n < 0 ? errno : 0, "reading the status of %s",
+                         CONTAINER_WHO);
   pthread_mutex_lock (&s->lock);
   int ret = 0;
   if (one == 'f' && s->fatal != NULL)
@@ -1577,8 +1590,7 @@ container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
   else if (s->n_events > 0)
     {
       struct container_event e = s->events[0];
-      memmove (s->events, s->events + 1,
-               (s->n_events - 1) * sizeof *s->events);
+      memmove (s->events, s->events + 1, (s->n_events - 1) * sizeof *s->events);
       s->n_events--;
       ev->kind = e.kind;
       ev->wait_status = e.wait_status;
@@ -1676,8 +1688,8 @@ container_publish (struct sandbox_session *base, const char *call_id,
                            "nothing was published");
       return 0;
     }
-  int ret = job_changes_publish (s->changes, call_id, &s->baseline,
-                                 &s->guard, out, err);
+  int ret = job_changes_publish (s->changes, call_id, &s->baseline, &s->guard,
+                                 out, err);
   s->published = ret < 0 || !out->busy;
   return ret;
 }
@@ -1740,11 +1752,12 @@ container_roots_copy (struct container_session *s,
   for (size_t i = 0; i < s->n_roots; i++)
     {
       bool ro = i < policy->n_read_only;
-      s->roots[i] = xstrdup (ro ? policy->read_only[i]
-                                : policy->protected_paths[i - policy->n_read_only]);
-      s->guard_roots[i] = (struct pubguard_root){
-        .path = s->roots[i], .why = ro ? "read-only" : "protected"
-      };
+      s->roots[i]
+          = xstrdup (ro ? policy->read_only[i]
+                        : policy->protected_paths[i - policy->n_read_only]);
+      s->guard_roots[i]
+          = (struct pubguard_root){ .path = s->roots[i],
+                                    .why = ro ? "read-only" : "protected" };
     }
   s->guard = (struct pubguard){ .roots = s->guard_roots,
                                 .n_roots = s->n_roots,
@@ -1800,8 +1813,8 @@ container_prepare (struct sandbox_backend *base,
     s->req.memory_bytes = policy->memory_bytes;
   if (policy->processes != 0 && policy->processes < s->req.pids)
     s->req.pids = policy->processes;
-  s->command_seconds = policy->command_seconds > 0 ? policy->command_seconds
-                                                   : 600.0;
+  s->command_seconds
+      = policy->command_seconds > 0 ? policy->command_seconds : 600.0;
   s->seccomp = b->facts.seccomp;
   s->as_bytes = policy->memory_bytes;
   container_roots_copy (s, policy);

@@ -1,8 +1,9 @@
 /* The container backend's entry points beside running commands
- * (sandbox/container/backend.h): the inspection of its engine (`crucible sandbox inspect` with
- * sandbox.backend "container") and `crucible sandbox image build`.  Both
- * find the engine as a command's preparation would (engine_discover), and
- * load libcurl only then.  doc/container-backend.md describes them.  */
+ * (sandbox/container/backend.h): the inspection of its engine (`crucible
+ * sandbox inspect` with sandbox.backend "container") and `crucible sandbox
+ * image build`.  Both find the engine as a command's preparation would
+ * (engine_discover), and load libcurl only then.  doc/container-backend.md
+ * describes them.  */
 #ifndef CRUCIBLE_SANDBOX_CONTAINER_CONTAINER_H
 #define CRUCIBLE_SANDBOX_CONTAINER_CONTAINER_H
 

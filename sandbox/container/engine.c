@@ -660,10 +660,12 @@ engine_stream_send_all (struct engine_stream *s, const char *data, size_t len,
       ssize_t n = engine_stream_send (s, data, len, err);
       if (n < 0)
         return -1;
-      if (n == 0 && engine_stream_wait (s, POLLOUT, ENGINE_CONNECT_TIMEOUT_MS)
-                        <= 0)
-        return engine_fail (s->c, NULL, err, "%s: the connection took nothing "
-                            "for %ld ms", what, ENGINE_CONNECT_TIMEOUT_MS);
+      if (n == 0
+          && engine_stream_wait (s, POLLOUT, ENGINE_CONNECT_TIMEOUT_MS) <= 0)
+        return engine_fail (s->c, NULL, err,
+                            "%s: the connection took nothing "
+                            "for %ld ms",
+                            what, ENGINE_CONNECT_TIMEOUT_MS);
       data += n;
       len -= (size_t) n;
     }
@@ -698,16 +700,18 @@ engine_read_upgrade (struct engine_stream *s, const char *what,
         goto out;
       if (n == 0)
         {
-          engine_fail (s->c, NULL, err, "%s: the engine closed the "
-                       "connection before answering", what);
+          engine_fail (s->c, NULL, err,
+                       "%s: the engine closed the "
+                       "connection before answering",
+                       what);
           goto out;
         }
       if (n == -2)
         {
           if (engine_stream_wait (s, POLLIN, ENGINE_TIMEOUT_MS) <= 0)
             {
-              engine_fail (s->c, NULL, err, "%s: no answer within %ld ms",
-                           what, ENGINE_TIMEOUT_MS);
+              engine_fail (s->c, NULL, err, "%s: no answer within %ld ms", what,
+                           ENGINE_TIMEOUT_MS);
               goto out;
             }
           continue;
@@ -717,8 +721,10 @@ engine_read_upgrade (struct engine_stream *s, const char *what,
       end = strstr (head.data, "\r\n\r\n");
       if (end == NULL && head.len > ENGINE_UPGRADE_MAX)
         {
-          engine_fail (s->c, NULL, err, "%s: the answer's headers are longer "
-                       "than %d bytes", what, ENGINE_UPGRADE_MAX);
+          engine_fail (s->c, NULL, err,
+                       "%s: the answer's headers are longer "
+                       "than %d bytes",
+                       what, ENGINE_UPGRADE_MAX);
           goto out;
         }
     }
@@ -745,8 +751,8 @@ engine_attach (struct engine_client *c, const char *id,
 {
   struct engine_curl *k = &c->curl;
   struct engine_request req = { .method = "POST", .path = "/" };
-  cleanup_free char *what = xasprintf (
-      "POST /v%s/containers/%.12s/attach", c->api, id);
+  cleanup_free char *what
+      = xasprintf ("POST /v%s/containers/%.12s/attach", c->api, id);
   struct engine_stream *s = xcalloc (1, sizeof *s);
   char curl_why[CURL_ERROR_SIZE] = "";
   s->c = c;
@@ -806,8 +812,10 @@ engine_stream_send (struct engine_stream *s, const void *data, size_t len,
   if (rc == CURLE_AGAIN)
     return 0;
   if (rc != CURLE_OK)
-    return engine_fail (s->c, NULL, err, "sending to the attached container: "
-                        "%s", s->c->curl.easy_strerror (rc));
+    return engine_fail (s->c, NULL, err,
+                        "sending to the attached container: "
+                        "%s",
+                        s->c->curl.easy_strerror (rc));
   return (ssize_t) n;
 }
 
@@ -828,8 +836,7 @@ engine_stream_recv (struct engine_stream *s, void *data, size_t len,
   if (rc == CURLE_AGAIN)
     return -2;
   if (rc != CURLE_OK)
-    return engine_fail (s->c, NULL, err,
-                        "reading the attached container: %s",
+    return engine_fail (s->c, NULL, err, "reading the attached container: %s",
                         s->c->curl.easy_strerror (rc));
   return (ssize_t) n;
 }

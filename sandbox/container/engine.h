@@ -179,9 +179,9 @@ void engine_stream_close (struct engine_stream *s);
 struct engine_demux
 {
   unsigned char header[8];
-  size_t have;    /* bytes of the header read */
-  size_t left;    /* bytes of the current piece still to come */
-  int stream;     /* the current piece's stream: 1 stdout, 2 stderr */
+  size_t have; /* bytes of the header read */
+  size_t left; /* bytes of the current piece still to come */
+  int stream;  /* the current piece's stream: 1 stdout, 2 stderr */
 };
 
 /* Split len bytes of the stream into its pieces: each run of payload goes
@@ -189,8 +189,8 @@ struct engine_demux
  * or 2 is an error.  */
 int engine_demux_feed (struct engine_demux *d, const unsigned char *data,
                        size_t len,
-                       int (*fn) (void *arg, int stream,
-                                  const unsigned char *p, size_t n),
+                       int (*fn) (void *arg, int stream, const unsigned char *p,
+                                  size_t n),
                        void *arg, struct cr_error **err);
 
 #endif

@@ -548,13 +548,13 @@ test_demux (void **state)
   (void) state;
   static const unsigned char stream[] = {
     1, 0, 0, 0, 0, 0, 0, 3, 'o', 'u', 't', 2, 0, 0, 0, 0, 0, 0, 0,
-    2, 0, 0, 0, 0, 0, 0, 2, 'e', 'r', 1, 0, 0, 0, 0, 0, 0, 1, '!',
+    2, 0, 0, 0, 0, 0, 0, 2, 'e', 'r', 1,   0, 0, 0, 0, 0, 0, 1, '!',
   };
   struct engine_demux d = { 0 };
   struct buf whole = BUF_INIT, bytes = BUF_INIT;
   struct cr_error *err = NULL;
-  assert_int_equal (engine_demux_feed (&d, stream, sizeof stream,
-                                       demux_collect, &whole, &err),
+  assert_int_equal (engine_demux_feed (&d, stream, sizeof stream, demux_collect,
+                                       &whole, &err),
                     0);
   buf_puts (&whole, "");
   assert_string_equal (whole.data, "1:out|2:er|1:!|");
