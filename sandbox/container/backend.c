@@ -281,29 +281,23 @@ container_probe (struct sandbox_backend *base, struct sandbox_probe *out,
 static char *
 container_maker_of (pid_t pid)
 {
-  char path[64], text[1024], boot[64] = "";
-  cleanup_fclose FILE *bf = fopen ("/proc/sys/kernel/random/boot_id", "re");
-  if (bf == NULL || fgets (boot, sizeof boot, bf) == NULL)
+  char boot[64] = "";
+  unsigned long long start = 0;
+  FILE *bf = fopen ("/proc/sys/kernel/random/boot_id", "re");
+  if (bf == NULL)
+    return NULL;
+  bool got = fgets (boot, sizeof boot, bf) != NULL;
+  fclose (bf);
+  if (!got || statedir_start_time (pid, &start) < 0)
     return NULL;
   boot[strcspn (boot, "\n")] = '\0';
-  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
-  cleanup_fclose FILE *f = fopen (path, "re");
-  if (f == NULL || fgets (text, sizeof text, f) == NULL)
-    return NULL;
-  /* The name in parentheses may hold anything: count after the last ')'. */
-  char *p = strrchr (text, ')');
-  unsigned long long start = 0;
-  for (int field = 2; p != NULL && field < 22; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL || sscanf (p + 1, "%llu", &start) != 1)
-    return NULL;
   return xasprintf ("%s:%ld:%llu", boot, (long) pid, start);
 }
 
 /* Whether the maker a label names is provably gone: it is of this boot
- * (a container made from another machine, or before a reboot of this
- * one, proves nothing here... except that a reboot ended its maker) and
- * no live process has its pid and start time.  */
+ * (a label from another machine, or from before a reboot, cannot be told
+ * from a live maker elsewhere, so it proves nothing) and no live process
+ * has its pid and start time.  */
 static bool
 container_maker_gone (const char *maker, const char *own_boot)
 {
