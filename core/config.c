@@ -33,7 +33,6 @@
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
-#include "sandbox/container/container.h"
 #include "sandbox/registry.h"
 
 /* Open objects a valid file can have at once: top level, mcpServers or
@@ -596,11 +595,10 @@ static const char *
 config_refuse_backend (const char *s)
 {
   static char why[320];
-  if (sandbox_registry_find (s) != NULL
-      || strcmp (s, CONTAINER_BACKEND_ID) == 0)
+  if (sandbox_registry_find (s) != NULL)
     return NULL;
-  snprintf (why, sizeof why, _ ("is not a known backend (known: %s, %s)"),
-            sandbox_registry_known (), CONTAINER_BACKEND_ID);
+  snprintf (why, sizeof why, _ ("is not a known backend (known: %s)"),
+            sandbox_registry_known ());
   return why;
 }
 
@@ -2099,4 +2097,6 @@ config_backend_input (const struct config *cfg,
   out->n_unreadable = cfg->fs_unreadable.count;
   out->unix_sockets = (const char *const *) cfg->net_unix_sockets.items;
   out->n_unix_sockets = cfg->net_unix_sockets.count;
+  out->container_engine = cfg->container_engine;
+  out->container_image = cfg->container_image;
 }

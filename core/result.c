@@ -200,6 +200,8 @@ result_assemble (const struct result_input *in, const char *h, size_t hl,
     result_put_note (&b, in->ports);
   if (in->credentials != NULL)
     result_put_note (&b, in->credentials);
+  if (in->process_isolation)
+    result_put_note (&b, RESULT_PROCESS_ISOLATION_NOTE);
   return buf_steal (&b, len);
 }
 

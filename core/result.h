@@ -52,7 +52,19 @@ struct result_input
                               (core/portfwd.c words it), or NULL */
   const char *credentials; /* sandbox.credentials withheld from the line
                               (core/credentials.c words it), or NULL */
+  /* CRUCIBLE_ALLOW_PROCESS_ISOLATION: the command ran as a plain child
+   * process where confinement was asked for; the result says so
+   * (RESULT_PROCESS_ISOLATION_NOTE).  */
+  bool process_isolation;
 };
+
+/* The warning every result of a run under process isolation carries
+ * (doc/strings.md).  */
+#define RESULT_PROCESS_ISOLATION_NOTE                                          \
+  "[warning: not contained: no container engine was reachable and "            \
+  "CRUCIBLE_ALLOW_PROCESS_ISOLATION=true ran this command as a plain child "   \
+  "process, with no kernel boundary, no filesystem it cannot read and no "     \
+  "network policy]"
 
 /* Compose the result text.  The caller owns the returned string (valid
  * UTF-8, NUL-terminated; *len excludes the NUL).  Its encoded JSON-string

@@ -30,6 +30,7 @@
 #include "core/pubjob.h"
 #include "sandbox/publish.h"
 #include "sandbox/netchan.h"
+#include "sandbox/registry.h"
 
 /* Bytes read from one command's pipe per loop turn, so that a flood from one
  * command cannot starve keys or other commands.  */
@@ -121,6 +122,7 @@ struct supervisor
 {
   struct loop *loop;
   struct sandbox_backend *backend;
+  bool process_isolation; /* CRUCIBLE_ALLOW_PROCESS_ISOLATION applies */
   const struct config *config;
   char *workspace;
   char *const *host_env;
@@ -362,6 +364,8 @@ command_outcome_fill (const struct command *cmd, struct command_outcome *out)
     }
 }
 
+static bool supervisor_process_isolation (const struct supervisor *sup);
+
 /* Fill a result input from the capture and an outcome.  */
 static void
 command_result_input (const struct command *cmd,
@@ -382,6 +386,7 @@ command_result_input (const struct command *cmd,
   in->publication = cmd->publication;
   in->ports = cmd->ports_note;
   in->credentials = cmd->credentials_note;
+  in->process_isolation = supervisor_process_isolation (cmd->sup);
   in->exit_status = out->exit_status;
   in->signal = out->signal;
   in->still_arriving = out->still_arriving;
@@ -1131,6 +1136,20 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
   command_advance (cmd);
 }
 
+/* Whether commands run under process isolation (the front end said so:
+ * supervisor_set_process_isolation).  */
+static bool
+supervisor_process_isolation (const struct supervisor *sup)
+{
+  return sup->process_isolation;
+}
+
+void
+supervisor_set_process_isolation (struct supervisor *sup, bool on)
+{
+  sup->process_isolation = on;
+}
+
 /* The policy a command of this supervisor runs under, resolved from the
  * configuration the way inspection reports it.  *resolved holds what
  * policy points at (its configured roots) and outlives the prepare.  */
@@ -1146,6 +1165,14 @@ supervisor_policy (const struct supervisor *sup, struct sandbox_policy *policy,
     return -1;
   *policy = (*resolved)->sandbox;
   memcpy (digest, (*resolved)->effective_digest, POLICY_DIGEST_SIZE);
+  /* Under CRUCIBLE_ALLOW_PROCESS_ISOLATION the command runs unconfined,
+   * as the person opted in to: nothing of the policy's confinement is
+   * asked of the compatibility backend, and every result says so.  */
+  if (supervisor_process_isolation (sup))
+    {
+      policy->enabled = false;
+      memset (policy->requires, 0, sizeof policy->requires);
+    }
   return 0;
 }
 
@@ -1473,7 +1500,9 @@ supervisor_start_command (struct supervisor *sup,
     }
   struct journal_field f[]
       = { JOURNAL_STR ("backend", sup->backend->ops->id),
-          JOURNAL_BOOLEAN ("background", req->background) };
+          JOURNAL_BOOLEAN ("background", req->background),
+          JOURNAL_STR ("isolation",
+                       sandbox_registry_isolation (sup->backend->ops->id)) };
   supervisor_fact (sup, JOURNAL_START, cmd, f, sizeof f / sizeof *f);
   cmd->next = sup->commands;
   sup->commands = cmd;

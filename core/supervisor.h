@@ -190,6 +190,12 @@ uint64_t supervisor_deadline_ms (const struct config *config,
  * be written never replaces what was being recorded.  */
 void supervisor_set_journal (struct supervisor *sup, struct journal *j);
 
+/* Commands run under process isolation (CRUCIBLE_ALLOW_PROCESS_ISOLATION,
+ * tui/front.c): the backend confines nothing where confinement was asked
+ * for, so each policy asks it for nothing and every result carries
+ * RESULT_PROCESS_ISOLATION_NOTE.  */
+void supervisor_set_process_isolation (struct supervisor *sup, bool on);
+
 /* The journal set, or NULL.  */
 struct journal *supervisor_journal (const struct supervisor *sup);
 

@@ -14,6 +14,7 @@
 #include "lib/xalloc.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/compat.h"
+#include "sandbox/container/backend.h"
 
 /* How many trusted bwrap candidates the Dependencies tab lists at most.  */
 #define REGISTRY_MAX_CANDIDATES 8
@@ -180,15 +181,82 @@ registry_compat_dependencies (sandbox_dep_fn dep, void *data)
   dep (data, SANDBOX_DEP_NOTE, "compat", _ ("built in; confines nothing"));
 }
 
+/* --- container --------------------------------------------------------------
+ */
+
+/* The container backend with the configuration's engine, image, limits
+ * and unreadable patterns; the engine is asked nothing until a probe or a
+ * preparation.  */
+static struct sandbox_backend *
+registry_container_make (const struct sandbox_backend_config *cfg)
+{
+  struct container_config cc = {
+    .engine = cfg->container_engine,
+    .image = cfg->container_image,
+    .cpu_seconds = cfg->cpu_seconds,
+    .open_files = cfg->open_files,
+    .unreadable = cfg->unreadable,
+    .n_unreadable = cfg->n_unreadable,
+  };
+  return container_backend_new (&cc);
+}
+
+/* Inspection's view: the configured engine (or the one the environment
+ * names) is asked what it holds, creating nothing.  Unreachable, or without the
+ * image, it is not found, with why: its claims depend on what the engine says
+ * it enforces.  */
+static void
+registry_container_info_for (const struct sandbox_backend_config *cfg,
+                             struct inspect_backend_info *info)
+{
+  struct sandbox_backend *b = registry_container_make (cfg);
+  struct sandbox_probe probe = { 0 };
+  struct cr_error *err = NULL;
+  info->id = CONTAINER_BACKEND_ID;
+  info->provenance = "built in";
+  if (sandbox_probe (b, &probe, &err) < 0 || !probe.usable)
+    info->why_not_found = xstrdup (err != NULL            ? err->msg
+                                   : probe.reason != NULL ? probe.reason
+                                                          : "not usable");
+  else
+    {
+      sandbox_claims (b, &info->claims);
+      info->found = true;
+    }
+  cr_error_free (err);
+  sandbox_probe_clear (&probe);
+  sandbox_backend_free (b);
+}
+
+/* The same without a configuration: the engine the environment names.  */
+static void
+registry_container_info (struct inspect_backend_info *info)
+{
+  struct sandbox_backend_config cfg = { .backend = CONTAINER_BACKEND_ID };
+  registry_container_info_for (&cfg, info);
+}
+
+/* The container backend needs libcurl (loaded when used) and an engine,
+ * which only its inspection asks.  */
+static void
+registry_container_dependencies (sandbox_dep_fn dep, void *data)
+{
+  dep (data, SANDBOX_DEP_NOTE, _ ("engine"),
+       _ ("asked by `crucible sandbox inspect`"));
+}
+
 /* --- the table --------------------------------------------------------------
  */
 
 /* Every backend, the platform's own first.  */
 static const struct sandbox_registry_entry registry_table[] = {
   { BWRAP_BACKEND_ID, true, registry_bwrap_make, registry_bwrap_info,
-    registry_bwrap_dependencies },
+    registry_bwrap_dependencies, "namespaces", NULL },
   { SANDBOX_REGISTRY_COMPAT, false, registry_compat_make, registry_compat_info,
-    registry_compat_dependencies },
+    registry_compat_dependencies, "process", NULL },
+  { CONTAINER_BACKEND_ID, true, registry_container_make,
+    registry_container_info, registry_container_dependencies, "container",
+    registry_container_info_for },
 };
 
 #define REGISTRY_COUNT (sizeof registry_table / sizeof registry_table[0])
@@ -200,6 +268,13 @@ sandbox_registry_find (const char *id)
     if (strcmp (registry_table[i].id, id) == 0)
       return &registry_table[i];
   return NULL;
+}
+
+const char *
+sandbox_registry_isolation (const char *id)
+{
+  const struct sandbox_registry_entry *e = sandbox_registry_find (id);
+  return e != NULL ? e->isolation : "process";
 }
 
 const char *

@@ -44,6 +44,8 @@ struct sandbox_backend_config
   size_t n_unreadable;
   const char *const *unix_sockets; /* sandbox.network.allowUnixSockets */
   size_t n_unix_sockets;
+  const char *container_engine; /* sandbox.container.engine, or NULL */
+  const char *container_image;  /* sandbox.container.image, or NULL */
 };
 
 /* One line of a Dependencies tab.  */
@@ -67,10 +69,22 @@ struct sandbox_registry_entry
   void (*info) (struct inspect_backend_info *info);
   /* The Dependencies tab's lines, each given to dep; starts nothing.  */
   void (*dependencies) (sandbox_dep_fn dep, void *data);
+  /* How strongly a run through it is contained, the word every run's
+   * lifecycle facts and the inspection carry: "namespaces" (bwrap),
+   * "container", "process" (compat).  */
+  const char *isolation;
+  /* info, for a backend whose view depends on the configuration (the
+   * container backend's engine and image); NULL: info is used.  */
+  void (*info_for) (const struct sandbox_backend_config *cfg,
+                    struct inspect_backend_info *info);
 };
 
 /* The entry named id, or NULL when this build knows none by that name.  */
 const struct sandbox_registry_entry *sandbox_registry_find (const char *id);
+
+/* The isolation word of the backend named id (the entry's isolation),
+ * or "process" for a backend this build does not know.  */
+const char *sandbox_registry_isolation (const char *id);
 
 /* The known ids, in the table's order, as "a, b" (static).  */
 const char *sandbox_registry_known (void);

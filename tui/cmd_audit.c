@@ -21,7 +21,6 @@
 #include "lib/xalloc.h"
 #include "sandbox/conformance.h"
 #include "sandbox/inspect.h"
-#include "sandbox/container/container.h"
 #include "sandbox/registry.h"
 #include "tui/front.h"
 #include "tui/options.h"
@@ -325,19 +324,8 @@ cmd_audit (int argc, char **argv)
   const struct sandbox_registry_entry *e = sandbox_registry_selected (&bc);
   bool none = opts.backend == NULL && cfg->sandbox_enabled && e != NULL
               && !e->confines;
-  /* The container backend is known but runs nothing yet: nothing to
-   * audit either (sandbox/container/container.h).  */
-  bool container = opts.backend == NULL && cfg->sandbox_enabled && e == NULL
-                   && bc.backend != NULL
-                   && strcmp (bc.backend, CONTAINER_BACKEND_ID) == 0;
-  struct sandbox_backend *backend
-      = none || container ? NULL : audit_backend (&opts, cfg);
+  struct sandbox_backend *backend = none ? NULL : audit_backend (&opts, cfg);
   config_free (cfg);
-  if (container)
-    {
-      cr_error_set (&err, 0, "%s", CONTAINER_RUNS_NOTHING);
-      return audit_no_backend (&opts, CONTAINER_BACKEND_ID, err);
-    }
   if (none)
     {
       cr_error_set (&err, 0, "%s", SANDBOX_REGISTRY_COMPAT_CONFINES_NOTHING);

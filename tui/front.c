@@ -11,7 +11,7 @@
 
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "sandbox/container/container.h"
+#include "sandbox/container/backend.h"
 #include "sandbox/registry.h"
 
 char *
@@ -99,6 +99,43 @@ front_no_backend (const char *why)
                     why);
 }
 
+/* The words CRUCIBLE_ALLOW_PROCESS_ISOLATION must hold, exactly.  */
+#define FRONT_ALLOW_PROCESS "CRUCIBLE_ALLOW_PROCESS_ISOLATION"
+
+/* With the container backend selected and its engine unreachable, whether
+ * commands may run as plain child processes instead: only when crucible's
+ * environment holds CRUCIBLE_ALLOW_PROCESS_ISOLATION=true in exactly those
+ * words and the home configuration enabled confinement (a project that
+ * requires it is never downgraded).  Never silent: stderr says so here,
+ * and every result and start fact says so after (core/supervisor.c).  */
+static bool
+front_process_isolation (const struct config *cfg, const char *why)
+{
+  const char *v = getenv (FRONT_ALLOW_PROCESS);
+  if (v == NULL)
+    return false;
+  if (strcmp (v, "true") != 0)
+    {
+      fprintf (stderr, _ ("crucible: %s is \"%s\", not \"true\": ignored\n"),
+               FRONT_ALLOW_PROCESS, v);
+      return false;
+    }
+  if (cfg->sandbox_enabled_origin != CONFIG_HOME)
+    {
+      fprintf (stderr,
+               _ ("crucible: %s=true is ignored: the project configuration "
+                  "requires confinement\n"),
+               FRONT_ALLOW_PROCESS);
+      return false;
+    }
+  fprintf (stderr,
+           _ ("crucible: warning: no container engine is reachable (%s); "
+              "%s=true: commands run as plain child processes, not "
+              "contained\n"),
+           why, FRONT_ALLOW_PROCESS);
+  return true;
+}
+
 struct sandbox_backend *
 front_backend (const struct config *cfg, char **refusal)
 {
@@ -121,10 +158,7 @@ front_backend (const struct config *cfg, char **refusal)
     return b;
   if (b == NULL)
     {
-      *refusal = front_no_backend (
-          bc.backend != NULL && strcmp (bc.backend, CONTAINER_BACKEND_ID) == 0
-              ? CONTAINER_RUNS_NOTHING
-              : "sandbox.backend names no known backend");
+      *refusal = front_no_backend ("sandbox.backend names no known backend");
       return NULL;
     }
   /* The probe starts bwrap (bounded by a short timeout) to see that it can
@@ -135,12 +169,28 @@ front_backend (const struct config *cfg, char **refusal)
   else if (!probe.usable || !probe.confined)
     *refusal = front_no_backend (probe.reason != NULL ? probe.reason
                                                       : "it is not usable");
+  bool process = *refusal != NULL && container_backend_unreachable (b)
+                 && front_process_isolation (cfg, probe.reason);
   cr_error_free (err);
   sandbox_probe_clear (&probe);
   if (*refusal == NULL)
     return b;
   sandbox_backend_free (b);
+  if (process)
+    {
+      free (*refusal);
+      *refusal = NULL;
+      return sandbox_registry_backend_new (&bc, SANDBOX_REGISTRY_COMPAT);
+    }
   return NULL;
+}
+
+bool
+front_backend_process_isolation (const struct config *cfg,
+                                 const struct sandbox_backend *b)
+{
+  return cfg->sandbox_enabled && b != NULL
+         && strcmp (sandbox_backend_id (b), SANDBOX_REGISTRY_COMPAT) == 0;
 }
 
 void
@@ -154,11 +204,11 @@ front_backend_info (const struct config *cfg, struct inspect_backend_info *info)
   if (e == NULL)
     {
       info->id = bc.backend;
-      info->why_not_found = xstrdup (
-          bc.backend != NULL && strcmp (bc.backend, CONTAINER_BACKEND_ID) == 0
-              ? CONTAINER_RUNS_NOTHING
-              : "sandbox.backend names no known backend");
+      info->why_not_found = xstrdup ("sandbox.backend names no known backend");
       return;
     }
-  e->info (info);
+  if (e->info_for != NULL)
+    e->info_for (&bc, info);
+  else
+    e->info (info);
 }

@@ -38,6 +38,12 @@ struct journal *front_journal (const struct config *cfg);
 struct sandbox_backend *front_backend (const struct config *cfg,
                                        char **refusal);
 
+/* Whether b, from front_backend, runs cfg's commands under process
+ * isolation: confinement enabled and the compatibility backend, which only
+ * CRUCIBLE_ALLOW_PROCESS_ISOLATION makes front_backend give.  */
+bool front_backend_process_isolation (const struct config *cfg,
+                                      const struct sandbox_backend *b);
+
 /* What inspection reports about the backend cfg selects for confined
  * commands (sandbox/registry.c), starting nothing.  */
 void front_backend_info (const struct config *cfg,

@@ -41,6 +41,8 @@ host_start (struct host *h, struct cr_error **err)
   h->sup = supervisor_new (h->loop, h->backend, h->cfg, h->workspace, environ);
   h->journal = front_journal (h->cfg);
   supervisor_set_journal (h->sup, h->journal);
+  supervisor_set_process_isolation (
+      h->sup, front_backend_process_isolation (h->cfg, h->backend));
   return 0;
 }
 

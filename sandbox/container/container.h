@@ -1,12 +1,14 @@
-/* The container backend's entry points while it runs no commands: the
- * inspection of its engine (`crucible sandbox inspect` with
- * sandbox.backend "container") and `crucible sandbox image build`.  Both
- * find the engine as a command's preparation would (engine_discover), and
- * load libcurl only then.  doc/container-backend.md describes them.  */
+/* The container backend's entry points beside running commands
+ * (sandbox/container/backend.h): the inspection of its engine (`crucible
+ * sandbox inspect` with sandbox.backend "container") and `crucible sandbox
+ * image build`.  Both find the engine as a command's preparation would
+ * (engine_discover), and load libcurl only then.  doc/container-backend.md
+ * describes them.  */
 #ifndef CRUCIBLE_SANDBOX_CONTAINER_CONTAINER_H
 #define CRUCIBLE_SANDBOX_CONTAINER_CONTAINER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "lib/error.h"
 
@@ -16,13 +18,9 @@
 /* The image a command runs when sandbox.container.image is not set.  */
 #define CONTAINER_DEFAULT_IMAGE "crucible-sandbox:latest"
 
-/* Why the container backend runs no command in this build (doc/strings.md):
- * it is reached only through inspection and `sandbox image build` until
- * every hardening item it would claim is verified from a run.  */
-#define CONTAINER_RUNS_NOTHING                                                 \
-  "the container backend runs no commands in this build of crucible; only "    \
-  "`crucible sandbox inspect` and `crucible sandbox image build` use its "     \
-  "engine"
+/* Why the engine answers and no command can run (doc/strings.md).  */
+#define CONTAINER_NO_IMAGE                                                     \
+  "the image is not on the engine; `crucible sandbox image build` makes it"
 
 /* What the backend reads of the configuration.  */
 struct container_config
@@ -31,6 +29,12 @@ struct container_config
   const char *image;  /* sandbox.container.image, or NULL: the default */
   unsigned long cpu_seconds;
   unsigned long open_files;
+  /* For commands (sandbox/container/backend.c): the unreadable patterns
+   * left out of the workspace, and where the state directory is (NULL:
+   * STATEDIR_PARENT).  Borrowed.  */
+  const char *const *unreadable;
+  size_t n_unreadable;
+  const char *state_parent;
 };
 
 /* The inspection's input beyond the configuration.  */

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <poll.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -621,4 +622,275 @@ const struct engine_endpoint *
 engine_client_endpoint (const struct engine_client *c)
 {
   return &c->ep;
+}
+
+/* --- the attached stream ----------------------------------------------------
+ */
+
+/* The longest answer to the upgrade crucible reads, headers included.  */
+#define ENGINE_UPGRADE_MAX 16384
+
+struct engine_stream
+{
+  struct engine_client *c;
+  CURL *h;
+  curl_socket_t fd;
+  struct buf early; /* stream bytes that came with the upgrade's answer */
+  size_t early_off;
+};
+
+/* Wait until the stream's socket is ready for events, at most ms.  */
+static int
+engine_stream_wait (struct engine_stream *s, short events, int ms)
+{
+  struct pollfd p = { .fd = s->fd, .events = events };
+  int r;
+  while ((r = poll (&p, 1, ms)) < 0 && errno == EINTR)
+    ;
+  return r;
+}
+
+/* Send all of data, waiting as needed (the request, while attaching).  */
+static int
+engine_stream_send_all (struct engine_stream *s, const char *data, size_t len,
+                        const char *what, struct cr_error **err)
+{
+  while (len > 0)
+    {
+      ssize_t n = engine_stream_send (s, data, len, err);
+      if (n < 0)
+        return -1;
+      if (n == 0
+          && engine_stream_wait (s, POLLOUT, ENGINE_CONNECT_TIMEOUT_MS) <= 0)
+        return engine_fail (s->c, NULL, err,
+                            "%s: the connection took nothing "
+                            "for %ld ms",
+                            what, ENGINE_CONNECT_TIMEOUT_MS);
+      data += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+/* The Host header's value: the endpoint's host and port, or "engine" over
+ * a Unix socket.  */
+static const char *
+engine_host_header (const struct engine_client *c)
+{
+  const char *u = c->ep.base_url;
+  const char *sep = strstr (u, "://");
+  return sep != NULL ? sep + 3 : u;
+}
+
+/* Read the upgrade's answer: a status line of 101 (dockerd, Podman) or 200
+ * (older engines hijack without saying), the headers up to the empty line.
+ * What follows is the stream.  */
+static int
+engine_read_upgrade (struct engine_stream *s, const char *what,
+                     struct cr_error **err)
+{
+  struct buf head = BUF_INIT;
+  char chunk[4096];
+  const char *end = NULL;
+  int ret = -1;
+  while (end == NULL)
+    {
+      ssize_t n = engine_stream_recv (s, chunk, sizeof chunk, err);
+      if (n == -1)
+        goto out;
+      if (n == 0)
+        {
+          engine_fail (s->c, NULL, err,
+                       "%s: the engine closed the "
+                       "connection before answering",
+                       what);
+          goto out;
+        }
+      if (n == -2)
+        {
+          if (engine_stream_wait (s, POLLIN, ENGINE_TIMEOUT_MS) <= 0)
+            {
+              engine_fail (s->c, NULL, err, "%s: no answer within %ld ms", what,
+                           ENGINE_TIMEOUT_MS);
+              goto out;
+            }
+          continue;
+        }
+      buf_append (&head, chunk, (size_t) n);
+      buf_puts (&head, "");
+      end = strstr (head.data, "\r\n\r\n");
+      if (end == NULL && head.len > ENGINE_UPGRADE_MAX)
+        {
+          engine_fail (s->c, NULL, err,
+                       "%s: the answer's headers are longer "
+                       "than %d bytes",
+                       what, ENGINE_UPGRADE_MAX);
+          goto out;
+        }
+    }
+  int status = 0;
+  if (sscanf (head.data, "HTTP/1.%*1[01] %3d", &status) != 1
+      || (status != 101 && status != 200))
+    {
+      /* The engine's own words, from the body after the headers.  */
+      engine_fail (s->c, NULL, err, "%s: %.*s: %.200s", what,
+                   (int) strcspn (head.data, "\r\n"), head.data, end + 4);
+      goto out;
+    }
+  size_t off = (size_t) (end + 4 - head.data);
+  buf_append (&s->early, head.data + off, head.len - off);
+  ret = 0;
+out:
+  buf_free (&head);
+  return ret;
+}
+
+int
+engine_attach (struct engine_client *c, const char *id,
+               struct engine_stream **out, struct cr_error **err)
+{
+  struct engine_curl *k = &c->curl;
+  struct engine_request req = { .method = "POST", .path = "/" };
+  cleanup_free char *what
+      = xasprintf ("POST /v%s/containers/%.12s/attach", c->api, id);
+  struct engine_stream *s = xcalloc (1, sizeof *s);
+  char curl_why[CURL_ERROR_SIZE] = "";
+  s->c = c;
+  s->fd = CURL_SOCKET_BAD;
+  *out = NULL;
+  s->h = k->easy_init ();
+  if (s->h == NULL)
+    {
+      free (s);
+      return engine_fail (c, NULL, err, "%s: libcurl could not make a handle",
+                          what);
+    }
+  engine_setopts (c, s->h, c->ep.base_url, &req);
+  /* Connect only: libcurl makes the connection (TLS included) and hands
+   * it over; the request is written below.  */
+  k->easy_setopt (s->h, CURLOPT_CONNECT_ONLY, 1L);
+  k->easy_setopt (s->h, CURLOPT_ERRORBUFFER, curl_why);
+  CURLcode rc = k->easy_perform (s->h);
+  if (rc == CURLE_OK)
+    rc = k->easy_getinfo (s->h, CURLINFO_ACTIVESOCKET, &s->fd);
+  k->easy_setopt (s->h, CURLOPT_ERRORBUFFER, NULL);
+  if (rc != CURLE_OK || s->fd == CURL_SOCKET_BAD)
+    {
+      engine_fail (c, NULL, err, "%s: %s", what,
+                   curl_why[0] != '\0' ? curl_why : k->easy_strerror (rc));
+      engine_stream_close (s);
+      return -1;
+    }
+  cleanup_free char *request = xasprintf (
+      "POST /v%s/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1 "
+      "HTTP/1.1\r\nHost: %s\r\nUser-Agent: crucible\r\n"
+      "Content-Type: text/plain\r\nContent-Length: 0\r\n"
+      "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
+      c->api, id, engine_host_header (c));
+  if (engine_stream_send_all (s, request, strlen (request), what, err) < 0
+      || engine_read_upgrade (s, what, err) < 0)
+    {
+      engine_stream_close (s);
+      return -1;
+    }
+  *out = s;
+  return 0;
+}
+
+int
+engine_stream_fd (const struct engine_stream *s)
+{
+  return (int) s->fd;
+}
+
+ssize_t
+engine_stream_send (struct engine_stream *s, const void *data, size_t len,
+                    struct cr_error **err)
+{
+  size_t n = 0;
+  CURLcode rc = s->c->curl.easy_send (s->h, data, len, &n);
+  if (rc == CURLE_AGAIN)
+    return 0;
+  if (rc != CURLE_OK)
+    return engine_fail (s->c, NULL, err,
+                        "sending to the attached container: "
+                        "%s",
+                        s->c->curl.easy_strerror (rc));
+  return (ssize_t) n;
+}
+
+ssize_t
+engine_stream_recv (struct engine_stream *s, void *data, size_t len,
+                    struct cr_error **err)
+{
+  if (s->early_off < s->early.len)
+    {
+      size_t n = s->early.len - s->early_off;
+      n = n < len ? n : len;
+      memcpy (data, s->early.data + s->early_off, n);
+      s->early_off += n;
+      return (ssize_t) n;
+    }
+  size_t n = 0;
+  CURLcode rc = s->c->curl.easy_recv (s->h, data, len, &n);
+  if (rc == CURLE_AGAIN)
+    return -2;
+  if (rc != CURLE_OK)
+    return engine_fail (s->c, NULL, err, "reading the attached container: %s",
+                        s->c->curl.easy_strerror (rc));
+  return (ssize_t) n;
+}
+
+void
+engine_stream_close (struct engine_stream *s)
+{
+  if (s == NULL)
+    return;
+  if (s->h != NULL)
+    s->c->curl.easy_cleanup (s->h);
+  buf_free (&s->early);
+  free (s);
+}
+
+int
+engine_demux_feed (struct engine_demux *d, const unsigned char *data,
+                   size_t len,
+                   int (*fn) (void *arg, int stream, const unsigned char *p,
+                              size_t n),
+                   void *arg, struct cr_error **err)
+{
+  while (len > 0)
+    {
+      if (d->left == 0)
+        {
+          size_t take = sizeof d->header - d->have;
+          take = take < len ? take : len;
+          memcpy (d->header + d->have, data, take);
+          d->have += take;
+          data += take;
+          len -= take;
+          if (d->have < sizeof d->header)
+            return 0;
+          d->have = 0;
+          /* The header: stream, three zero bytes, the length.  */
+          if (d->header[0] > 2 || d->header[1] != 0 || d->header[2] != 0
+              || d->header[3] != 0)
+            return cr_error_set (err, 0,
+                                 "the attached container's stream has a "
+                                 "malformed header (stream %u)",
+                                 d->header[0]);
+          d->stream = d->header[0];
+          d->left = (size_t) d->header[4] << 24 | (size_t) d->header[5] << 16
+                    | (size_t) d->header[6] << 8 | d->header[7];
+          continue;
+        }
+      size_t n = d->left < len ? d->left : len;
+      int r = fn (arg, d->stream, data, n);
+      if (r != 0)
+        return r;
+      d->left -= n;
+      data += n;
+      len -= n;
+    }
+  return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <yajl/yajl_tree.h>
 
@@ -142,5 +143,54 @@ int engine_fail (const struct engine_client *c,
  * engine is older than crucible's oldest.  Writes "1.41" to out.  */
 int engine_negotiate (const char *engine_api, const char *min_api, char *out,
                       size_t len, char *why, size_t why_len);
+
+/* An attached container's stream (POST /containers/ID/attach), reached
+ * with libcurl's connect-only mode: libcurl makes the connection (the
+ * socket, TCP or TLS) and crucible writes the request and reads the
+ * upgrade's answer itself, the only HTTP it writes by hand.  Afterwards
+ * the connection carries the container's stdin raw, one way, and its
+ * stdout and stderr the other, each piece behind an 8-byte header (the
+ * stream, three zero bytes, the length big-endian).  */
+struct engine_stream;
+
+/* Attach to the container id (stdin, stdout, stderr, stream): connect, ask
+ * for the upgrade and read its answer.  Bytes of the stream that came with
+ * the answer are kept for engine_stream_recv.  */
+int engine_attach (struct engine_client *c, const char *id,
+                   struct engine_stream **out, struct cr_error **err);
+
+/* The connection's socket, to poll.  */
+int engine_stream_fd (const struct engine_stream *s);
+
+/* Send up to len bytes without waiting: the number sent, 0 when the
+ * connection takes none now, -1 on error.  */
+ssize_t engine_stream_send (struct engine_stream *s, const void *data,
+                            size_t len, struct cr_error **err);
+
+/* Receive up to len bytes without waiting: the number received, 0 at the
+ * end of the stream, -2 when nothing is there now, -1 on error.  */
+ssize_t engine_stream_recv (struct engine_stream *s, void *data, size_t len,
+                            struct cr_error **err);
+
+/* Close the connection: the container's stdin ends with it.  */
+void engine_stream_close (struct engine_stream *s);
+
+/* A reader of the multiplexed stream: what each piece's header says.  */
+struct engine_demux
+{
+  unsigned char header[8];
+  size_t have; /* bytes of the header read */
+  size_t left; /* bytes of the current piece still to come */
+  int stream;  /* the current piece's stream: 1 stdout, 2 stderr */
+};
+
+/* Split len bytes of the stream into its pieces: each run of payload goes
+ * to fn with its stream number.  A header naming a stream other than 0, 1
+ * or 2 is an error.  */
+int engine_demux_feed (struct engine_demux *d, const unsigned char *data,
+                       size_t len,
+                       int (*fn) (void *arg, int stream, const unsigned char *p,
+                                  size_t n),
+                       void *arg, struct cr_error **err);
 
 #endif

@@ -305,6 +305,7 @@ container_report_text (const struct container_report *r)
               r->workspace);
   buf_printf (&b, "  %-10s%s\n", "mode", r->mode);
   buf_printf (&b, "  %-10s%s\n", "backend", CONTAINER_BACKEND_ID);
+  buf_printf (&b, "  %-10s%s\n", "isolation", "container");
   if (r->endpoint != NULL)
     {
       cleanup_free char *a = facts_redact (r->endpoint->address);
@@ -322,14 +323,16 @@ container_report_text (const struct container_report *r)
                       "sandbox.enabled is true\n");
       return buf_steal (&b, NULL);
     }
-  buf_printf (&b,
-              "  %-10sthe engine answers; no command runs through it "
-              "in this build\n",
-              "status");
+  buf_printf (&b, "  %-10s%s\n", "status",
+              r->facts->image_id != NULL
+                  ? "the engine answers; commands run in containers it makes"
+                  : "the engine answers; commands are refused until the "
+                    "image is on it");
   facts_text_engine (&b, r);
   facts_text_rows (&b, r);
-  buf_printf (&b, "\nno command runs through it here:\n  %s\n",
-              CONTAINER_RUNS_NOTHING);
+  buf_printf (&b, "\neach item is read back from the engine's description "
+                  "of every container and checked from inside before the "
+                  "command runs\n");
   return buf_steal (&b, NULL);
 }
 
@@ -396,9 +399,11 @@ container_report_json (const struct container_report *r)
   jsonw_object_open (w);
   jsonw_member_uint (w, "format_version", 1);
   jsonw_member_cstr (w, "kind", "sandbox-inspection");
-  jsonw_member_cstr (w, "status", "unavailable");
+  bool available = r->client != NULL && r->facts->image_id != NULL;
+  jsonw_member_cstr (w, "status", available ? "available" : "unavailable");
   jsonw_member_bool (w, "enabled", r->enabled);
   jsonw_member_cstr (w, "backend", CONTAINER_BACKEND_ID);
+  jsonw_member_cstr (w, "isolation", "container");
   jsonw_member_bool (w, "engine_reachable", r->client != NULL);
   if (r->endpoint != NULL && r->client == NULL)
     {
@@ -414,9 +419,12 @@ container_report_json (const struct container_report *r)
       facts_json_engine (w, r);
       facts_json_request (w, r->request);
     }
-  cleanup_free char *reason
-      = facts_redact (r->client != NULL ? CONTAINER_RUNS_NOTHING : r->why);
-  jsonw_member_cstr (w, "reason", reason);
+  const char *why = r->client == NULL ? r->why
+                    : available       ? NULL
+                                      : CONTAINER_NO_IMAGE;
+  cleanup_free char *reason = why != NULL ? facts_redact (why) : NULL;
+  if (reason != NULL)
+    jsonw_member_cstr (w, "reason", reason);
   jsonw_object_close (w);
   size_t len;
   char *s = jsonw_steal (w, &len);

@@ -21,7 +21,7 @@ new_workspace
 mkdir -p "$HOME/.crucible"
 home_config() { printf '%s\n' "$1" >"$HOME/.crucible/config.json"; }
 home_config '{"sandbox": {"enabled": true, "backend": "container"}}'
-RUNS_NOTHING='the container backend runs no commands in this build of crucible; only `crucible sandbox inspect` and `crucible sandbox image build` use its engine'
+NO_IMAGE='the image is not on the engine; `crucible sandbox image build` makes it'
 
 # info_field NAME FIELD: FIELD of the engine's own /info, as JSON text.
 info_field() {
@@ -48,7 +48,9 @@ for engine in docker podman; do
   like "$rc|$err|$out" "^0\\|Asking the engine…\\|sandbox enabled in $WS
   mode      enabled by home configuration
   backend   container
+  isolation container
   engine    unix://<path>, from DOCKER_HOST
+  status    the engine answers; commands are refused until the image is on it
 .*  engine                $engine [^ ]+, API 1\\.41
   runtime               runc
   cgroups               v1, cgroupfs driver
@@ -63,13 +65,14 @@ for engine in docker podman; do
   want="$(info_field "$engine" MemoryLimit) $(info_field "$engine" SwapLimit) $(info_field "$engine" PidsLimit) $(info_field "$engine" CgroupVersion) $(info_field "$engine" DefaultRuntime)"
   is "$got" "$want" "$engine: --json reports what the engine's own /info says ($want)"
   is "$(json_field "$out" status)|$(json_field "$out" engine_reachable)|$(json_field "$out" reason)" \
-    "\"unavailable\"|true|\"$RUNS_NOTHING\"" "$engine: --json: reachable, and no command runs through it"
+    "\"unavailable\"|true|\"$NO_IMAGE\"" "$engine: --json: reachable, and no command runs through it without the image"
   crun sandbox image build
   id=$(engine_api "$engine" GET /v1.41/images/crucible-sandbox:latest/json | sed -n 's/^{"Id":"\(sha256:[0-9a-f]*\)".*/\1/p')
   is "$rc|$out" "0|built crucible-sandbox:latest: $id" \
     "$engine: image build makes crucible-sandbox:latest from busybox-static and prints its ID"
   crun sandbox inspect --json
-  is "$(json_field "$out" image.id)" "\"$id\"" "$engine: inspect reports the image ID"
+  is "$(json_field "$out" image.id)|$(json_field "$out" status)|$(json_field "$out" isolation)" "\"$id\"|\"available\"|\"container\"" \
+    "$engine: inspect reports the image ID; commands run through it"
   after=$(engine_api "$engine" GET "/v1.41/containers/json?all=1")
   is "$after" "$before" "$engine: inspecting created no container"
   # --from: crucible's tools layered onto a local image, nothing pulled.
@@ -96,6 +99,7 @@ crun sandbox inspect
 is "$rc|$err|$out" "0|Asking the engine…|sandbox enabled in $WS
   mode      enabled by home configuration
   backend   container
+  isolation container
   engine    unix://<path>, from DOCKER_HOST
   status    unavailable
 
@@ -104,7 +108,7 @@ the engine cannot be used:
   commands are refused, never run unconfined, while sandbox.enabled is true" \
   "no engine: inspect says unavailable, with the reason"
 crun sandbox inspect --json
-is "$out" '{"format_version":1,"kind":"sandbox-inspection","status":"unavailable","enabled":true,"backend":"container","engine_reachable":false,"engine":{"address":"unix://<path>","source":"DOCKER_HOST"},"reason":"engine unix://<path>: GET /_ping: cannot connect to its socket: Couldn'"'"'t connect to server"}' \
+is "$out" '{"format_version":1,"kind":"sandbox-inspection","status":"unavailable","enabled":true,"backend":"container","isolation":"container","engine_reachable":false,"engine":{"address":"unix://<path>","source":"DOCKER_HOST"},"reason":"engine unix://<path>: GET /_ping: cannot connect to its socket: Couldn'"'"'t connect to server"}' \
   "no engine: inspect --json says unavailable, with the reason"
 export DOCKER_HOST=tcp://192.0.2.7:2375
 crun sandbox inspect --json
@@ -131,20 +135,23 @@ else
   skip "dynamic busybox refused" "needs root and dockerd" docker
 fi
 
-# --- commands ----------------------------------------------------------------
+# --- commands, with no engine --------------------------------------------------
+export DOCKER_HOST="unix://$TEST_TMP/nothing.sock"
+UNREACHABLE='the container engine cannot be used: engine unix://[^ ]*: GET [^ ]*: cannot connect to its socket: Couldn.t connect to server'
 rm -f "$WS/ran"
 crun run touch "$WS/ran"
-is "$rc|$out" "125|[refused: confinement is enabled (sandbox.enabled), but the sandbox backend cannot be used here: $RUNS_NOTHING; commands are never run unconfined while it is enabled; nothing was run]" \
-  "enabled with the container backend: the command is refused (125)"
+like "$rc|$out" "^125\\|\\[refused: confinement is enabled \\(sandbox.enabled\\), but the sandbox backend cannot be used here: $UNREACHABLE; commands are never run unconfined while it is enabled; nothing was run\\]$" \
+  "enabled with the container backend and no engine: the command is refused (125)"
 [ ! -e "$WS/ran" ]
-ok $? "enabled with the container backend: nothing ran"
+ok $? "enabled with the container backend and no engine: nothing ran"
 crun sandbox audit
-is "$rc|$err" "3|crucible: sandbox audit: no backend to audit: $RUNS_NOTHING" \
-  "enabled with the container backend: the audit has no backend (3)"
+like "$rc|$err" "^3\\|crucible: sandbox audit: no backend to audit: the container backend cannot be used here: $UNREACHABLE$" \
+  "enabled with the container backend and no engine: the audit has no backend (3)"
 home_config '{"sandbox": {"backend": "container"}}'
 crun sandbox enable
-is "$rc|$err" "1|crucible: confinement was not enabled: no sandbox backend was found: $RUNS_NOTHING; nothing was changed" \
-  "sandbox enable with the container backend: refused, nothing changed"
+like "$rc|$err" "^1\\|crucible: confinement was not enabled: no sandbox backend was found: $UNREACHABLE; nothing was changed$" \
+  "sandbox enable with the container backend and no engine: refused, nothing changed"
+unset DOCKER_HOST
 crun run echo hi
 is "$rc|$out" "0|hi" "disabled: the command runs (compatibility, as with every backend)"
 crun sandbox image build --fro x

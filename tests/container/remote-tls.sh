@@ -2,13 +2,13 @@
 # A remote engine: dockerd listening on tcp://127.0.0.1:PORT with TLS
 # (a CA, a server and a client certificate made here), reached through
 # DOCKER_HOST with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH.  The engine is
-# asked and the image built over TLS; a client certificate from another
+# asked, the image built and a command run over TLS; a client certificate from another
 # CA, a missing key.pem, and plain HTTP to the TLS port each fail, named.
 # (Podman 4.3's service has no TLS listener: dockerd only.)
 
 . "$(dirname "$0")/lib.sh"
 
-plan 6
+plan 7
 
 new_workspace
 mkdir -p "$HOME/.crucible"
@@ -49,7 +49,7 @@ extendedKeyUsage=serverAuth'
 fi
 if [ -n "$why" ] || ! engine_up docker; then
   ENGINE_WHY=${why:-$ENGINE_WHY}
-  engine_skip 6 docker
+  engine_skip 7 docker
   exit 0
 fi
 
@@ -65,6 +65,10 @@ is "$rc|$out" "0|built crucible-sandbox:latest: $id" "over TLS: image build make
 crun sandbox inspect --json
 like "$out" "\"engine_reachable\":true,.*\"image\":\\{\"name\":\"crucible-sandbox:latest\",\"id\":\"$id\"\\}" \
   "over TLS: inspect --json reports the image ID"
+echo remote-input >in.txt
+crun run 'cat in.txt; echo remote-output >out.txt'
+is "$rc|$out|$(cat out.txt 2>/dev/null)" "0|remote-input|remote-output" \
+  "over TLS: a command runs on the remote engine, its workspace in and its changes out"
 
 DOCKER_CERT_PATH="$T/stranger" crun sandbox inspect --json
 like "$out" "\"engine_reachable\":false,.*\"reason\":\"engine tcp://127.0.0.1:$PORT: GET /_ping: .*(certificate|SSL|ssl|alert)" \

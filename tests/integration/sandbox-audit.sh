@@ -101,8 +101,8 @@ fi
 crun sandbox audit --frobnicate
 is "$rc|$(sed -n 1p <<<"$err")" "2|crucible: sandbox audit: unknown option '--frobnicate'" \
   "an unknown option exits 2, named"
-crun sandbox audit --backend container
-is "$rc|$err" "2|crucible: sandbox audit: unknown backend 'container' (known: linux-bubblewrap, compat)" \
+crun sandbox audit --backend containr
+is "$rc|$err" "2|crucible: sandbox audit: unknown backend 'containr' (known: linux-bubblewrap, compat, container)" \
   "an unknown backend exits 2, named"
 crun sandbox audit --help
 is "$rc|$out" "0|Usage: crucible sandbox audit [--json] [--backend ID]

@@ -527,6 +527,61 @@ test_client_fake (void **state)
   rmdir (dir);
 }
 
+/* What the demultiplexer gave: each run with its stream, as "N:bytes|".  */
+static int
+demux_collect (void *arg, int stream, const unsigned char *p, size_t n)
+{
+  struct buf *b = arg;
+  buf_printf (b, "%d:", stream);
+  buf_append (b, p, n);
+  buf_putc (b, '|');
+  return 0;
+}
+
+/* The attached stream's 8-byte headers (sandbox/container/engine.h): the
+ * same pieces come out whether the bytes arrive whole or one by one, an
+ * empty piece gives nothing, and a header naming stream 3 or with a
+ * nonzero padding byte is refused.  */
+static void
+test_demux (void **state)
+{
+  (void) state;
+  static const unsigned char stream[] = {
+    1, 0, 0, 0, 0, 0, 0, 3, 'o', 'u', 't', 2, 0, 0, 0, 0, 0, 0, 0,
+    2, 0, 0, 0, 0, 0, 0, 2, 'e', 'r', 1,   0, 0, 0, 0, 0, 0, 1, '!',
+  };
+  struct engine_demux d = { 0 };
+  struct buf whole = BUF_INIT, bytes = BUF_INIT;
+  struct cr_error *err = NULL;
+  assert_int_equal (engine_demux_feed (&d, stream, sizeof stream, demux_collect,
+                                       &whole, &err),
+                    0);
+  buf_puts (&whole, "");
+  assert_string_equal (whole.data, "1:out|2:er|1:!|");
+  memset (&d, 0, sizeof d);
+  for (size_t i = 0; i < sizeof stream; i++)
+    assert_int_equal (
+        engine_demux_feed (&d, stream + i, 1, demux_collect, &bytes, &err), 0);
+  buf_puts (&bytes, "");
+  /* One byte at a time, each byte of a piece comes as a run of its own.  */
+  assert_string_equal (bytes.data, "1:o|1:u|1:t|2:e|2:r|1:!|");
+  static const unsigned char bad_stream[] = { 3, 0, 0, 0, 0, 0, 0, 1, 'x' };
+  static const unsigned char bad_pad[] = { 1, 0, 1, 0, 0, 0, 0, 1, 'x' };
+  memset (&d, 0, sizeof d);
+  assert_int_equal (engine_demux_feed (&d, bad_stream, sizeof bad_stream,
+                                       demux_collect, &bytes, &err),
+                    -1);
+  assert_non_null (strstr (err->msg, "malformed header (stream 3)"));
+  cr_error_clear (&err);
+  memset (&d, 0, sizeof d);
+  assert_int_equal (engine_demux_feed (&d, bad_pad, sizeof bad_pad,
+                                       demux_collect, &bytes, &err),
+                    -1);
+  cr_error_clear (&err);
+  buf_free (&whole);
+  buf_free (&bytes);
+}
+
 int
 main (void)
 {
@@ -540,6 +595,7 @@ main (void)
     cmocka_unit_test (test_json_tree),
     cmocka_unit_test (test_tar),
     cmocka_unit_test (test_client_fake),
+    cmocka_unit_test (test_demux),
   };
   signal (SIGPIPE, SIG_IGN);
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -72,15 +72,27 @@ static void
 test_table (void **state)
 {
   (void) state;
-  assert_string_equal (sandbox_registry_known (), "linux-bubblewrap, compat");
-  assert_null (sandbox_registry_find ("container"));
+  assert_string_equal (sandbox_registry_known (),
+                       "linux-bubblewrap, compat, container");
+  assert_null (sandbox_registry_find ("nothing"));
   assert_null (sandbox_registry_find (NULL));
   assert_true (sandbox_registry_find ("linux-bubblewrap")->confines);
   assert_false (sandbox_registry_find ("compat")->confines);
+  assert_true (sandbox_registry_find ("container")->confines);
+  /* Each row's isolation word, stamped on every run's start fact.  */
+  assert_string_equal (sandbox_registry_isolation ("linux-bubblewrap"),
+                       "namespaces");
+  assert_string_equal (sandbox_registry_isolation ("compat"), "process");
+  assert_string_equal (sandbox_registry_isolation ("container"), "container");
+  assert_string_equal (sandbox_registry_isolation ("nothing"), "process");
   struct sandbox_backend_config bc = { 0 };
   assert_string_equal (sandbox_registry_selected (&bc)->id,
                        SANDBOX_REGISTRY_DEFAULT);
-  assert_null (sandbox_registry_backend_new (&bc, "container"));
+  /* Made without asking its engine anything.  */
+  struct sandbox_backend *b = sandbox_registry_backend_new (&bc, "container");
+  assert_non_null (b);
+  assert_string_equal (sandbox_backend_id (b), "container");
+  sandbox_backend_free (b);
 }
 
 /* Disabled: compat, whatever sandbox.backend says; enabled with

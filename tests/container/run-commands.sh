@@ -1,0 +1,222 @@
+#!/bin/bash
+# Commands through the container backend, against both engines
+# (tests/container/lib.sh starts dockerd and Podman's service once):
+# `crucible sandbox image build` makes the image; each command runs in a
+# container of its own and its result notes are every backend's (exit
+# status, ran too long with what it printed); an ordinary exit publishes
+# (new, changed, deleted; a nonzero exit too), a stop discards, a root
+# changed while it ran publishes nothing, and a changes stream with a link
+# out is refused; the hardening is checked item by item from inside; the
+# escape attempts each fail where their positive control (the same
+# attempt run plainly on the host) succeeds; the credential given to the
+# command is not in the container's stored description; a SIGKILLed
+# crucible leaves no container within 5 s; `sandbox audit --backend
+# container` finds no fault; and every run's start fact says
+# "isolation":"container".
+
+. "$(dirname "$0")/lib.sh"
+
+PER_ENGINE=30
+plan $((2 * PER_ENGINE))
+
+new_workspace
+mkdir -p "$HOME/.crucible"
+echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+
+# What lives outside the workspace: a secret to read, a directory to
+# write, a process to signal, a port to reach.
+OUTSIDE="$TEST_TMP/outside"
+mkdir -p "$OUTSIDE/w"
+echo outside-secret >"$OUTSIDE/secret"
+chmod 755 "$OUTSIDE" "$OUTSIDE/w"
+sleep 300 &
+SLEEPER=$!
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 "$PORT" --directory "$OUTSIDE" >/dev/null 2>&1 &
+SERVER=$!
+trap 'kill $SLEEPER $SERVER 2>/dev/null; engines_stop; rm -rf "$TEST_TMP"' EXIT
+for _ in $(seq 50); do
+  busybox wget -q -O /dev/null "http://127.0.0.1:$PORT/secret" 2>/dev/null && break
+  sleep 0.1
+done
+
+# journal: the facts of the newest session.
+journal() { cat "$(ls -t "$HOME"/.local/state/crucible/*.jsonl | head -1)"; }
+
+# containers NAME: how many containers NAME has, of any state.
+containers() {
+  engine_api "$1" GET "/v1.41/containers/json?all=1" | grep -o '"Id":"' | wc -l
+}
+
+# attempt NAME WHAT CONTROL CONFINED: the positive control (sh -c, on the
+# host) must succeed and the same attempt in a container must fail.
+attempt() {
+  local name=$1 what=$2 control=$3 confined=$4
+  sh -c "$control" >/dev/null 2>&1
+  local c=$?
+  crun run "$confined"
+  if [ "$c" -ne 0 ]; then
+    ok 1 "$name: $what: the positive control failed on the host, so this proves nothing"
+  else
+    [ "$rc" -ne 0 ]
+    ok $? "$name: $what fails in the container (rc $rc) and succeeds on the host"
+    [ "$rc" -ne 0 ] || diag "$out"
+  fi
+}
+
+engines_start docker podman
+for engine in docker podman; do
+  if ! engine_up "$engine"; then
+    engine_skip "$PER_ENGINE" "$engine"
+    continue
+  fi
+  export DOCKER_HOST
+  DOCKER_HOST=$(engine_host "$engine")
+  # A workspace of its own (HOME and its configuration stay).
+  new_workspace
+  crun sandbox image build
+  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$engine: the image is built"
+  [ "$rc" -eq 0 ] || diag "$err"
+
+  # --- the result -----------------------------------------------------------
+  t0=$(date +%s%N)
+  crun run 'echo out; echo err >&2; exit 3'
+  t1=$(date +%s%N)
+  is "$rc|$out" "3|out
+err
+[exit status 3]" "$engine: stdout and stderr joined, the exit status noted"
+  diag "$engine: one command's round trip: $(((t1 - t0) / 1000000)) ms"
+  t0=$(date +%s)
+  crun run --timeout 2 'echo before; sleep 30; echo after'
+  t1=$(date +%s)
+  is "$rc|$out" "124|before
+[stopped: the command ran too long]" "$engine: ran too long, with what it printed first"
+  [ $((t1 - t0)) -lt 12 ]
+  ok $? "$engine: the overrun was stopped and removed within its budget ($((t1 - t0)) s)"
+  # The policy's own deadline: the runner stops the command just before
+  # the supervisor's outer kill, and the ending is told as ran too long
+  # with what it printed.
+  echo '{"sandbox": {"enabled": true, "backend": "container", "limits": {"commandSeconds": 3}}}' >"$HOME/.crucible/config.json"
+  crun run 'echo early; sleep 30'
+  is "$rc|$out" "124|early
+[stopped: the command ran too long]" "$engine: the policy's deadline: stopped from inside, told as ran too long"
+  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+  crun run 'seq 1 200000 | tail -n 1'
+  is "$rc|$out" "0|200000" "$engine: a pipeline's output arrives whole"
+
+  # --- publication ----------------------------------------------------------
+  echo one >a.txt
+  echo doomed >d.txt
+  crun run 'cat a.txt; echo new >n.txt; echo two >a.txt; rm d.txt; mkdir sub; echo s >sub/f'
+  is "$rc|$out|$(cat n.txt)|$(cat a.txt)|$([ -e d.txt ] || echo gone)|$(cat sub/f)" \
+    "0|one|new|two|gone|s" "$engine: an ordinary exit publishes new, changed and deleted paths"
+  crun run 'echo x >nonzero.txt; exit 1'
+  is "$rc|$(cat nonzero.txt 2>/dev/null)" "1|x" "$engine: a nonzero exit publishes too"
+  crun run --timeout 2 'echo y >stopped.txt; sleep 30'
+  is "$rc|$([ -e stopped.txt ] && echo there || echo absent)" "124|absent" \
+    "$engine: a command stopped at its deadline publishes nothing"
+  (sleep 1; echo host >host.txt) &
+  racer=$!
+  crun run 'sleep 3; echo z >raced.txt'
+  wait "$racer"
+  like "$rc|$([ -e raced.txt ] && echo there || echo absent)|$out" \
+    "^0\\|absent\\|.*published nothing: .*changed by something outside the sandbox" \
+    "$engine: a root changed while it ran publishes nothing"
+  rm -f host.txt
+  crun run 'ln -s /etc/passwd link; echo ok >alongside.txt'
+  like "$([ -e link ] || [ -L link ] && echo there || echo absent)|$([ -e alongside.txt ] && echo there || echo absent)|$out" \
+    "^absent\\|absent\\|.*published nothing: the changes the container sent back were refused \\(link: a link out of the workspace\\)" \
+    "$engine: a changes stream with a link out is refused whole"
+  crun run 'echo x >su; chmod 4755 su'
+  [ ! -u su ] && [ ! -g su ]
+  ok $? "$engine: a setuid bit set inside never reaches the workspace"
+  rm -f su
+
+  # --- the hardening, from inside -------------------------------------------
+  crun run 'id -u; id -G; grep -E "^(NoNewPrivs|CapEff|CapBnd|Seccomp):" /proc/self/status | tr -s "\t" " "'
+  is "$out" "65534
+65534
+CapEff: 0000000000000000
+CapBnd: 0000000000000000
+NoNewPrivs: 1
+Seccomp: 2" "$engine: uid 65534, no capability at all, no_new_privs, seccomp filtering"
+  crun run 'touch /etc/x 2>&1 || touch /bin/x 2>&1; ls /sys/class/net'
+  like "$out" "Read-only file system.*
+lo$" "$engine: the root filesystem is read-only; lo is the only interface"
+  # Sorted: Podman mounts the two in either order.
+  crun run 'grep -E " /workspace | /tmp " /proc/mounts | cut -d" " -f2-4 | sort'
+  like "$out" "^/tmp tmpfs rw,nosuid,nodev,[^
+]*size=262144k
+/workspace tmpfs rw,nosuid,nodev,[^
+]*size=1048576k$" "$engine: /workspace and /tmp are sized tmpfs mounts, nosuid,nodev"
+  [[ "$out" != *noexec* ]]
+  ok $? "$engine: and exec (not noexec)"
+  crun run 'printf "#!/bin/sh\necho ran from tmp\n" >/tmp/x; chmod +x /tmp/x; /tmp/x'
+  is "$out" "ran from tmp" "$engine: a program written to /tmp runs"
+  crun run 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.swap.max /sys/fs/cgroup/pids.max'
+  like "$out" "^(1073741824
+1073741824
+1024|1073741824
+0
+1024)$" "$engine: memory and swap capped together at 1 GiB, 1024 processes (the cgroup)"
+  crun run 'ulimit -n; ulimit -u; ulimit -f'
+  is "$out" "4096
+1024
+2097152" "$engine: open files, processes and file size capped inside too"
+
+  # --- escapes, each with its positive control ------------------------------
+  attempt "$engine" "reading a file outside the workspace" \
+    "cat $OUTSIDE/secret" "cat $OUTSIDE/secret"
+  attempt "$engine" "writing outside the workspace" \
+    "echo x >$OUTSIDE/w/control" "echo x >$OUTSIDE/w/escaped"
+  [ ! -e "$OUTSIDE/w/escaped" ]
+  ok $? "$engine: and nothing was written there"
+  attempt "$engine" "reaching a server on the host's loopback" \
+    "printf 'GET /secret HTTP/1.0\r\n\r\n' | busybox nc -w 3 127.0.0.1 $PORT | grep -q outside-secret" \
+    "printf 'GET /secret HTTP/1.0\r\n\r\n' | nc -w 3 127.0.0.1 $PORT | grep -q outside-secret"
+  attempt "$engine" "signalling a host process" \
+    "kill -0 $SLEEPER" "kill -0 $SLEEPER"
+  attempt "$engine" "making a device node" \
+    "rm -f $OUTSIDE/w/null && mknod $OUTSIDE/w/null c 1 3" "mknod /tmp/null c 1 3"
+
+  # --- what the engine stores ------------------------------------------------
+  "$CRUCIBLE" run --env CRUCIBLE_TEST_TOKEN=tok-3141592653 'sleep 3' >/dev/null 2>&1 &
+  pid=$!
+  desc=
+  for _ in $(seq 50); do
+    id=$(engine_api "$engine" GET "/v1.41/containers/json" | grep -o '"Id":"[0-9a-f]*' | head -1 | cut -d'"' -f4)
+    [ -n "$id" ] && desc=$(engine_api "$engine" GET "/v1.41/containers/$id/json") && break
+    sleep 0.1
+  done
+  wait "$pid"
+  [ -n "$desc" ] && [[ "$desc" != *tok-3141592653* ]] && [[ "$desc" == *'"org.crucible.made-by":"crucible"'* ]]
+  ok $? "$engine: the command's credential is not in the container's stored description, which carries crucible's labels"
+
+  # --- endings ----------------------------------------------------------------
+  "$CRUCIBLE" run 'sleep 120' >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    [ "$(containers "$engine")" -gt 0 ] && break
+    sleep 0.1
+  done
+  up=$(containers "$engine")
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  left=1
+  for _ in $(seq 50); do
+    left=$(containers "$engine")
+    [ "$left" -eq 0 ] && break
+    sleep 0.1
+  done
+  is "$up|$left" "1|0" "$engine: a SIGKILLed crucible leaves no container within 5 s"
+
+  # --- claims and facts -------------------------------------------------------
+  crun sandbox audit --backend container
+  like "$rc|$out" "^0\\|.*faults: none" "$engine: sandbox audit --backend container finds no fault"
+  [ "$rc" -eq 0 ] || diag "$out"
+  crun run 'true'
+  like "$(journal | grep '"fact":"start"')" '"backend":"container","background":false,"isolation":"container"' \
+    "$engine: the start fact stamps the isolation"
+  is "$(containers "$engine")" 0 "$engine: no container is left after the commands"
+  unset DOCKER_HOST
+done
