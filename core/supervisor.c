@@ -64,6 +64,9 @@ struct command
   struct command *next;
   struct supervisor_listener listener;
   struct sandbox_session *session;
+  /* What the backend verified of the scope (the EXITED event's message),
+   * for the finish fact; owned, or NULL.  */
+  char *verified;
   struct capture *capture;
   uint64_t number;
   uint64_t serial;                     /* the journal's number for it, from 1 */
@@ -305,6 +308,7 @@ command_free (struct command *cmd)
     p = &(*p)->next;
   if (*p == cmd)
     *p = cmd->next;
+  free (cmd->verified);
   capture_free (cmd->capture);
   loop_cancel_timer (cmd->sup->loop, cmd->publish_timer);
   if (cmd->publish_job != NULL)
@@ -487,8 +491,26 @@ command_fact_finish (struct command *cmd)
     JOURNAL_BOOLEAN ("still_arriving", out.still_arriving),
     JOURNAL_INT64 ("bytes", (int64_t) out.bytes),
     JOURNAL_INT64 ("lines", (int64_t) out.lines),
+    { 0 }, { 0 }, { 0 }, { 0 },
   };
-  supervisor_fact (cmd->sup, JOURNAL_FINISH, cmd, f, sizeof f / sizeof *f);
+  size_t n = 6;
+  /* What the backend verified of the scope (a container's hardening),
+   * one field a line of it; none when it says nothing.  */
+  cleanup_free char *verified
+      = cmd->verified != NULL ? xstrdup (cmd->verified) : NULL;
+  for (char *line = verified, *next; line != NULL && n < 10; line = next)
+    {
+      next = strchr (line, '\n');
+      if (next != NULL)
+        *next++ = '\0';
+      char *sp = strchr (line, ' ');
+      if (sp == NULL || sp == line || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
+                                           != (size_t) (sp - line))
+        continue;
+      *sp = '\0';
+      f[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);
+    }
+  supervisor_fact (cmd->sup, JOURNAL_FINISH, cmd, f, n);
 }
 
 static void command_observe_output (struct command *cmd);
@@ -1115,7 +1137,11 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
       if (ev.kind == SANDBOX_EVENT_NONE)
         break;
       if (ev.kind == SANDBOX_EVENT_EXITED)
-        command_on_exit (cmd, ev.wait_status);
+        {
+          if (ev.message != NULL && cmd->verified == NULL)
+            cmd->verified = xstrdup (ev.message);
+          command_on_exit (cmd, ev.wait_status);
+        }
       else if (ev.kind == SANDBOX_EVENT_FAILED)
         command_on_start_failure (cmd, &ev);
       else if (ev.kind == SANDBOX_EVENT_DONE)

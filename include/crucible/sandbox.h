@@ -177,7 +177,12 @@ struct sandbox_event
   enum sandbox_failure failure; /* for SANDBOX_EVENT_FAILED */
   /* For SANDBOX_EVENT_FAILED: what the launcher or the keeper said in its
    * own words (bwrap's refusal, the broker's failed step), to be quoted;
-   * NULL when nothing.  Owned by the session, valid until dispose.  */
+   * NULL when nothing.  For SANDBOX_EVENT_EXITED: what the backend
+   * verified of the scope the workload ran in (the container backend: the
+   * hardening read back from the engine and checked from inside), for the
+   * run's finish fact: lines "NAME TEXT", NAME lower-case letters and '_',
+   * each a field of the fact (at most four); NULL when it says nothing.
+   * Owned by the session, valid until dispose.  */
   const char *message;
 };
 

@@ -119,6 +119,11 @@ struct container_session
   size_t n_events;
   char *message; /* a FAILED event's words, owned */
   char *fatal;   /* why cleanup could not be confirmed, owned */
+  /* What was verified of the container it ran in, for the finish fact
+   * (the EXITED event's message): its ID and image, the hardening read
+   * back from the engine and the runner's facts from inside.  Written by
+   * the thread before it queues EXITED; owned.  */
+  char *verified;
   bool done;     /* DONE was queued: the container is gone */
   bool abandoned;
   bool thread_ended;
@@ -597,6 +602,51 @@ container_readback_check (const struct container_session *s, yajl_val v)
   return NULL;
 }
 
+/* Record what the readback v showed to hold (container_readback_check
+ * passed), as the finish fact's fields (include/crucible/sandbox.h: one
+ * "name value" a line): the container, its image, and the items asked in
+ * the words of doc/container-backend.md's hardening table.  */
+static void
+container_verified_readback (struct container_session *s, yajl_val v)
+{
+  const char *image = json_member_str (v, "Image");
+  pthread_mutex_lock (&s->lock);
+  free (s->verified);
+  s->verified = xasprintf (
+      "container %.12s\nimage %s\nread_back NetworkMode none, "
+      "ReadonlyRootfs, Tmpfs nosuid,nodev,exec, CapDrop ALL, "
+      "no-new-privileges, User %s, Memory=MemorySwap=%" PRIu64
+      ", PidsLimit %" PRIu64 ", no Binds, Mounts or command Env, AutoRemove",
+      s->id, image != NULL ? image : "?", s->req.user, s->req.memory_bytes,
+      s->req.pids);
+  pthread_mutex_unlock (&s->lock);
+}
+
+/* Append to the record what the runner's facts p (checked) said from
+ * inside.  */
+static void
+container_verified_inside (struct container_session *s, const uint8_t *p,
+                           size_t len)
+{
+  static const char *const keys[]
+      = { JOBPROTO_FACT_UID,        JOBPROTO_FACT_CAPS,
+          JOBPROTO_FACT_NNP,        JOBPROTO_FACT_SECCOMP,
+          JOBPROTO_FACT_ROOT_RO,    JOBPROTO_FACT_MEMORY_MAX,
+          JOBPROTO_FACT_SWAP_MAX,   JOBPROTO_FACT_PIDS_MAX,
+          JOBPROTO_FACT_RLIMITS };
+  struct buf b = BUF_INIT;
+  pthread_mutex_lock (&s->lock);
+  buf_printf (&b, "%s\ninside", s->verified != NULL ? s->verified : "");
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+    {
+      cleanup_free char *val = jobproto_kv (p, len, keys[i]);
+      buf_printf (&b, " %s=%s", keys[i], val != NULL ? val : "?");
+    }
+  free (s->verified);
+  s->verified = buf_steal (&b, NULL);
+  pthread_mutex_unlock (&s->lock);
+}
+
 /* --- facts from inside ------------------------------------------------------
  */
 
@@ -910,6 +960,8 @@ container_make (struct container_run *r, struct cr_error **err)
   if (engine_call_json (r->c, &get, &v, err) < 0)
     return cr_error_prefix (err, "reading back the command's container");
   const char *bad = container_readback_check (s, v);
+  if (bad == NULL)
+    container_verified_readback (s, v);
   yajl_tree_free (v);
   if (bad != NULL)
     return cr_error_set (err, 0,
@@ -1110,6 +1162,7 @@ container_on_frame (void *data, enum jobproto_type type, const uint8_t *payload,
                              "the container's hardening does not hold from "
                              "inside: %s",
                              why);
+      container_verified_inside (r->s, payload, len);
       r->ready = true;
       return 0;
     }
@@ -1351,6 +1404,35 @@ container_serve (struct container_run *r)
     }
 }
 
+/* A deadline's ending is held for the supervisor's own deadline, which
+ * comes just after the runner's, so that it is told as ran too long; the
+ * runner exits as soon as it has said how the command ended, so the hold
+ * outlasts the stream: wait for the supervisor's stop, or the hold's
+ * end.  */
+static void
+container_hold_ending (struct container_run *r)
+{
+  while (r->deadline_hit && !r->stop_asked && !r->exit_reported)
+    {
+      uint64_t now = container_now_ms ();
+      if (r->hold_until == 0 || now >= r->hold_until)
+        break;
+      struct pollfd p = { .fd = r->s->stop_pipe[0], .events = POLLIN };
+      int n = poll (&p, 1, (int) (r->hold_until - now));
+      if (n < 0 && errno != EINTR)
+        break;
+      if (n > 0)
+        {
+          int signo = SIGKILL;
+          ssize_t got = read (r->s->stop_pipe[0], &signo, sizeof signo);
+          if (got == (ssize_t) sizeof signo)
+            container_on_stop (r, signo);
+          else if (got == 0)
+            break;
+        }
+    }
+}
+
 /* What the ending of the stream means when no 'X' came: a stopped
  * command was killed; anything else is the container failing.  */
 static void
@@ -1362,6 +1444,7 @@ container_after_stream (struct container_run *r)
                                        "end ('Z')");
   if (r->exited)
     {
+      container_hold_ending (r);
       container_report_exit (r, true);
       return;
     }
@@ -1481,6 +1564,7 @@ container_session_free (struct container_session *s)
     }
   free (s->envp);
   free (s->message);
+  free (s->verified);
   free (s->fatal);
   pthread_mutex_destroy (&s->lock);
   free (s);
@@ -1592,6 +1676,8 @@ container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
       ev->failure = e.failure;
       if (e.kind == SANDBOX_EVENT_FAILED)
         ev->message = s->message;
+      else if (e.kind == SANDBOX_EVENT_EXITED)
+        ev->message = s->verified;
     }
   pthread_mutex_unlock (&s->lock);
   return ret;

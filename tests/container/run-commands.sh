@@ -16,7 +16,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PER_ENGINE=30
+PER_ENGINE=31
 plan $((2 * PER_ENGINE))
 
 new_workspace
@@ -217,6 +217,9 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   crun run 'true'
   like "$(journal | grep '"fact":"start"')" '"backend":"container","background":false,"isolation":"container"' \
     "$engine: the start fact stamps the isolation"
+  like "$(journal | grep '"fact":"finish"')" \
+    '"container":"[0-9a-f]{12}","image":"sha256:[0-9a-f]{64}","read_back":"NetworkMode none, ReadonlyRootfs, .*PidsLimit [0-9]+, .*AutoRemove","inside":"uid=65534 caps=[0-9a-f,]+ no_new_privs=1 .*pids_max=[0-9]+ rlimits=[0-9a-z,]+"' \
+    "$engine: the finish fact has the hardening read back and checked from inside"
   is "$(containers "$engine")" 0 "$engine: no container is left after the commands"
   unset DOCKER_HOST
 done
