@@ -106,6 +106,21 @@ void capture_retained (const struct capture *cap, const char **head,
                        size_t *head_len, const char **tail, size_t *tail_len,
                        uint64_t *omitted);
 
+/* Released bytes kept (up to the ceiling): the stream offset at which
+ * capture_read() finds nothing more yet.  */
+uint64_t capture_kept_bytes (const struct capture *cap);
+
+/* What a view reads, on demand, instead of a copy of its own: the kept
+ * bytes from stream offset from on, at most max of them, copied to dst
+ * (masked, as capture_retained() holds them).  Bytes the capture dropped
+ * from the middle are skipped: *at is where the copied bytes begin in the
+ * stream (from itself, or the first byte still held after it), and
+ * *lines_before (unless NULL) the '\n's of the kept stream before *at.
+ * Returns how many bytes were copied; 0 when nothing past from is held
+ * yet.  */
+size_t capture_read (const struct capture *cap, uint64_t from, char *dst,
+                     size_t max, uint64_t *at, uint64_t *lines_before);
+
 /* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether
  * writing it failed is said by capture_spool_failed(): the full view then says
  * that what it shows is incomplete.  */

@@ -260,6 +260,12 @@ command_label (const struct command *cmd)
   return cmd->label;
 }
 
+const struct capture *
+command_capture (const struct command *cmd)
+{
+  return cmd->capture;
+}
+
 const char *
 command_sandbox_id (const struct command *cmd)
 {

@@ -35,6 +35,7 @@
 
 struct supervisor;
 struct command;
+struct capture;
 
 /* How a command came to its result.  */
 struct command_outcome
@@ -172,6 +173,10 @@ const char *command_label (const struct command *cmd);
 /* A command's sandbox ID (its session's), which the proxy's questions
  * name it by.  */
 const char *command_sandbox_id (const struct command *cmd);
+
+/* A command's capture, which the views read on demand (capture_read);
+ * valid until the command is cleaned.  */
+const struct capture *command_capture (const struct command *cmd);
 
 /* Whether a command was left running and has not ended yet.  */
 bool command_left_running (const struct command *cmd);
