@@ -2,12 +2,13 @@
 # Keys in the orders a person presses them: the full view of a command that
 # ends while it is open from the list, the full view of a command that has
 # printed nothing, and a full view opened on more output than one frame
-# parses after the command has gone quiet; a window of one or two columns
-# while wide characters arrive.
+# parses after the command has gone quiet; the row standing for the middle
+# the capture did not keep; a window of one or two columns while wide
+# characters arrive.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=13
+N=16
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -57,8 +58,8 @@ tui_keys Escape
 tui_gone "✳ running" >/dev/null
 
 # 3 MB printed at once, then quiet: the full view opened after
-# reads the spool to its end a frame's share at a time, with no more output
-# arriving to ask for frames.
+# reads what the capture holds to its end a frame's share at a time, with
+# no more output arriving to ask for frames.
 tui_keys 'yes | head -n 1500000; sleep 300' Enter
 tui_wait "1500000 lines · 3.0 MB" 20 >/dev/null
 tui_keys C-o
@@ -68,12 +69,33 @@ tui_wait "lines 1-$((TUI_ROWS - 2)) of " 5 >/dev/null
 # megabyte of short lines is seconds of libvterm).
 tui_keys Down
 tui_wait "lines 2-$((TUI_ROWS - 1)) of " 1
-ok $? "a key moves the full view while it is still reading the spool"
+ok $? "a key moves the full view while it is still reading the output"
 tui_wait "lines 2-$((TUI_ROWS - 1)) of 1500000 ·" 120
-ok $? "the full view reaches the end of a spool larger than one frame's share"
+ok $? "the full view reaches the end of output larger than one frame's share"
 tui_keys End
 tui_wait "lines $((1500000 - TUI_ROWS + 3))-1500000 of 1500000"
 ok $? "end goes to its last line"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+# The full view reads the command's capture, which keeps the head and the
+# tail a result is made of: 4000 lines of 50 bytes keep 297 whole lines at
+# each end, and the lines between (the rest of line 298 to line 3703,
+# whose part in the tail is not a whole line) are one row saying how many
+# and how much.  The rows after it are numbered as the stream's lines.
+tui_keys "seq -f '%049g' 1 4000; sleep 300" Enter
+tui_wait "4000 lines · 200 kB" 20 >/dev/null
+tui_keys C-o
+tui_wait "lines 1-$((TUI_ROWS - 2)) of 4000 · incomplete: not all of it was kept · esc to close"
+ok $? "a full view without the middle counts every line and says it is incomplete"
+tui_keys / 0297 Enter
+tui_wait "lines 283-$((283 + TUI_ROWS - 3 + 3406 - 1)) of 4000"
+ok $? "the rows after the gap's row are numbered as the stream's lines"
+is "$(tui_block "$(printf '%049d' 297)" 3)" "$(printf '%049d' 297)
+… 3406 lines (170 kB) not kept …
+$(printf '%049d' 3704)" "the gap's row stands between the last line of the head and the first whole line of the tail"
 tui_keys Escape
 tui_wait "✳ running" >/dev/null
 tui_keys Escape
