@@ -8,7 +8,7 @@
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=16
+N=17
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -87,6 +87,14 @@ tui_gone "✳ running" >/dev/null
 # and how much.  The rows after it are numbered as the stream's lines.
 tui_keys "seq -f '%049g' 1 4000; sleep 300" Enter
 tui_wait "4000 lines · 200 kB" 20 >/dev/null
+# The session keeps no copy of the output (it was an unlinked spool file in
+# TMPDIR, written every byte): none of its descriptors is a deleted regular
+# file other than a memfd.
+spools=$(for fd in "/proc/$(tui_crucible_pid)/fd/"*; do
+  link=$(readlink "$fd") || continue
+  [ -f "$fd" ] && [[ $link == *" (deleted)" && $link != /memfd:* ]] && printf '%s\n' "$link"
+done)
+is "$spools" "" "the session holds no spool of the command's output"
 tui_keys C-o
 tui_wait "lines 1-$((TUI_ROWS - 2)) of 4000 · incomplete: not all of it was kept · esc to close"
 ok $? "a full view without the middle counts every line and says it is incomplete"
