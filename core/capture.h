@@ -4,8 +4,11 @@
  * from it goes through capture_feed().  The capture counts lines and bytes,
  * keeps a fixed head and a fixed tail of the stream (the middle is dropped as
  * it arrives, so `yes` costs a constant amount of memory), optionally appends
- * what arrived to a spool file for the full view, and says when the raw
- * stream passes the output ceiling (sandbox.limits.outputBytes).
+ * what arrived to a spool file for a caller that wants every byte kept, and
+ * says when the raw stream passes the output ceiling
+ * (sandbox.limits.outputBytes).  Views (the live sample, the full view) keep
+ * no copy of their own: they read the head and tail on demand with
+ * capture_read(), so showing a flood costs what capturing it does.
  *
  * A command with secrets (the proxy credential, projected credentials) has
  * them given with capture_add_secret() before its first byte.  Every byte
