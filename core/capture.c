@@ -31,7 +31,7 @@ struct capture
   uint64_t kept; /* released bytes up to the ceiling: head + ring + dropped */
   uint64_t newlines;
   uint64_t kept_newlines; /* the '\n's of the kept bytes */
-  bool ends_in_newline; /* the last byte that arrived was '\n' */
+  bool ends_in_newline;   /* the last byte that arrived was '\n' */
   bool over;
   int spool_fd;
   bool spool_failed;

@@ -557,8 +557,9 @@ pager_draw (struct pager *p, WINDOW *win, int rows, int cols)
         buf_puts (&foot, _ ("nothing has been printed yet"));
       else
         buf_printf (&foot, _ ("lines %ld-%ld of %ld"), pager_number (p, p->top),
-                    pager_number_end (p, p->top + body < total ? p->top + body - 1
-                                                               : total - 1),
+                    pager_number_end (p, p->top + body < total
+                                             ? p->top + body - 1
+                                             : total - 1),
                     pager_number_end (p, total - 1));
       if (p->gap_row >= 0 || p->over_ceiling)
         buf_printf (&foot, " · %s", _ ("incomplete: not all of it was kept"));

@@ -24,8 +24,8 @@ struct ui_cmd
   uint64_t bytes;
   struct sample *sample;
   uint64_t sampled; /* the capture's offset the sample has read to */
-  bool in_turn;  /* the running turn waits for it */
-  bool stopping; /* x was pressed */
+  bool in_turn;     /* the running turn waits for it */
+  bool stopping;    /* x was pressed */
   bool stop_failed;
 };
 

@@ -502,8 +502,8 @@ assert_read_at (const struct capture *cap, uint64_t from, size_t head,
   assert_int_equal (at, want_at);
   assert_int_equal (lines, want_at / 100);
   uint64_t end = want_at < head_len ? head_len : kept;
-  size_t want_n = end - want_at < sizeof got ? (size_t) (end - want_at)
-                                             : sizeof got;
+  size_t want_n
+      = end - want_at < sizeof got ? (size_t) (end - want_at) : sizeof got;
   assert_int_equal (n, want_n);
   for (size_t i = 0; i < n; i++)
     assert_int_equal (got[i], stream_byte (at + i));
@@ -532,8 +532,9 @@ test_read_on_demand (void **state)
       capture_feed (cap, chunk, len);
       fed += len;
       assert_int_equal (capture_kept_bytes (cap), fed);
-      uint64_t probes[] = { 0, 1, head - 1, head, head + 1, fed / 2,
-                            fed - tail, fed - tail + 1, fed - 1, fed, fed + 5 };
+      uint64_t probes[] = { 0,        1,       head - 1,   head,
+                            head + 1, fed / 2, fed - tail, fed - tail + 1,
+                            fed - 1,  fed,     fed + 5 };
       for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
         if (probes[k] <= fed + 5)
           assert_read_at (cap, probes[k], head, tail);
@@ -568,8 +569,7 @@ test_read_stops_at_ceiling (void **state)
   assert_int_equal (capture_kept_bytes (cap), 1000);
   uint64_t at, lines;
   char got[400];
-  assert_int_equal (capture_read (cap, 500, got, sizeof got, &at, &lines),
-                    300);
+  assert_int_equal (capture_read (cap, 500, got, sizeof got, &at, &lines), 300);
   assert_int_equal (at, 700);
   assert_int_equal (lines, 7);
   assert_memory_equal (got, chunk + 700, 300);
