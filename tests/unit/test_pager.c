@@ -1,0 +1,152 @@
+/* Tests for tui/pager.c's view of a command's output: it reads what the
+ * capture holds, on demand, and numbers its rows as the stream's lines
+ * across the row standing for what was not kept.  */
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tui/pager.c"
+
+/* Columns the view interprets in: wider than a test line.  */
+#define TEST_COLS 100
+
+/* Feed lines first..last of the test stream ("%049d\n", 50 bytes each).  */
+static void
+feed_lines (struct capture *cap, long first, long last)
+{
+  char line[64];
+  for (long k = first; k <= last; k++)
+    {
+      snprintf (line, sizeof line, "%049ld\n", k);
+      capture_feed (cap, line, 50);
+    }
+}
+
+/* Parse all the capture holds, however many frames it takes.  */
+static void
+update_all (struct pager *p)
+{
+  while (pager_update (p, TEST_COLS))
+    ;
+}
+
+/* Every row but the gap's holds the line its number says, and the last
+ * row is line last.  */
+static void
+assert_rows_numbered (struct pager *p, long last)
+{
+  struct buf line = BUF_INIT;
+  long total = pager_total (p);
+  assert_true (total > 0);
+  for (long i = 0; i < total; i++)
+    {
+      if (i == p->gap_row)
+        continue;
+      pager_line (p, i, &line);
+      buf_putc (&line, '\0');
+      assert_int_equal (strtol (line.data, NULL, 10), pager_number (p, i));
+    }
+  assert_int_equal (pager_number_end (p, total - 1), last);
+  buf_free (&line);
+}
+
+/* Opened after the output: the head, one row for the middle, the tail;
+ * the tail's partial first line is in the gap's count.  */
+static void
+test_opened_after (void **state)
+{
+  (void) state;
+  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
+  struct capture *cap = capture_new (&l, -1);
+  feed_lines (cap, 1, 4000);
+  struct pager *p = pager_new_capture (cap, "t");
+  assert_true (pager_unread (p));
+  update_all (p);
+  assert_int_equal (p->gap_row, 297);
+  assert_int_equal (p->gap_lines, 3406);
+  assert_int_equal (p->gap_bytes, 3406 * 50);
+  assert_int_equal (pager_total (p), 297 + 1 + 297);
+  assert_rows_numbered (p, 4000);
+  struct buf gap = BUF_INIT;
+  pager_line (p, p->gap_row, &gap);
+  buf_putc (&gap, '\0');
+  assert_string_equal (
+      gap.data, "\xe2\x80\xa6 3406 lines (170 kB) not kept \xe2\x80\xa6");
+  buf_free (&gap);
+  pager_free (p);
+  capture_free (cap);
+}
+
+/* Open during a flood: each time more arrives than the capture holds
+ * between two frames, the rows read since the gap fold into it, so there
+ * is one gap's row and the numbering holds throughout.  */
+static void
+test_open_during_flood (void **state)
+{
+  (void) state;
+  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
+  struct capture *cap = capture_new (&l, -1);
+  struct pager *p = pager_new_capture (cap, "t");
+  long fed = 0;
+  for (int burst = 0; burst < 40; burst++)
+    {
+      long n = burst % 3 == 0 ? 1000 : 20; /* 50 kB, or 1 kB */
+      feed_lines (cap, fed + 1, fed + n);
+      fed += n;
+      update_all (p);
+      assert_rows_numbered (p, fed);
+    }
+  assert_true (p->gap_row >= 0);
+  long gaps = 0;
+  struct buf line = BUF_INIT;
+  for (long i = 0; i < pager_total (p); i++)
+    {
+      pager_line (p, i, &line);
+      buf_putc (&line, '\0');
+      gaps += strstr (line.data, "not kept") != NULL;
+    }
+  buf_free (&line);
+  assert_int_equal (gaps, 1);
+  pager_free (p);
+  capture_free (cap);
+}
+
+/* A capture that goes (its command was cleaned up) is read to its end
+ * first, and the view keeps all of it.  */
+static void
+test_detach_keeps_the_rest (void **state)
+{
+  (void) state;
+  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
+  struct capture *cap = capture_new (&l, -1);
+  feed_lines (cap, 1, 100);
+  struct pager *p = pager_new_capture (cap, "t");
+  update_all (p);
+  feed_lines (cap, 101, 150);
+  pager_detach (p, TEST_COLS);
+  capture_free (cap);
+  assert_false (pager_update (p, TEST_COLS));
+  assert_int_equal (p->gap_row, -1);
+  assert_int_equal (pager_total (p), 150);
+  assert_rows_numbered (p, 150);
+  pager_free (p);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_opened_after),
+    cmocka_unit_test (test_open_during_flood),
+    cmocka_unit_test (test_detach_keeps_the_rest),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
