@@ -35,6 +35,7 @@ struct capture
   bool over;
   int spool_fd;
   bool spool_failed;
+  uint64_t spooled; /* bytes written to the spool, all from offset 0 */
   struct mask *mask; /* the command's secrets, or NULL: none */
   struct buf masked; /* what the last feed or cut released, masked */
   const char *last;  /* what the last feed or cut released */
@@ -153,14 +154,23 @@ capture_write_all (int fd, const char *p, size_t len)
   return 0;
 }
 
-/* Append kept bytes to the spool; the first failure ends spooling.  */
+/* Append kept bytes to the spool, up to CAPTURE_SPOOL_MAX, in one write
+ * straight from where they are (the read buffer, or the masked copy):
+ * the full view's every byte costs the kernel's one copy into the file
+ * and no more.  The first failure ends spooling.  */
 static void
 capture_spool (struct capture *cap, const char *p, size_t len)
 {
   if (cap->spool_fd < 0 || cap->spool_failed || len == 0)
     return;
-  if (capture_write_all (cap->spool_fd, p, len) < 0)
+  uint64_t room = CAPTURE_SPOOL_MAX - cap->spooled;
+  size_t n = len < room ? len : (size_t) room;
+  if (n == 0)
+    return;
+  if (capture_write_all (cap->spool_fd, p, n) < 0)
     cap->spool_failed = true;
+  else
+    cap->spooled += n;
 }
 
 /* Put bytes that follow the head into the tail ring, oldest dropped.  */
@@ -377,6 +387,30 @@ capture_read (const struct capture *cap, uint64_t from, char *dst, size_t max,
   if (lines_before != NULL)
     *lines_before = capture_lines_before (cap, where);
   return capture_copy_held (cap, where, dst, max);
+}
+
+/* Kept bytes from stream offset from on, the dropped middle read from
+ * the spool as far as it holds it.  */
+size_t
+capture_read_all (const struct capture *cap, uint64_t from, char *dst,
+                  size_t max, uint64_t *at, uint64_t *lines_before)
+{
+  uint64_t ring_start = cap->kept - cap->ring_len;
+  uint64_t spooled = cap->spooled < ring_start ? cap->spooled : ring_start;
+  if (from < cap->head_len || from >= spooled || max == 0)
+    return capture_read (cap, from, dst, max, at, lines_before);
+  size_t want = spooled - from < max ? (size_t) (spooled - from) : max;
+  ssize_t n;
+  do
+    n = pread (cap->spool_fd, dst, want, (off_t) from);
+  while (n < 0 && errno == EINTR);
+  /* A spool that cannot be read is a middle not kept.  */
+  if (n <= 0)
+    return capture_read (cap, ring_start, dst, max, at, lines_before);
+  *at = from;
+  if (lines_before != NULL)
+    *lines_before = UINT64_MAX;
+  return (size_t) n;
 }
 
 /* The spool descriptor, or -1.  */

@@ -26,7 +26,8 @@
 
 struct pager
 {
-  const struct capture *cap; /* what it reads, or NULL: fixed text, or let go */
+  const struct capture *cap; /* what it reads, or NULL: fixed text */
+  struct capture *owned;     /* cap, once its command let go of it */
   bool live;                 /* a view of a command's output */
   uint64_t offset;           /* the stream offset read to */
   uint64_t line_start;       /* where the line being read began */
@@ -223,6 +224,7 @@ pager_free (struct pager *p)
     return;
   if (p->vt != NULL)
     vterm_free (p->vt);
+  capture_free (p->owned);
   buf_free (&p->text);
   buf_free (&p->query);
   free (p->starts);
@@ -295,8 +297,8 @@ pager_read_chunk (struct pager *p)
 {
   char chunk[PAGER_PARSE_CHUNK];
   uint64_t at, lines_before;
-  size_t n = capture_read (p->cap, p->offset, chunk, sizeof chunk, &at,
-                           &lines_before);
+  size_t n = capture_read_all (p->cap, p->offset, chunk, sizeof chunk, &at,
+                               &lines_before);
   p->over_ceiling = capture_over_ceiling (p->cap);
   if (n == 0)
     return false;
@@ -339,17 +341,17 @@ pager_update (struct pager *p, int cols)
   return true;
 }
 
-/* The capture is going away: read all it still holds, then let it go.  */
+/* The capture's command is going: the view keeps the capture (its head,
+ * tail and spool) and goes on reading it a frame's share at a time.  */
 void
-pager_detach (struct pager *p, int cols)
+pager_detach (struct pager *p, struct capture *cap)
 {
-  if (p == NULL || p->cap == NULL)
-    return;
-  if (p->vt == NULL)
-    pager_make_vt (p, cols);
-  while (pager_read_chunk (p))
-    ;
-  p->cap = NULL;
+  if (p == NULL || p->cap != cap)
+    {
+      capture_free (cap);
+      return;
+    }
+  p->owned = cap;
 }
 
 /* Whether a view of a command's output has read none of it yet.  */

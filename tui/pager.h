@@ -43,9 +43,11 @@ void pager_free (struct pager *p);
  * bound stopped it, so that more may be waiting in the capture.  */
 bool pager_update (struct pager *p, int cols);
 
-/* The capture is about to go (its command is cleaned up): all it still
- * holds past what was parsed is parsed now, and the view keeps it.  */
-void pager_detach (struct pager *p, int cols);
+/* The capture's command is cleaned up and gives the capture (cap, the one
+ * the view reads) to the view, which goes on reading it, a bounded amount
+ * per frame, and frees it with the view.  A cap the view does not read is
+ * freed at once.  */
+void pager_detach (struct pager *p, struct capture *cap);
 
 /* Whether a view of a command's output has parsed none of it yet (its
  * first frame must, or it would say nothing was printed).  */

@@ -303,11 +303,11 @@ ui_on_cleaned (void *data, struct command *cmd)
       {
         struct ui_cmd *c = *pp;
         *pp = c->next;
-        /* The full view keeps what it shows: it reads the rest of what
-         * the capture holds before the capture goes.  */
+        /* The full view keeps what it reads: the capture (its spool
+         * too) is the view's from now on.  */
         if (ui->pager_cmd == c)
           {
-            pager_detach (ui->pager, COLS);
+            pager_detach (ui->pager, command_take_capture (cmd));
             ui->pager_cmd = NULL;
           }
         sample_free (c->sample);
@@ -1461,11 +1461,17 @@ ui_run (struct ui *ui, const struct ui_options *opts)
 {
   struct cr_error *err = NULL;
   int status = 0;
+  /* The full view has every byte that arrived: each command's capture
+   * spools it into an unlinked file here.  */
+  const char *tmp = getenv ("TMPDIR");
   struct supervisor_observer obs = { .started = ui_on_started,
                                      .output = ui_on_output,
                                      .stop_failed = ui_on_stop_failed,
                                      .cleaned = ui_on_cleaned,
-                                     .data = ui };
+                                     .data = ui,
+                                     .spool_dir = tmp != NULL && *tmp
+                                                      ? tmp
+                                                      : "/tmp" };
   supervisor_set_observer (ui->sup, &obs);
   supervisor_set_net_asker (ui->sup, ui_on_net_question, ui);
   struct session_options so

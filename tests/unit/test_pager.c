@@ -1,6 +1,8 @@
 /* Tests for tui/pager.c's view of a command's output: it reads what the
- * capture holds, on demand, and numbers its rows as the stream's lines
- * across the row standing for what was not kept.  */
+ * capture holds, on demand; with the capture's spool that is every line
+ * that arrived, and without one (none could be made, or past its bound)
+ * it numbers its rows as the stream's lines across the row standing for
+ * what was not kept.  */
 #include <config.h>
 
 #include <setjmp.h>
@@ -12,6 +14,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "tui/pager.c"
 
@@ -58,8 +63,89 @@ assert_rows_numbered (struct pager *p, long last)
   buf_free (&line);
 }
 
-/* Opened after the output: the head, one row for the middle, the tail;
- * the tail's partial first line is in the gap's count.  */
+/* A capture spooling into a fresh anonymous file, as the session's
+ * commands do.  */
+static struct capture *
+spooled_capture (void)
+{
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open ("/tmp", &err);
+  assert_true (fd >= 0);
+  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
+  return capture_new (&l, fd);
+}
+
+/* Every row is the line its number says, 1 to last, with no gap.  */
+static void
+assert_every_line (struct pager *p, long last)
+{
+  assert_int_equal (p->gap_row, -1);
+  assert_int_equal (pager_total (p), last);
+  assert_rows_numbered (p, last);
+}
+
+/* Opened after 200 kB with the spool: every line 1..4000, no gap's row,
+ * nothing said to be incomplete.  */
+static void
+test_spooled_opened_after (void **state)
+{
+  (void) state;
+  struct capture *cap = spooled_capture ();
+  feed_lines (cap, 1, 4000);
+  struct pager *p = pager_new_capture (cap, "t");
+  update_all (p);
+  assert_every_line (p, 4000);
+  assert_false (p->over_ceiling);
+  pager_free (p);
+  capture_free (cap);
+}
+
+/* Open during a flood with the spool: bursts larger than the head and
+ * tail between two frames lose nothing.  */
+static void
+test_spooled_open_during_flood (void **state)
+{
+  (void) state;
+  struct capture *cap = spooled_capture ();
+  struct pager *p = pager_new_capture (cap, "t");
+  long fed = 0;
+  for (int burst = 0; burst < 40; burst++)
+    {
+      long n = burst % 3 == 0 ? 1000 : 20; /* 50 kB, or 1 kB */
+      feed_lines (cap, fed + 1, fed + n);
+      fed += n;
+      update_all (p);
+      assert_every_line (p, fed);
+    }
+  pager_free (p);
+  capture_free (cap);
+}
+
+/* A spool that cannot be written (full disk, here read-only) holds
+ * nothing: the view is the head, a gap's row and the tail, as without
+ * one.  */
+static void
+test_spool_failed_is_a_gap (void **state)
+{
+  (void) state;
+  int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
+  struct capture *cap = capture_new (&l, fd);
+  feed_lines (cap, 1, 4000);
+  assert_true (capture_spool_failed (cap));
+  struct pager *p = pager_new_capture (cap, "t");
+  update_all (p);
+  assert_int_equal (p->gap_row, 297);
+  assert_int_equal (p->gap_lines, 3406);
+  assert_rows_numbered (p, 4000);
+  pager_free (p);
+  capture_free (cap);
+}
+
+/* Without a spool, opened after the output: the head, one row for the
+ * middle, the tail; the tail's partial first line is in the gap's
+ * count.  */
 static void
 test_opened_after (void **state)
 {
@@ -85,7 +171,7 @@ test_opened_after (void **state)
   capture_free (cap);
 }
 
-/* Open during a flood: each time more arrives than the capture holds
+/* Without a spool, open during a flood: each time more arrives than the capture holds
  * between two frames, the rows read since the gap fold into it, so there
  * is one gap's row and the numbering holds throughout.  */
 static void
@@ -119,24 +205,20 @@ test_open_during_flood (void **state)
   capture_free (cap);
 }
 
-/* A capture that goes (its command was cleaned up) is read to its end
- * first, and the view keeps all of it.  */
+/* A capture whose command was cleaned up is the view's: it goes on
+ * reading it (the spool's middle too) and frees it with itself.  */
 static void
 test_detach_keeps_the_rest (void **state)
 {
   (void) state;
-  struct capture_limits l = capture_limits_for_result (UINT64_MAX);
-  struct capture *cap = capture_new (&l, -1);
+  struct capture *cap = spooled_capture ();
   feed_lines (cap, 1, 100);
   struct pager *p = pager_new_capture (cap, "t");
   update_all (p);
-  feed_lines (cap, 101, 150);
-  pager_detach (p, TEST_COLS);
-  capture_free (cap);
-  assert_false (pager_update (p, TEST_COLS));
-  assert_int_equal (p->gap_row, -1);
-  assert_int_equal (pager_total (p), 150);
-  assert_rows_numbered (p, 150);
+  feed_lines (cap, 101, 4000);
+  pager_detach (p, cap);
+  update_all (p);
+  assert_every_line (p, 4000);
   pager_free (p);
 }
 
@@ -144,6 +226,9 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_spooled_opened_after),
+    cmocka_unit_test (test_spooled_open_during_flood),
+    cmocka_unit_test (test_spool_failed_is_a_gap),
     cmocka_unit_test (test_opened_after),
     cmocka_unit_test (test_open_during_flood),
     cmocka_unit_test (test_detach_keeps_the_rest),
