@@ -35,7 +35,7 @@ struct capture
   bool over;
   int spool_fd;
   bool spool_failed;
-  uint64_t spooled; /* bytes written to the spool, all from offset 0 */
+  uint64_t spooled;  /* bytes written to the spool, all from offset 0 */
   struct mask *mask; /* the command's secrets, or NULL: none */
   struct buf masked; /* what the last feed or cut released, masked */
   const char *last;  /* what the last feed or cut released */

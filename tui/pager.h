@@ -1,15 +1,16 @@
-/* The full view (Ctrl+O, or Enter in the list): what a command has
- * printed so far, live, or the whole of a finished result the transcript
- * cut down.  A command's view keeps no copy of the stream while it is
- * closed: it reads what the command's capture holds (core/capture.h: the
- * head and the tail the result is made from), on demand, and parses it
- * through libvterm only while open, a bounded amount per frame.  What the
- * capture no longer held when it was read (the middle of a long output,
- * or what a flood pushed past faster than a frame parses) is one row
- * saying how many lines that was; the rows are numbered as the stream's
- * lines, so the count says how long the output is.  PgUp/PgDn/Home/End
- * and the arrows move, `/` searches, n finds again, Esc closes (the
- * command carries on).  */
+/* The full view (Ctrl+O, or Enter in the list): the whole of what a
+ * command has printed so far, live, or the whole of a finished result the
+ * transcript cut down.  A command's view keeps no copy of the stream: it
+ * reads, on demand, what the command's capture holds (core/capture.h,
+ * capture_read_all: the head and tail the result is made from, and the
+ * middle from the capture's spool, every byte up to CAPTURE_SPOOL_MAX),
+ * and parses it through libvterm only while open, a bounded amount per
+ * frame.  Only what the spool does not hold (past its bound, after a
+ * write to it failed, or with no spool) and the capture no longer held
+ * when it was read is one row saying how many lines that was; the rows
+ * are numbered as the stream's lines, so the count says how long the
+ * output is.  PgUp/PgDn/Home/End and the arrows move, `/` searches, n
+ * finds again, Esc closes (the command carries on).  */
 #ifndef CRUCIBLE_TUI_PAGER_H
 #define CRUCIBLE_TUI_PAGER_H
 

@@ -264,7 +264,8 @@ ui_on_started (void *data, struct command *cmd)
 /* Bytes arrived from a command: counted for the turn, drawn at the next
  * frame.  Nothing is copied here: the sample and the full view read what
  * the command's capture holds when they draw (ui_pull_sample, pager.h),
- * so a flood costs the session what it costs crucible run.  */
+ * so a flood costs the session what it costs crucible run and the
+ * capture's one spool write per read (observer.spool_dir).  */
 static void
 ui_on_output (void *data, struct command *cmd, const char *bytes, size_t len)
 {
@@ -1464,14 +1465,13 @@ ui_run (struct ui *ui, const struct ui_options *opts)
   /* The full view has every byte that arrived: each command's capture
    * spools it into an unlinked file here.  */
   const char *tmp = getenv ("TMPDIR");
-  struct supervisor_observer obs = { .started = ui_on_started,
-                                     .output = ui_on_output,
-                                     .stop_failed = ui_on_stop_failed,
-                                     .cleaned = ui_on_cleaned,
-                                     .data = ui,
-                                     .spool_dir = tmp != NULL && *tmp
-                                                      ? tmp
-                                                      : "/tmp" };
+  struct supervisor_observer obs
+      = { .started = ui_on_started,
+          .output = ui_on_output,
+          .stop_failed = ui_on_stop_failed,
+          .cleaned = ui_on_cleaned,
+          .data = ui,
+          .spool_dir = tmp != NULL && *tmp ? tmp : "/tmp" };
   supervisor_set_observer (ui->sup, &obs);
   supervisor_set_net_asker (ui->sup, ui_on_net_question, ui);
   struct session_options so

@@ -171,9 +171,9 @@ test_opened_after (void **state)
   capture_free (cap);
 }
 
-/* Without a spool, open during a flood: each time more arrives than the capture holds
- * between two frames, the rows read since the gap fold into it, so there
- * is one gap's row and the numbering holds throughout.  */
+/* Without a spool, open during a flood: each time more arrives than the
+ * capture holds between two frames, the rows read since the gap fold into
+ * it, so there is one gap's row and the numbering holds throughout.  */
 static void
 test_open_during_flood (void **state)
 {
