@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tui/pager.c"
@@ -143,6 +145,34 @@ test_spool_failed_is_a_gap (void **state)
   capture_free (cap);
 }
 
+/* A spool that stops part way (here the file size limit, as a full disk
+ * would): every line it holds is in the view, and only the lines between
+ * its end and the tail are the gap's row.  */
+static void
+test_spool_stopped_part_way (void **state)
+{
+  (void) state;
+  struct rlimit old, small = { .rlim_cur = 100000 };
+  assert_int_equal (getrlimit (RLIMIT_FSIZE, &old), 0);
+  small.rlim_max = old.rlim_max;
+  void (*was) (int) = signal (SIGXFSZ, SIG_IGN);
+  assert_int_equal (setrlimit (RLIMIT_FSIZE, &small), 0);
+  struct capture *cap = spooled_capture ();
+  feed_lines (cap, 1, 4000);
+  assert_int_equal (setrlimit (RLIMIT_FSIZE, &old), 0);
+  signal (SIGXFSZ, was);
+  assert_true (capture_spool_failed (cap));
+  struct pager *p = pager_new_capture (cap, "t");
+  update_all (p);
+  /* 100000 bytes spooled: lines 1..2000; the tail's first whole line is
+   * 3704.  */
+  assert_int_equal (p->gap_row, 2000);
+  assert_int_equal (p->gap_lines, 1703);
+  assert_rows_numbered (p, 4000);
+  pager_free (p);
+  capture_free (cap);
+}
+
 /* Without a spool, opened after the output: the head, one row for the
  * middle, the tail; the tail's partial first line is in the gap's
  * count.  */
@@ -229,6 +259,7 @@ main (void)
     cmocka_unit_test (test_spooled_opened_after),
     cmocka_unit_test (test_spooled_open_during_flood),
     cmocka_unit_test (test_spool_failed_is_a_gap),
+    cmocka_unit_test (test_spool_stopped_part_way),
     cmocka_unit_test (test_opened_after),
     cmocka_unit_test (test_open_during_flood),
     cmocka_unit_test (test_detach_keeps_the_rest),
