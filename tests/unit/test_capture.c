@@ -579,6 +579,58 @@ test_read_stops_at_ceiling (void **state)
   capture_free (cap);
 }
 
+/* With a spool the full view's reader has every kept byte, in order,
+ * from any offset and at any point of the stream: the middle comes from
+ * the spool (not counted for lines), the rest as capture_read gives it;
+ * past the ceiling nothing more.  */
+static void
+test_read_all_with_spool (void **state)
+{
+  (void) state;
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open ("/tmp", &err);
+  assert_true (fd >= 0);
+  struct capture_limits l = small_limits (700, 900, 50000);
+  struct capture *cap = capture_new (&l, fd);
+  char chunk[1500], got[512];
+  uint64_t fed = 0, at, lines;
+  unsigned seed = 11;
+  while (fed < 60000)
+    {
+      size_t len = (size_t) (rand_r (&seed) % sizeof chunk) + 1;
+      stream_fill (chunk, len, fed);
+      capture_feed (cap, chunk, len);
+      fed += len;
+      uint64_t kept = capture_kept_bytes (cap);
+      uint64_t probes[] = { 0, 699, 700, 701, kept / 2, kept - 1, kept };
+      for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
+        {
+          if (probes[k] > kept)
+            continue;
+          size_t n
+              = capture_read_all (cap, probes[k], got, sizeof got, &at, &lines);
+          assert_int_equal (at, probes[k]);
+          assert_true (n > 0 || probes[k] == kept);
+          for (size_t i = 0; i < n; i++)
+            assert_int_equal (got[i], stream_byte (at + i));
+          if (kept > 1600 && probes[k] >= 700 && probes[k] < kept - 900)
+            assert_true (lines == UINT64_MAX);
+        }
+    }
+  /* A reader following from the start: no jump, every byte, up to the
+   * ceiling.  */
+  uint64_t from = 0, total = 0;
+  size_t n;
+  while ((n = capture_read_all (cap, from, got, sizeof got, &at, NULL)) > 0)
+    {
+      assert_int_equal (at, from);
+      total += n;
+      from = at + n;
+    }
+  assert_int_equal (total, 50000);
+  capture_free (cap);
+}
+
 int
 main (void)
 {
@@ -592,6 +644,7 @@ main (void)
     cmocka_unit_test (test_ceiling),
     cmocka_unit_test (test_read_on_demand),
     cmocka_unit_test (test_read_stops_at_ceiling),
+    cmocka_unit_test (test_read_all_with_spool),
     cmocka_unit_test (test_spool_contents),
     cmocka_unit_test (test_spool_bounded_by_ceiling),
     cmocka_unit_test (test_spool_fallback),
