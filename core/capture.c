@@ -30,10 +30,12 @@ struct capture
   uint64_t released;
   uint64_t kept; /* released bytes up to the ceiling: head + ring + dropped */
   uint64_t newlines;
-  bool ends_in_newline; /* the last byte that arrived was '\n' */
+  uint64_t kept_newlines; /* the '\n's of the kept bytes */
+  bool ends_in_newline;   /* the last byte that arrived was '\n' */
   bool over;
   int spool_fd;
   bool spool_failed;
+  uint64_t spooled;  /* bytes written to the spool, all from offset 0 */
   struct mask *mask; /* the command's secrets, or NULL: none */
   struct buf masked; /* what the last feed or cut released, masked */
   const char *last;  /* what the last feed or cut released */
@@ -152,14 +154,23 @@ capture_write_all (int fd, const char *p, size_t len)
   return 0;
 }
 
-/* Append kept bytes to the spool; the first failure ends spooling.  */
+/* Append kept bytes to the spool, up to CAPTURE_SPOOL_MAX, in one write
+ * straight from where they are (the read buffer, or the masked copy):
+ * the full view's every byte costs the kernel's one copy into the file
+ * and no more.  The first failure ends spooling.  */
 static void
 capture_spool (struct capture *cap, const char *p, size_t len)
 {
   if (cap->spool_fd < 0 || cap->spool_failed || len == 0)
     return;
-  if (capture_write_all (cap->spool_fd, p, len) < 0)
+  uint64_t room = CAPTURE_SPOOL_MAX - cap->spooled;
+  size_t n = len < room ? len : (size_t) room;
+  if (n == 0)
+    return;
+  if (capture_write_all (cap->spool_fd, p, n) < 0)
     cap->spool_failed = true;
+  else
+    cap->spooled += n;
 }
 
 /* Put bytes that follow the head into the tail ring, oldest dropped.  */
@@ -194,10 +205,15 @@ capture_take (struct capture *cap, const char *p, size_t len)
   if (len == 0)
     return;
   cap->released += len;
-  cap->newlines += capture_count_newlines (p, len);
+  uint64_t newlines = capture_count_newlines (p, len);
+  cap->newlines += newlines;
   cap->ends_in_newline = p[len - 1] == '\n';
   uint64_t room = cap->limits.ceiling_bytes - cap->kept;
   size_t keep = len < room ? len : (size_t) room;
+  /* Past the ceiling (once per command at most) the kept part is counted
+   * on its own.  */
+  cap->kept_newlines
+      += keep == len ? newlines : capture_count_newlines (p, keep);
   capture_spool (cap, p, keep);
   capture_keep (cap, p, keep);
 }
@@ -292,6 +308,109 @@ capture_retained (const struct capture *cap, const char **head,
   *tail = capture_ring_linear (cap);
   *tail_len = cap->ring_len;
   *omitted = cap->kept - cap->head_len - cap->ring_len;
+}
+
+/* Released bytes kept, up to the ceiling.  */
+uint64_t
+capture_kept_bytes (const struct capture *cap)
+{
+  return cap->kept;
+}
+
+/* Where the ring's byte at stream offset at is (at within the ring's
+ * span of the stream).  */
+static size_t
+capture_ring_index (const struct capture *cap, uint64_t at)
+{
+  size_t size = cap->limits.tail_bytes;
+  size_t back = (size_t) (cap->kept - at); /* 1 .. ring_len */
+  return (cap->ring_pos + size - back) % size;
+}
+
+/* Copy up to max held bytes from stream offset at, which the head or the
+ * ring holds, to dst; returns how many.  */
+static size_t
+capture_copy_held (const struct capture *cap, uint64_t at, char *dst,
+                   size_t max)
+{
+  if (at < cap->head_len)
+    {
+      size_t n = cap->head_len - (size_t) at;
+      n = n < max ? n : max;
+      memcpy (dst, cap->head + at, n);
+      return n;
+    }
+  size_t n = (size_t) (cap->kept - at);
+  n = n < max ? n : max;
+  if (n == 0)
+    return 0;
+  size_t size = cap->limits.tail_bytes;
+  size_t i = capture_ring_index (cap, at);
+  size_t first = size - i < n ? size - i : n;
+  memcpy (dst, cap->ring + i, first);
+  memcpy (dst + first, cap->ring, n - first);
+  return n;
+}
+
+/* The '\n's of the kept stream before offset at, which the head or the
+ * ring holds (or is the end): counted over the shorter side.  */
+static uint64_t
+capture_lines_before (const struct capture *cap, uint64_t at)
+{
+  if (at <= cap->head_len)
+    return capture_count_newlines (cap->head, (size_t) at);
+  uint64_t after = 0;
+  size_t size = cap->limits.tail_bytes;
+  size_t n = (size_t) (cap->kept - at);
+  if (n > 0)
+    {
+      size_t i = capture_ring_index (cap, at);
+      size_t first = size - i < n ? size - i : n;
+      after = capture_count_newlines (cap->ring + i, first)
+              + capture_count_newlines (cap->ring, n - first);
+    }
+  return cap->kept_newlines - after;
+}
+
+/* Kept bytes from stream offset from on, as far as they are still held. */
+size_t
+capture_read (const struct capture *cap, uint64_t from, char *dst, size_t max,
+              uint64_t *at, uint64_t *lines_before)
+{
+  uint64_t ring_start = cap->kept - cap->ring_len;
+  uint64_t where = from;
+  if (where >= cap->head_len && where < ring_start)
+    where = ring_start; /* the middle that was dropped */
+  if (where > cap->kept)
+    where = cap->kept;
+  *at = where;
+  if (lines_before != NULL)
+    *lines_before = capture_lines_before (cap, where);
+  return capture_copy_held (cap, where, dst, max);
+}
+
+/* Kept bytes from stream offset from on, the dropped middle read from
+ * the spool as far as it holds it.  */
+size_t
+capture_read_all (const struct capture *cap, uint64_t from, char *dst,
+                  size_t max, uint64_t *at, uint64_t *lines_before)
+{
+  uint64_t ring_start = cap->kept - cap->ring_len;
+  uint64_t spooled = cap->spooled < ring_start ? cap->spooled : ring_start;
+  if (from < cap->head_len || from >= spooled || max == 0)
+    return capture_read (cap, from, dst, max, at, lines_before);
+  size_t want = spooled - from < max ? (size_t) (spooled - from) : max;
+  ssize_t n;
+  do
+    n = pread (cap->spool_fd, dst, want, (off_t) from);
+  while (n < 0 && errno == EINTR);
+  /* A spool that cannot be read is a middle not kept.  */
+  if (n <= 0)
+    return capture_read (cap, ring_start, dst, max, at, lines_before);
+  *at = from;
+  if (lines_before != NULL)
+    *lines_before = UINT64_MAX;
+  return (size_t) n;
 }
 
 /* The spool descriptor, or -1.  */

@@ -4,8 +4,13 @@
  * from it goes through capture_feed().  The capture counts lines and bytes,
  * keeps a fixed head and a fixed tail of the stream (the middle is dropped as
  * it arrives, so `yes` costs a constant amount of memory), optionally appends
- * what arrived to a spool file for the full view, and says when the raw
- * stream passes the output ceiling (sandbox.limits.outputBytes).
+ * what arrived to a spool file for a caller that wants every byte kept, and
+ * says when the raw stream passes the output ceiling
+ * (sandbox.limits.outputBytes).  Views keep no copy of their own: the live
+ * sample reads the head and tail on demand with capture_read(); the full
+ * view reads with capture_read_all(), which takes the middle from the
+ * spool, so it has every byte while a flood costs the session one write
+ * per read beyond what capturing it does.
  *
  * A command with secrets (the proxy credential, projected credentials) has
  * them given with capture_add_secret() before its first byte.  Every byte
@@ -32,6 +37,10 @@
  * exactly this budget.  */
 #define CAPTURE_RETAINED_BUDGET 29744
 
+/* The most of a stream a spool holds (the output ceiling is usually
+ * lower; a raised one does not fill the disk): 256 MiB.  */
+#define CAPTURE_SPOOL_MAX ((uint64_t) 256 * 1024 * 1024)
+
 /* The raw-stream ceiling unless configured: 10 MiB.  */
 #define CAPTURE_DEFAULT_CEILING ((uint64_t) 10 * 1024 * 1024)
 
@@ -54,7 +63,8 @@ struct capture;
 struct capture_limits capture_limits_for_result (uint64_t ceiling_bytes);
 
 /* Make a capture.  spool_fd is a file the capture appends every arrived byte
- * to (up to the ceiling), or -1 for none; the capture takes ownership of it. */
+ * to (up to the ceiling and CAPTURE_SPOOL_MAX), or -1 for none; the capture
+ * takes ownership of it.  */
 struct capture *capture_new (const struct capture_limits *limits, int spool_fd);
 void capture_free (struct capture *cap);
 
@@ -105,6 +115,32 @@ bool capture_over_ceiling (const struct capture *cap);
 void capture_retained (const struct capture *cap, const char **head,
                        size_t *head_len, const char **tail, size_t *tail_len,
                        uint64_t *omitted);
+
+/* Released bytes kept (up to the ceiling): the stream offset at which
+ * capture_read() finds nothing more yet.  */
+uint64_t capture_kept_bytes (const struct capture *cap);
+
+/* What a view reads, on demand, instead of a copy of its own: the kept
+ * bytes from stream offset from on, at most max of them, copied to dst
+ * (masked, as capture_retained() holds them).  Bytes the capture dropped
+ * from the middle are skipped: *at is where the copied bytes begin in the
+ * stream (from itself, or the first byte still held after it), and
+ * *lines_before (unless NULL) the '\n's of the kept stream before *at.
+ * Returns how many bytes were copied; 0 when nothing past from is held
+ * yet.  */
+size_t capture_read (const struct capture *cap, uint64_t from, char *dst,
+                     size_t max, uint64_t *at, uint64_t *lines_before);
+
+/* What the full view reads: as capture_read(), but the middle the head
+ * and tail do not hold comes from the spool (pread) as far as the spool
+ * holds it (up to CAPTURE_SPOOL_MAX, and up to a write that failed), so
+ * with a spool every byte that arrived is read, in order, up to that
+ * bound; only past it is the middle skipped, as capture_read() skips it.
+ * Bytes read from the spool are not counted for lines: *lines_before is
+ * then UINT64_MAX (a skip never lands in the middle, so a reader that
+ * wants the count at a skip has it).  */
+size_t capture_read_all (const struct capture *cap, uint64_t from, char *dst,
+                         size_t max, uint64_t *at, uint64_t *lines_before);
 
 /* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether
  * writing it failed is said by capture_spool_failed(): the full view then says

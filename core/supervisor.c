@@ -265,6 +265,20 @@ command_label (const struct command *cmd)
   return cmd->label;
 }
 
+const struct capture *
+command_capture (const struct command *cmd)
+{
+  return cmd->capture;
+}
+
+struct capture *
+command_take_capture (struct command *cmd)
+{
+  struct capture *cap = cmd->capture;
+  cmd->capture = NULL;
+  return cap;
+}
+
 const char *
 command_sandbox_id (const struct command *cmd)
 {
@@ -1411,6 +1425,20 @@ supervisor_launch (struct supervisor *sup, struct command *cmd,
   return 0;
 }
 
+/* The spool the observer's full view reads a command's every byte from,
+ * or -1: none asked for, or none could be made (the view then says what
+ * it lacks, with its row for the middle not kept).  */
+static int
+command_spool_open (struct supervisor *sup)
+{
+  if (sup->observer.spool_dir == NULL)
+    return -1;
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open (sup->observer.spool_dir, &err);
+  cr_error_free (err);
+  return fd;
+}
+
 /* A new command, not started yet.  */
 static struct command *
 command_new (struct supervisor *sup, const struct command_request *req,
@@ -1428,7 +1456,7 @@ command_new (struct supervisor *sup, const struct command_request *req,
   cmd->call_id = req->call_id != NULL ? xstrdup (req->call_id) : NULL;
   struct capture_limits limits
       = capture_limits_for_result (sup->config->output_bytes);
-  cmd->capture = capture_new (&limits, -1);
+  cmd->capture = capture_new (&limits, command_spool_open (sup));
   return cmd;
 }
 

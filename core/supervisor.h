@@ -35,6 +35,7 @@
 
 struct supervisor;
 struct command;
+struct capture;
 
 /* How a command came to its result.  */
 struct command_outcome
@@ -74,6 +75,9 @@ struct supervisor_listener
    * freed right after this returns.  */
   void (*cleaned) (void *data, struct command *cmd);
   void *data;
+  /* Where each command's capture spools every byte that arrives, for a
+   * full view (capture_read_all), or NULL: no spool (crucible run).  */
+  const char *spool_dir;
 };
 
 /* Someone who watches every command of a supervisor rather than one call
@@ -93,6 +97,9 @@ struct supervisor_observer
   /* Its slot is free; cmd is freed right after this returns.  */
   void (*cleaned) (void *data, struct command *cmd);
   void *data;
+  /* Where each command's capture spools every byte that arrives, for a
+   * full view (capture_read_all), or NULL: no spool (crucible run).  */
+  const char *spool_dir;
 };
 
 struct command_request
@@ -172,6 +179,14 @@ const char *command_label (const struct command *cmd);
 /* A command's sandbox ID (its session's), which the proxy's questions
  * name it by.  */
 const char *command_sandbox_id (const struct command *cmd);
+
+/* A command's capture, which the views read on demand (capture_read);
+ * valid until the command is cleaned.  */
+const struct capture *command_capture (const struct command *cmd);
+
+/* A command's capture, taken over by the caller (observer.cleaned only:
+ * a view that goes on reading it), who frees it with capture_free.  */
+struct capture *command_take_capture (struct command *cmd);
 
 /* Whether a command was left running and has not ended yet.  */
 bool command_left_running (const struct command *cmd);

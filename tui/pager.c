@@ -3,17 +3,16 @@
 
 #include "tui/pager.h"
 
-#include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <vterm.h>
 
+#include "core/capture.h"
 #include "lib/buf.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
@@ -27,9 +26,12 @@
 
 struct pager
 {
-  int fd; /* the spool (our own descriptor), or -1 for fixed text */
-  uint64_t offset;
-  bool incomplete;
+  const struct capture *cap; /* what it reads, or NULL: fixed text */
+  struct capture *owned;     /* cap, once its command let go of it */
+  bool live;                 /* a view of a command's output */
+  uint64_t offset;           /* the stream offset read to */
+  uint64_t line_start;       /* where the line being read began */
+  bool over_ceiling;         /* the capture stopped keeping at the ceiling */
   char *title;
   VTerm *vt;
   VTermScreen *screen;
@@ -37,14 +39,36 @@ struct pager
   struct buf text; /* every finished line, each ending in '\n' */
   size_t *starts;  /* where each line begins in text */
   size_t n_lines, cap_lines;
-  long top;    /* the first line shown */
-  bool follow; /* stay at the end as lines arrive */
+  /* The one row standing for what the capture no longer held when it was
+   * read (the middle of a long output, or what a flood pushed past while
+   * the view was open), or -1.  Rows after it are only those read since
+   * the last such gap: a later gap folds them into it too.  */
+  long gap_row;
+  uint64_t gap_lines; /* stream lines it stands for (numbering goes on after) */
+  uint64_t gap_bytes;
+  uint64_t gap_from; /* the stream offset where it begins */
+  long top;          /* the first line shown */
+  bool follow;       /* stay at the end as lines arrive */
   bool searching;
   struct buf query;
   char *found; /* the last query searched for */
   long found_line;
   bool not_found;
 };
+
+/* Append one finished line of n bytes.  */
+static void
+pager_add_line (struct pager *p, const char *s, size_t n)
+{
+  if (p->n_lines == p->cap_lines)
+    {
+      p->cap_lines = p->cap_lines ? p->cap_lines * 2 : 1024;
+      p->starts = xrealloc (p->starts, p->cap_lines * sizeof *p->starts);
+    }
+  p->starts[p->n_lines++] = p->text.len;
+  buf_append (&p->text, s, n);
+  buf_putc (&p->text, '\n');
+}
 
 /* Append one line of cells as UTF-8 text.  */
 static void
@@ -77,14 +101,7 @@ pager_add_cells (struct pager *p, int cols, const VTermScreenCell *cells)
   /* Trailing blanks are the screen's, not the command's.  */
   while (line.len > 0 && line.data[line.len - 1] == ' ')
     line.len--;
-  if (p->n_lines == p->cap_lines)
-    {
-      p->cap_lines = p->cap_lines ? p->cap_lines * 2 : 1024;
-      p->starts = xrealloc (p->starts, p->cap_lines * sizeof *p->starts);
-    }
-  p->starts[p->n_lines++] = p->text.len;
-  buf_append (&p->text, line.data != NULL ? line.data : "", line.len);
-  buf_putc (&p->text, '\n');
+  pager_add_line (p, line.data != NULL ? line.data : "", line.len);
   buf_free (&line);
 }
 
@@ -96,13 +113,21 @@ pager_on_pushline (int cols, const VTermScreenCell *cells, void *user)
   return 1;
 }
 
-/* Make the interpreting terminal, in newline mode (a pipe's bare LF).  */
+/* Newline mode: a pipe's bare LF, which a terminal's line discipline
+ * would have turned into CR LF.  */
+static void
+pager_newline_mode (struct pager *p)
+{
+  static const char newline_mode[] = "\x1b[20h";
+  vterm_input_write (p->vt, newline_mode, sizeof newline_mode - 1);
+}
+
+/* Make the interpreting terminal, in newline mode.  */
 static void
 pager_make_vt (struct pager *p, int cols)
 {
   static const VTermScreenCallbacks callbacks
       = { .sb_pushline = pager_on_pushline };
-  static const char newline_mode[] = "\x1b[20h";
   /* Never narrower than a wide character (sample.h, SAMPLE_MIN_COLS).  */
   p->cols = cols < SAMPLE_MIN_COLS ? SAMPLE_MIN_COLS : cols;
   p->vt = vterm_new (PAGER_VT_ROWS, p->cols);
@@ -110,7 +135,48 @@ pager_make_vt (struct pager *p, int cols)
   p->screen = vterm_obtain_screen (p->vt);
   vterm_screen_set_callbacks (p->screen, &callbacks, p);
   vterm_screen_reset (p->screen, 1);
-  vterm_input_write (p->vt, newline_mode, sizeof newline_mode - 1);
+  pager_newline_mode (p);
+}
+
+/* Lines of the interpreting screen still on it (not pushed yet).  */
+static int
+pager_screen_rows (struct pager *p)
+{
+  if (p->vt == NULL)
+    return 0;
+  VTermPos cursor;
+  vterm_state_get_cursorpos (vterm_obtain_state (p->vt), &cursor);
+  return cursor.row + (cursor.col > 0 ? 1 : 0);
+}
+
+/* Row row of the interpreting screen as text into out.  */
+static void
+pager_screen_line (struct pager *p, int row, struct buf *out)
+{
+  VTermScreenCell cells[1024];
+  int cols = p->cols < 1024 ? p->cols : 1024;
+  for (int c = 0; c < cols; c++)
+    {
+      VTermPos pos = { .row = row, .col = c };
+      vterm_screen_get_cell (p->screen, pos, &cells[c]);
+    }
+  struct pager tmp = { 0 };
+  pager_add_cells (&tmp, cols, cells);
+  out->len = 0;
+  buf_append (out, tmp.text.data, tmp.text.len - 1);
+  buf_free (&tmp.text);
+  free (tmp.starts);
+}
+
+/* The gap's row: how much of the output it stands for.  */
+static void
+pager_gap_text (struct pager *p, struct buf *out)
+{
+  buf_printf (out,
+              P_ ("\xe2\x80\xa6 %" PRIu64 " line (%s) not kept \xe2\x80\xa6",
+                  "\xe2\x80\xa6 %" PRIu64 " lines (%s) not kept \xe2\x80\xa6",
+                  p->gap_lines),
+              p->gap_lines, text_bytes (p->gap_bytes, 0));
 }
 
 /* A view with nothing yet.  */
@@ -118,19 +184,19 @@ static struct pager *
 pager_new (const char *title)
 {
   struct pager *p = xcalloc (1, sizeof *p);
-  p->fd = -1;
   p->title = xstrdup (title);
   p->follow = false;
   p->found_line = -1;
+  p->gap_row = -1;
   return p;
 }
 
 struct pager *
-pager_new_spool (int spool_fd, const char *title, bool incomplete)
+pager_new_capture (const struct capture *cap, const char *title)
 {
   struct pager *p = pager_new (title);
-  p->fd = spool_fd >= 0 ? fcntl (spool_fd, F_DUPFD_CLOEXEC, 3) : -1;
-  p->incomplete = incomplete || p->fd < 0;
+  p->cap = cap;
+  p->live = true;
   return p;
 }
 
@@ -143,14 +209,7 @@ pager_new_text (const char *text, size_t len, const char *title)
     {
       nl = strchr (s, '\n');
       size_t n = nl != NULL ? (size_t) (nl - s) : strlen (s);
-      if (p->n_lines == p->cap_lines)
-        {
-          p->cap_lines = p->cap_lines ? p->cap_lines * 2 : 1024;
-          p->starts = xrealloc (p->starts, p->cap_lines * sizeof *p->starts);
-        }
-      p->starts[p->n_lines++] = p->text.len;
-      buf_append (&p->text, s, n);
-      buf_putc (&p->text, '\n');
+      pager_add_line (p, s, n);
       if (nl == NULL)
         break;
     }
@@ -163,10 +222,9 @@ pager_free (struct pager *p)
 {
   if (p == NULL)
     return;
-  if (p->fd >= 0)
-    close (p->fd);
   if (p->vt != NULL)
     vterm_free (p->vt);
+  capture_free (p->owned);
   buf_free (&p->text);
   buf_free (&p->query);
   free (p->starts);
@@ -184,47 +242,123 @@ pager_now_ms (void)
   return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
-bool
-pager_update (struct pager *p, int cols)
+/* Take the rows still on the interpreting screen as finished lines, but
+ * for a last line not ended yet (at a gap: what follows is not their
+ * continuation, and the gap's row counts that line).  */
+static void
+pager_take_screen (struct pager *p)
 {
-  if (p->fd < 0)
-    return false;
-  if (p->vt == NULL)
-    pager_make_vt (p, cols);
-  char chunk[PAGER_PARSE_CHUNK];
-  uint64_t start = pager_now_ms ();
-  while (pager_now_ms () - start < PAGER_PARSE_MS)
+  VTermPos cursor;
+  vterm_state_get_cursorpos (vterm_obtain_state (p->vt), &cursor);
+  int rows = cursor.row;
+  struct buf line = BUF_INIT;
+  for (int r = 0; r < rows; r++)
     {
-      ssize_t n = pread (p->fd, chunk, sizeof chunk, (off_t) p->offset);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return false;
-      vterm_input_write (p->vt, chunk, (size_t) n);
-      p->offset += (uint64_t) n;
+      pager_screen_line (p, r, &line);
+      pager_add_line (p, line.data != NULL ? line.data : "", line.len);
     }
-  /* The frame's share is spent with the spool perhaps not read to its end:
-   * a command that has gone quiet sends no more damage, so the caller asks
-   * for the next frame itself.  */
+  buf_free (&line);
+}
+
+/* The capture no longer held the bytes from p->offset to at, and
+ * lines_before '\n's came before at: one row stands for them, the rows
+ * read since an earlier gap folded into it, and what follows is
+ * interpreted afresh.  */
+static void
+pager_gap (struct pager *p, uint64_t at, uint64_t lines_before)
+{
+  if (p->gap_row < 0)
+    {
+      pager_take_screen (p);
+      p->gap_row = (long) p->n_lines;
+      p->gap_from = p->line_start;
+      pager_add_line (p, "", 0);
+    }
+  else
+    {
+      p->n_lines = (size_t) p->gap_row + 1;
+      p->text.len = p->starts[p->gap_row] + 1;
+    }
+  /* Numbering goes on as the stream's lines: the rows before the gap
+   * number 1..gap_row, the next row after it is line lines_before + 1.  */
+  uint64_t before = (uint64_t) p->gap_row;
+  p->gap_lines = lines_before > before ? lines_before - before : 0;
+  p->gap_bytes = at - p->gap_from;
+  vterm_screen_reset (p->screen, 1);
+  pager_newline_mode (p);
+  if (p->found_line > p->gap_row)
+    p->found_line = -1;
+}
+
+/* Read and interpret one chunk of what the capture holds past what was
+ * read; returns false when there is nothing more yet.  */
+static bool
+pager_read_chunk (struct pager *p)
+{
+  char chunk[PAGER_PARSE_CHUNK];
+  uint64_t at, lines_before;
+  size_t n = capture_read_all (p->cap, p->offset, chunk, sizeof chunk, &at,
+                               &lines_before);
+  p->over_ceiling = capture_over_ceiling (p->cap);
+  if (n == 0)
+    return false;
+  size_t skip = 0;
+  if (at != p->offset)
+    {
+      pager_gap (p, at, lines_before);
+      /* What follows a gap begins mid-line (or mid-sequence): from the
+       * next line on, which the gap's row counts.  */
+      const char *nl = memchr (chunk, '\n', n);
+      if (nl != NULL)
+        {
+          skip = (size_t) (nl + 1 - chunk);
+          p->gap_lines++;
+          p->gap_bytes += skip;
+        }
+    }
+  vterm_input_write (p->vt, chunk + skip, n - skip);
+  const char *nl = memrchr (chunk + skip, '\n', n - skip);
+  if (nl != NULL)
+    p->line_start = at + (uint64_t) (nl + 1 - chunk);
+  p->offset = at + n;
   return true;
 }
 
-/* Whether a view of a spool has parsed none of it yet.  */
+bool
+pager_update (struct pager *p, int cols)
+{
+  if (p->cap == NULL)
+    return false;
+  if (p->vt == NULL)
+    pager_make_vt (p, cols);
+  uint64_t start = pager_now_ms ();
+  while (pager_now_ms () - start < PAGER_PARSE_MS)
+    if (!pager_read_chunk (p))
+      return false;
+  /* The frame's share is spent with the capture perhaps not read to its
+   * end: a command that has gone quiet sends no more damage, so the
+   * caller asks for the next frame itself.  */
+  return true;
+}
+
+/* The capture's command is going: the view keeps the capture (its head,
+ * tail and spool) and goes on reading it a frame's share at a time.  */
+void
+pager_detach (struct pager *p, struct capture *cap)
+{
+  if (p == NULL || p->cap != cap)
+    {
+      capture_free (cap);
+      return;
+    }
+  p->owned = cap;
+}
+
+/* Whether a view of a command's output has read none of it yet.  */
 bool
 pager_unread (const struct pager *p)
 {
-  return p->fd >= 0 && p->vt == NULL;
-}
-
-/* Lines of the interpreting screen still on it (not pushed yet).  */
-static int
-pager_screen_rows (struct pager *p)
-{
-  if (p->vt == NULL)
-    return 0;
-  VTermPos cursor;
-  vterm_state_get_cursorpos (vterm_obtain_state (p->vt), &cursor);
-  return cursor.row + (cursor.col > 0 ? 1 : 0);
+  return p->cap != NULL && p->vt == NULL;
 }
 
 /* Every line the view has: finished ones, then the screen's.  */
@@ -239,25 +373,37 @@ static void
 pager_line (struct pager *p, long i, struct buf *out)
 {
   out->len = 0;
+  if (i == p->gap_row)
+    {
+      pager_gap_text (p, out);
+      return;
+    }
   if (i < (long) p->n_lines)
     {
       size_t end = i + 1 < (long) p->n_lines ? p->starts[i + 1] : p->text.len;
       buf_append (out, p->text.data + p->starts[i], end - p->starts[i] - 1);
       return;
     }
-  int row = (int) (i - (long) p->n_lines);
-  VTermScreenCell cells[1024];
-  int cols = p->cols < 1024 ? p->cols : 1024;
-  for (int c = 0; c < cols; c++)
-    {
-      VTermPos pos = { .row = row, .col = c };
-      vterm_screen_get_cell (p->screen, pos, &cells[c]);
-    }
-  struct pager tmp = { 0 };
-  pager_add_cells (&tmp, cols, cells);
-  buf_append (out, tmp.text.data, tmp.text.len - 1);
-  buf_free (&tmp.text);
-  free (tmp.starts);
+  pager_screen_line (p, (int) (i - (long) p->n_lines), out);
+}
+
+/* The stream line row i begins (from 1): past the gap's row the numbers
+ * go on as the stream's, so the count says how long the output was.  */
+static long
+pager_number (const struct pager *p, long i)
+{
+  if (p->gap_row < 0 || i <= p->gap_row)
+    return i + 1;
+  return i + (long) p->gap_lines;
+}
+
+/* The stream line row i ends on.  */
+static long
+pager_number_end (const struct pager *p, long i)
+{
+  if (i == p->gap_row && p->gap_lines > 1)
+    return i + (long) p->gap_lines;
+  return pager_number (p, i);
 }
 
 /* Search from line from on (wrapping) for the query.  */
@@ -270,6 +416,8 @@ pager_search (struct pager *p, long from, int rows)
   for (long k = 0; k < total && p->found != NULL && *p->found != '\0'; k++)
     {
       long i = (from + k) % total;
+      if (i == p->gap_row)
+        continue;
       pager_line (p, i, &line);
       if (line.data != NULL && strstr (line.data, p->found) != NULL)
         {
@@ -390,8 +538,10 @@ pager_draw (struct pager *p, WINDOW *win, int rows, int cols)
     {
       long i = p->top + r;
       pager_line (p, i, &line);
-      wattrset (win,
-                theme_attr (i == p->found_line ? THEME_SELECTED : THEME_TEXT));
+      enum theme_role role = i == p->found_line ? THEME_SELECTED
+                             : i == p->gap_row  ? THEME_DIM
+                                                : THEME_TEXT;
+      wattrset (win, theme_attr (role));
       const char *s = line.data != NULL ? line.data : "";
       mvwaddnstr (win, 1 + r, 0, s, (int) text_fit (s, line.len, cols, NULL));
     }
@@ -408,10 +558,12 @@ pager_draw (struct pager *p, WINDOW *win, int rows, int cols)
       else if (total == 0)
         buf_puts (&foot, _ ("nothing has been printed yet"));
       else
-        buf_printf (&foot, _ ("lines %ld-%ld of %ld"),
-                    total > 0 ? p->top + 1 : 0,
-                    p->top + body < total ? p->top + body : total, total);
-      if (p->incomplete)
+        buf_printf (&foot, _ ("lines %ld-%ld of %ld"), pager_number (p, p->top),
+                    pager_number_end (p, p->top + body < total
+                                             ? p->top + body - 1
+                                             : total - 1),
+                    pager_number_end (p, total - 1));
+      if (p->gap_row >= 0 || p->over_ceiling)
         buf_printf (&foot, " · %s", _ ("incomplete: not all of it was kept"));
       buf_printf (&foot, " · %s",
                   _ ("esc to close · pgup/pgdn/home/end to move · / to "

@@ -1,8 +1,15 @@
 /* The full view (Ctrl+O, or Enter in the list): the whole of what a
  * command has printed so far, live, or the whole of a finished result the
- * transcript cut down.  The raw bytes are kept in the command's spool and
- * parsed through libvterm only when this view is open, a bounded amount
- * per frame.  PgUp/PgDn/Home/End and the arrows move, `/` searches, n
+ * transcript cut down.  A command's view keeps no copy of the stream: it
+ * reads, on demand, what the command's capture holds (core/capture.h,
+ * capture_read_all: the head and tail the result is made from, and the
+ * middle from the capture's spool, every byte up to CAPTURE_SPOOL_MAX),
+ * and parses it through libvterm only while open, a bounded amount per
+ * frame.  Only what the spool does not hold (past its bound, after a
+ * write to it failed, or with no spool) and the capture no longer held
+ * when it was read is one row saying how many lines that was; the rows
+ * are numbered as the stream's lines, so the count says how long the
+ * output is.  PgUp/PgDn/Home/End and the arrows move, `/` searches, n
  * finds again, Esc closes (the command carries on).  */
 #ifndef CRUCIBLE_TUI_PAGER_H
 #define CRUCIBLE_TUI_PAGER_H
@@ -22,10 +29,11 @@
 
 struct pager;
 
-/* A view on a spool file (fd is dup'ed) that may still grow; title is the
- * command's label.  */
-struct pager *pager_new_spool (int spool_fd, const char *title,
-                               bool incomplete);
+struct capture;
+
+/* A view on what a command prints, read from its capture (borrowed until
+ * pager_detach or pager_free) as it grows; title is the command's label.  */
+struct pager *pager_new_capture (const struct capture *cap, const char *title);
 
 /* A view on fixed text.  */
 struct pager *pager_new_text (const char *text, size_t len, const char *title);
@@ -33,11 +41,17 @@ struct pager *pager_new_text (const char *text, size_t len, const char *title);
 void pager_free (struct pager *p);
 
 /* Parse what arrived since the last call (bounded).  Returns whether the
- * bound stopped it, so that more may be waiting in the spool.  */
+ * bound stopped it, so that more may be waiting in the capture.  */
 bool pager_update (struct pager *p, int cols);
 
-/* Whether a view of a spool has parsed none of it yet (its first frame
- * must, or it would say nothing was printed).  */
+/* The capture's command is cleaned up and gives the capture (cap, the one
+ * the view reads) to the view, which goes on reading it, a bounded amount
+ * per frame, and frees it with the view.  A cap the view does not read is
+ * freed at once.  */
+void pager_detach (struct pager *p, struct capture *cap);
+
+/* Whether a view of a command's output has parsed none of it yet (its
+ * first frame must, or it would say nothing was printed).  */
 bool pager_unread (const struct pager *p);
 
 /* A key; returns false when the view closes.  */

@@ -90,6 +90,15 @@ sample_feed (struct sample *s, const char *bytes, size_t len)
                 len);
 }
 
+/* Bytes between the last feed and the next were dropped unseen: what
+ * waits goes too, and the screen starts again at a line.  */
+void
+sample_drop (struct sample *s)
+{
+  s->ring_len = 0;
+  s->cut = true;
+}
+
 /* The waiting bytes, oldest first, contiguous.  */
 static const char *
 sample_waiting (struct sample *s)

@@ -36,6 +36,11 @@ void sample_free (struct sample *s);
 /* Bytes that arrived; nothing is parsed yet.  */
 void sample_feed (struct sample *s, const char *bytes, size_t len);
 
+/* Bytes were dropped before the next feed (the feed reads what a capture
+ * still holds, and it held no more): the screen starts again at the next
+ * line, as when the ring overflows.  */
+void sample_drop (struct sample *s);
+
 /* Parse what waits (at most SAMPLE_PENDING_MAX bytes; of plain text, only
  * the last lines the screen can show).  Returns whether the screen
  * changed.  */

@@ -55,7 +55,7 @@ struct screen_view
   struct ui_cmd *cmds;        /* every command, newest first */
   struct pager *pager;        /* the full view, which takes the whole screen */
   struct screen_lines *panel; /* the open panel's lines, or NULL */
-  bool parse; /* the full view may parse more of its spool (not on a key
+  bool parse; /* the full view may parse more of its output (not on a key
                * frame: the parse is the frame tick's) */
 };
 

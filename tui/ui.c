@@ -112,6 +112,30 @@ ui_view (struct ui *ui, struct screen_view *v, struct screen_lines *panel)
     }
 }
 
+/* Give a command's sample what its capture took in since the last frame;
+ * when the capture no longer holds all of it, the sample starts again at
+ * a line, as it does when more arrives than it keeps.  */
+static void
+ui_pull_sample (struct ui_cmd *c)
+{
+  const struct capture *cap = command_capture (c->cmd);
+  uint64_t kept = capture_kept_bytes (cap);
+  /* The sample never shows more than its ring's worth of the end.  */
+  uint64_t from = c->sampled;
+  if (kept > SAMPLE_PENDING_MAX && from < kept - SAMPLE_PENDING_MAX)
+    from = kept - SAMPLE_PENDING_MAX;
+  char chunk[4096];
+  uint64_t at;
+  size_t n;
+  while ((n = capture_read (cap, from, chunk, sizeof chunk, &at, NULL)) > 0)
+    {
+      if (at != c->sampled)
+        sample_drop (c->sample);
+      sample_feed (c->sample, chunk, n);
+      c->sampled = from = at + n;
+    }
+}
+
 /* Draw what the frame shows.  With parse, the samples and the full view
  * first take in what waits for them (a bounded amount, so a flood costs a
  * bounded parse per frame); without, they are drawn as they stand.  */
@@ -121,7 +145,10 @@ ui_draw (struct ui *ui, bool parse)
   if (parse)
     for (struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
       if (c->in_turn)
-        sample_flush (c->sample);
+        {
+          ui_pull_sample (c);
+          sample_flush (c->sample);
+        }
   struct screen_view view;
   struct screen_lines panel = { 0 };
   ui_view (ui, &view, &panel);
@@ -222,19 +249,11 @@ ui_on_started (void *data, struct command *cmd)
 {
   struct ui *ui = data;
   struct ui_cmd *c = xcalloc (1, sizeof *c);
-  struct cr_error *err = NULL;
-  const char *tmp = getenv ("TMPDIR");
   c->cmd = cmd;
   c->call = ui->announced;
   ui->announced = NULL;
   c->label = xstrdup (command_label (cmd));
   c->started_ms = loop_now_ms ();
-  c->spool_fd = capture_spool_open (tmp != NULL && *tmp ? tmp : "/tmp", &err);
-  if (c->spool_fd < 0)
-    {
-      c->spool_failed = true;
-      cr_error_free (err);
-    }
   c->sample = sample_new (COLS - 4);
   c->in_turn = c->call != NULL;
   c->next = ui->cmds;
@@ -242,33 +261,22 @@ ui_on_started (void *data, struct command *cmd)
   ui_dirty (ui);
 }
 
-/* Bytes arrived from a command: counted, spooled, queued for the sample. */
+/* Bytes arrived from a command: counted for the turn, drawn at the next
+ * frame.  Nothing is copied here: the sample and the full view read what
+ * the command's capture holds when they draw (ui_pull_sample, pager.h),
+ * so a flood costs the session what it costs crucible run and the
+ * capture's one spool write per read (observer.spool_dir).  */
 static void
 ui_on_output (void *data, struct command *cmd, const char *bytes, size_t len)
 {
   struct ui *ui = data;
+  (void) bytes;
   struct ui_cmd *c = ui_find (ui, cmd);
   if (c == NULL || len == 0)
     return;
-  c->lines += capture_count_newlines (bytes, len);
   c->bytes += len;
-  c->last_newline = bytes[len - 1] == '\n';
-  uint64_t cap = ui->cfg->output_bytes < UI_SPOOL_MAX ? ui->cfg->output_bytes
-                                                      : UI_SPOOL_MAX;
-  if (c->spool_fd >= 0 && c->spooled < cap)
-    {
-      size_t n = len;
-      if (c->spooled + n > cap)
-        n = (size_t) (cap - c->spooled);
-      if (write (c->spool_fd, bytes, n) != (ssize_t) n)
-        c->spool_failed = true;
-      c->spooled += n;
-    }
   if (c->in_turn)
-    {
-      ui->turn_bytes += len;
-      sample_feed (c->sample, bytes, len);
-    }
+    ui->turn_bytes += len;
   ui_dirty (ui);
 }
 
@@ -296,9 +304,14 @@ ui_on_cleaned (void *data, struct command *cmd)
       {
         struct ui_cmd *c = *pp;
         *pp = c->next;
+        /* The full view keeps what it reads: the capture (its spool
+         * too) is the view's from now on.  */
+        if (ui->pager_cmd == c)
+          {
+            pager_detach (ui->pager, command_take_capture (cmd));
+            ui->pager_cmd = NULL;
+          }
         sample_free (c->sample);
-        if (c->spool_fd >= 0)
-          close (c->spool_fd);
         free (c->label);
         free (c);
         break;
@@ -521,8 +534,8 @@ static void
 ui_open_pager_cmd (struct ui *ui, struct ui_cmd *c)
 {
   pager_free (ui->pager);
-  ui->pager = pager_new_spool (c->spool_fd, c->label,
-                               c->spool_failed || c->spooled < c->bytes);
+  ui->pager = pager_new_capture (command_capture (c->cmd), c->label);
+  ui->pager_cmd = c;
   ui_dirty (ui);
 }
 
@@ -532,6 +545,7 @@ ui_open_pager_text (struct ui *ui, const char *text, size_t len)
 {
   pager_free (ui->pager);
   ui->pager = pager_new_text (text, len, _ ("the last result"));
+  ui->pager_cmd = NULL;
   ui_dirty (ui);
 }
 
@@ -542,6 +556,7 @@ ui_close_pager (struct ui *ui)
 {
   pager_free (ui->pager);
   ui->pager = NULL;
+  ui->pager_cmd = NULL;
   if (ui->panel.ops == &approval_panel_ops && ui->asking == NULL)
     ui_panel_close (ui);
   clearok (curscr, TRUE);
@@ -1411,12 +1426,12 @@ ui_clear (struct ui *ui)
       struct ui_cmd *c = ui->cmds;
       ui->cmds = c->next;
       sample_free (c->sample);
-      if (c->spool_fd >= 0)
-        close (c->spool_fd);
       free (c->label);
       free (c);
     }
   pager_free (ui->pager);
+  ui->pager = NULL;
+  ui->pager_cmd = NULL;
   ui_net_settle (ui, NETASK_REFUSE);
   if (ui->panel.ops != NULL)
     ui->panel.ops->free (ui->panel.state);
@@ -1449,11 +1464,16 @@ ui_run (struct ui *ui, const struct ui_options *opts)
 {
   struct cr_error *err = NULL;
   int status = 0;
-  struct supervisor_observer obs = { .started = ui_on_started,
-                                     .output = ui_on_output,
-                                     .stop_failed = ui_on_stop_failed,
-                                     .cleaned = ui_on_cleaned,
-                                     .data = ui };
+  /* The full view has every byte that arrived: each command's capture
+   * spools it into an unlinked file here.  */
+  const char *tmp = getenv ("TMPDIR");
+  struct supervisor_observer obs
+      = { .started = ui_on_started,
+          .output = ui_on_output,
+          .stop_failed = ui_on_stop_failed,
+          .cleaned = ui_on_cleaned,
+          .data = ui,
+          .spool_dir = tmp != NULL && *tmp ? tmp : "/tmp" };
   supervisor_set_observer (ui->sup, &obs);
   supervisor_set_net_asker (ui->sup, ui_on_net_question, ui);
   struct session_options so

@@ -26,10 +26,6 @@
 /* Rows of a finished result the transcript keeps before its hint.  */
 #define UI_RESULT_ROWS 3
 
-/* The most of one command's output kept on disk for the full view (the
- * output ceiling is usually lower; a raised one does not fill the disk). */
-#define UI_SPOOL_MAX ((uint64_t) 256 * 1024 * 1024)
-
 /* How long a second Ctrl+C on an empty box has to quit.  */
 #define UI_CTRL_C_MS 2000
 
@@ -59,6 +55,7 @@ struct ui
   struct ui_net *net; /* the network question held (tui/netask.h), or NULL */
   struct netask_host net_host; /* what the netask panel asks, data: this */
   struct pager *pager;         /* the full view over everything, or NULL */
+  struct ui_cmd *pager_cmd;    /* the command it reads, or NULL */
 
   uint64_t turn_started_ms;
   uint64_t turn_bytes; /* what the turn's commands printed */

@@ -3,12 +3,13 @@
 
 #include "tui/ui_cmd.h"
 
+#include "core/capture.h"
 #include "lib/xalloc.h"
 
 uint64_t
 ui_cmd_lines (const struct ui_cmd *c)
 {
-  return c->lines + (c->bytes > 0 && !c->last_newline ? 1 : 0);
+  return c->cmd != NULL ? capture_lines (command_capture (c->cmd)) : 0;
 }
 
 /* Whether c is a row of the list.  */

@@ -21,19 +21,16 @@ struct ui_cmd
       *call;   /* compared, never read; NULL once answered */
   char *label; /* the call line: description or Bash(…) */
   uint64_t started_ms;
-  uint64_t bytes, lines;
-  bool last_newline;
-  int spool_fd; /* every raw byte, for the full view; -1 when none */
-  uint64_t spooled;
-  bool spool_failed;
+  uint64_t bytes;
   struct sample *sample;
-  bool in_turn;  /* the running turn waits for it */
-  bool stopping; /* x was pressed */
+  uint64_t sampled; /* the capture's offset the sample has read to */
+  bool in_turn;     /* the running turn waits for it */
+  bool stopping;    /* x was pressed */
   bool stop_failed;
 };
 
-/* Lines a command printed, as capture counts them: each '\n' ends one,
- * and a last line without one counts too.  */
+/* Lines a command printed, as its capture counts them: each '\n' ends
+ * one, and a last line without one counts too.  */
 uint64_t ui_cmd_lines (const struct ui_cmd *c);
 
 /* The commands of list (newest first) left running, or whose stop failed:

@@ -2,12 +2,13 @@
 # Keys in the orders a person presses them: the full view of a command that
 # ends while it is open from the list, the full view of a command that has
 # printed nothing, and a full view opened on more output than one frame
-# parses after the command has gone quiet; a window of one or two columns
-# while wide characters arrive.
+# parses after the command has gone quiet; every line of a long output
+# while it runs, the middle the capture does not keep too (its spool); a
+# window of one or two columns while wide characters arrive.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/tui/lib.sh"
 
-N=13
+N=17
 tui_have_tmux || tui_skip_all $N "tmux is not installed"
 plan $N
 new_workspace
@@ -57,8 +58,8 @@ tui_keys Escape
 tui_gone "✳ running" >/dev/null
 
 # 3 MB printed at once, then quiet: the full view opened after
-# reads the spool to its end a frame's share at a time, with no more output
-# arriving to ask for frames.
+# reads what the capture holds to its end a frame's share at a time, with
+# no more output arriving to ask for frames.
 tui_keys 'yes | head -n 1500000; sleep 300' Enter
 tui_wait "1500000 lines · 3.0 MB" 20 >/dev/null
 tui_keys C-o
@@ -68,12 +69,52 @@ tui_wait "lines 1-$((TUI_ROWS - 2)) of " 5 >/dev/null
 # megabyte of short lines is seconds of libvterm).
 tui_keys Down
 tui_wait "lines 2-$((TUI_ROWS - 1)) of " 1
-ok $? "a key moves the full view while it is still reading the spool"
+ok $? "a key moves the full view while it is still reading the output"
 tui_wait "lines 2-$((TUI_ROWS - 1)) of 1500000 ·" 120
-ok $? "the full view reaches the end of a spool larger than one frame's share"
+ok $? "the full view reaches the end of output larger than one frame's share"
 tui_keys End
 tui_wait "lines $((1500000 - TUI_ROWS + 3))-1500000 of 1500000"
 ok $? "end goes to its last line"
+tui_keys Escape
+tui_wait "✳ running" >/dev/null
+tui_keys Escape
+tui_gone "✳ running" >/dev/null
+
+# The full view has every line that arrived, not only the head and tail
+# the capture keeps for the result: 4000 lines of 50 bytes (200 kB, far
+# more than the capture's 30 kB) are all there, in order, with no row
+# for a middle not kept and nothing said to be incomplete.
+tui_keys "seq -f '%049g' 1 4000; sleep 300" Enter
+tui_wait "4000 lines · 200 kB" 20 >/dev/null
+# What the capture does not keep is in a spool: an unlinked regular file
+# in TMPDIR, the only deleted one among the session's descriptors (a
+# memfd aside).  Without it the view could only be the head and tail.
+spools=$(for fd in "/proc/$(tui_crucible_pid)/fd/"*; do
+  link=$(readlink "$fd") || continue
+  [ -f "$fd" ] && [[ $link == *" (deleted)" && $link != /memfd:* ]] && printf '%s\n' "$link"
+done)
+is "$(printf '%s' "$spools" | grep -c .)" 1 "the session spools the running command's output"
+tui_keys C-o
+tui_wait "lines 1-$((TUI_ROWS - 2)) of 4000 · esc to close"
+ok $? "the full view of a running command's long output counts every line and is not incomplete"
+tui_keys / 0002000 Enter
+tui_wait "lines $((2000 - (TUI_ROWS - 2) / 2))-" >/dev/null
+is "$(tui_block "$(printf '%049d' 1999)" 3)" "$(printf '%049d\n' 1999 2000 2001)" \
+  "a line from the middle the capture does not keep is in the full view, between its neighbours"
+# Page through it all: every line 1..4000 is on some page, once.
+tui_keys Home
+body=$((TUI_ROWS - 2)) seen=$TEST_TMP/seen
+: >"$seen"
+for ((first = 1; first <= 4000; first += body)); do
+  last=$((first + body - 1 < 4000 ? first + body - 1 : 4000))
+  if [ "$last" = 4000 ]; then first=$((4000 - body + 1)); fi
+  tui_wait "lines $first-$last of 4000" 5 >/dev/null || break
+  printf '%s\n' "$SCREEN" | grep -E '^[0-9]{49} *$' >>"$seen"
+  [ "$last" = 4000 ] && break
+  tui_keys NPage
+done
+is "$(sed 's/ *$//' "$seen" | sort -u | awk '{ print $1 + 0 }' | sort -n | tr '\n' ' ')" \
+  "$(seq 1 4000 | tr '\n' ' ')" "every line 1..4000 is reachable in the full view"
 tui_keys Escape
 tui_wait "✳ running" >/dev/null
 tui_keys Escape

@@ -479,6 +479,158 @@ test_spool_interrupted_writes (void **state)
   free (stream);
 }
 
+/* Check one capture_read from offset from against the stream: the bytes
+ * are the stream's at *at, which is from when the capture still holds
+ * it and the first held byte after the dropped middle otherwise, and
+ * lines_before counts the stream's '\n's before *at.  */
+static void
+assert_read_at (const struct capture *cap, uint64_t from, size_t head,
+                size_t tail)
+{
+  char got[512];
+  uint64_t at, lines;
+  uint64_t kept = capture_kept_bytes (cap);
+  size_t n = capture_read (cap, from, got, sizeof got, &at, &lines);
+  uint64_t head_len = kept < head ? kept : head;
+  uint64_t ring_len = kept - head_len < tail ? kept - head_len : tail;
+  uint64_t ring_start = kept - ring_len;
+  uint64_t want_at = from;
+  if (from >= head_len && from < ring_start)
+    want_at = ring_start;
+  if (want_at > kept)
+    want_at = kept;
+  assert_int_equal (at, want_at);
+  assert_int_equal (lines, want_at / 100);
+  uint64_t end = want_at < head_len ? head_len : kept;
+  size_t want_n
+      = end - want_at < sizeof got ? (size_t) (end - want_at) : sizeof got;
+  assert_int_equal (n, want_n);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal (got[i], stream_byte (at + i));
+}
+
+/* A view reads what the capture holds on demand: any offset, at any
+ * point of the stream, however it was fed; the middle is skipped, with
+ * the lines before where reading goes on.  */
+static void
+test_read_on_demand (void **state)
+{
+  (void) state;
+  const size_t head = 700, tail = 900;
+  struct capture_limits l = small_limits (head, tail, UINT64_MAX);
+  struct capture *cap = capture_new (&l, -1);
+  char chunk[1500];
+  uint64_t fed = 0;
+  unsigned seed = 7;
+  assert_int_equal (capture_kept_bytes (cap), 0);
+  assert_int_equal (capture_read (cap, 0, chunk, 10, &(uint64_t){ 0 }, NULL),
+                    0);
+  for (int round = 0; round < 60; round++)
+    {
+      size_t len = (size_t) (rand_r (&seed) % sizeof chunk) + 1;
+      stream_fill (chunk, len, fed);
+      capture_feed (cap, chunk, len);
+      fed += len;
+      assert_int_equal (capture_kept_bytes (cap), fed);
+      uint64_t probes[] = { 0,        1,       head - 1,   head,
+                            head + 1, fed / 2, fed - tail, fed - tail + 1,
+                            fed - 1,  fed,     fed + 5 };
+      for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
+        if (probes[k] <= fed + 5)
+          assert_read_at (cap, probes[k], head, tail);
+    }
+  /* A reader following from the start sees the head, one jump, the tail,
+   * and then nothing more.  */
+  uint64_t at, from = 0, lines, jumps = 0, got = 0;
+  size_t n;
+  while ((n = capture_read (cap, from, chunk, 64, &at, &lines)) > 0)
+    {
+      jumps += at != from;
+      got += n;
+      from = at + n;
+    }
+  assert_int_equal (jumps, 1);
+  assert_int_equal (got, head + tail);
+  assert_int_equal (from, fed);
+  capture_free (cap);
+}
+
+/* Past the ceiling nothing more is kept, and reading ends where keeping
+ * did, with the lines of what was kept.  */
+static void
+test_read_stops_at_ceiling (void **state)
+{
+  (void) state;
+  struct capture_limits l = small_limits (300, 300, 1000);
+  struct capture *cap = capture_new (&l, -1);
+  char chunk[1500];
+  stream_fill (chunk, sizeof chunk, 0);
+  capture_feed (cap, chunk, sizeof chunk);
+  assert_int_equal (capture_kept_bytes (cap), 1000);
+  uint64_t at, lines;
+  char got[400];
+  assert_int_equal (capture_read (cap, 500, got, sizeof got, &at, &lines), 300);
+  assert_int_equal (at, 700);
+  assert_int_equal (lines, 7);
+  assert_memory_equal (got, chunk + 700, 300);
+  assert_int_equal (capture_read (cap, 1000, got, sizeof got, &at, &lines), 0);
+  assert_int_equal (at, 1000);
+  assert_int_equal (lines, 10);
+  capture_free (cap);
+}
+
+/* With a spool the full view's reader has every kept byte, in order,
+ * from any offset and at any point of the stream: the middle comes from
+ * the spool (not counted for lines), the rest as capture_read gives it;
+ * past the ceiling nothing more.  */
+static void
+test_read_all_with_spool (void **state)
+{
+  (void) state;
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open ("/tmp", &err);
+  assert_true (fd >= 0);
+  struct capture_limits l = small_limits (700, 900, 50000);
+  struct capture *cap = capture_new (&l, fd);
+  char chunk[1500], got[512];
+  uint64_t fed = 0, at, lines;
+  unsigned seed = 11;
+  while (fed < 60000)
+    {
+      size_t len = (size_t) (rand_r (&seed) % sizeof chunk) + 1;
+      stream_fill (chunk, len, fed);
+      capture_feed (cap, chunk, len);
+      fed += len;
+      uint64_t kept = capture_kept_bytes (cap);
+      uint64_t probes[] = { 0, 699, 700, 701, kept / 2, kept - 1, kept };
+      for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
+        {
+          if (probes[k] > kept)
+            continue;
+          size_t n
+              = capture_read_all (cap, probes[k], got, sizeof got, &at, &lines);
+          assert_int_equal (at, probes[k]);
+          assert_true (n > 0 || probes[k] == kept);
+          for (size_t i = 0; i < n; i++)
+            assert_int_equal (got[i], stream_byte (at + i));
+          if (kept > 1600 && probes[k] >= 700 && probes[k] < kept - 900)
+            assert_true (lines == UINT64_MAX);
+        }
+    }
+  /* A reader following from the start: no jump, every byte, up to the
+   * ceiling.  */
+  uint64_t from = 0, total = 0;
+  size_t n;
+  while ((n = capture_read_all (cap, from, got, sizeof got, &at, NULL)) > 0)
+    {
+      assert_int_equal (at, from);
+      total += n;
+      from = at + n;
+    }
+  assert_int_equal (total, 50000);
+  capture_free (cap);
+}
+
 int
 main (void)
 {
@@ -490,6 +642,9 @@ main (void)
     cmocka_unit_test (test_line_counting_matches_naive),
     cmocka_unit_test (test_head_tail_any_chunking),
     cmocka_unit_test (test_ceiling),
+    cmocka_unit_test (test_read_on_demand),
+    cmocka_unit_test (test_read_stops_at_ceiling),
+    cmocka_unit_test (test_read_all_with_spool),
     cmocka_unit_test (test_spool_contents),
     cmocka_unit_test (test_spool_bounded_by_ceiling),
     cmocka_unit_test (test_spool_fallback),
