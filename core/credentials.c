@@ -35,13 +35,13 @@
  * allowed (LD_PRELOAD, NODE_OPTIONS, GIT_SSH_COMMAND, PAGER, ...), so the
  * line alone no longer says what runs with the value.  */
 #define CREDENTIALS_WHY_NAMED                                                  \
-  "the call sets environment variables, which can change what its programs "  \
+  "the call sets environment variables, which can change what its programs "   \
   "run"
 /* A directory of PATH the command can fill (relative, the working
  * directory, the workspace, a writable path) makes a program the line
  * names possibly one the workspace holds: a command before put it there.  */
 #define CREDENTIALS_WHY_PATH                                                   \
-  "PATH has a directory that is relative or that commands can write, so a "   \
+  "PATH has a directory that is relative or that commands can write, so a "    \
   "program the line names may be the workspace's own"
 #define CREDENTIALS_WHY_UNREAD                                                 \
   "the line cannot be read, so its programs cannot be checked against its "    \

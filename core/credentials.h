@@ -75,10 +75,9 @@ int credentials_resolve (const struct config *cfg, char *const *host_env,
  * directory a command could fill (relative or empty, in the workspace,
  * in a writable path), where a program the line names may be one a
  * command put there.  */
-int credentials_resolve_named (const struct config *cfg,
-                               char *const *host_env, const char *line,
-                               const char *workspace, size_t n_named,
-                               struct credentials **out,
+int credentials_resolve_named (const struct config *cfg, char *const *host_env,
+                               const char *line, const char *workspace,
+                               size_t n_named, struct credentials **out,
                                struct cr_error **err);
 
 /* How many credentials the set projects, and each one (i < count).  */

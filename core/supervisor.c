@@ -505,7 +505,10 @@ command_fact_finish (struct command *cmd)
     JOURNAL_BOOLEAN ("still_arriving", out.still_arriving),
     JOURNAL_INT64 ("bytes", (int64_t) out.bytes),
     JOURNAL_INT64 ("lines", (int64_t) out.lines),
-    { 0 }, { 0 }, { 0 }, { 0 },
+    { 0 },
+    { 0 },
+    { 0 },
+    { 0 },
   };
   size_t n = 6;
   /* What the backend verified of the scope (a container's hardening),
@@ -518,8 +521,9 @@ command_fact_finish (struct command *cmd)
       if (next != NULL)
         *next++ = '\0';
       char *sp = strchr (line, ' ');
-      if (sp == NULL || sp == line || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
-                                           != (size_t) (sp - line))
+      if (sp == NULL || sp == line
+          || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
+                 != (size_t) (sp - line))
         continue;
       *sp = '\0';
       f[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);

@@ -211,10 +211,11 @@ compat_exec_workload (const struct sandbox_command *cmd)
 static pid_t
 compat_spawn_workload (const struct sandbox_command *cmd)
 {
+  /* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.vfork) */
   pid_t pid = vfork ();
 
   if (pid == 0)
-    compat_exec_workload (cmd);
+    compat_exec_workload (cmd); /* NOLINT(clang-analyzer-unix.Vfork) */
   return pid;
 }
 

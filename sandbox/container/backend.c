@@ -32,7 +32,7 @@
 
 /* The runner stops the command this long before the supervisor's outer
  * kill, so that an overrun still reports what it printed.  */
-#define CONTAINER_DEADLINE_MARGIN_MS 500
+#define CONTAINER_DEADLINE_MARGIN_MS ((uint64_t) 500)
 /* The runner's grace between its SIGTERM and its SIGKILL.  */
 #define CONTAINER_GRACE_MS 1000
 /* After a stop, how long the runner is given to end the command before
@@ -124,7 +124,7 @@ struct container_session
    * back from the engine and the runner's facts from inside.  Written by
    * the thread before it queues EXITED; owned.  */
   char *verified;
-  bool done;     /* DONE was queued: the container is gone */
+  bool done; /* DONE was queued: the container is gone */
   bool abandoned;
   bool thread_ended;
   /* What the thread read of the answer.  */
@@ -299,6 +299,29 @@ container_maker_of (pid_t pid)
   return xasprintf ("%s:%ld:%llu", boot, (long) pid, start);
 }
 
+/* Read a maker label, "BOOT:PID:START" (BOOT at most len - 1 bytes, PID
+ * and START decimal, nothing after): false when it is not one.  */
+static bool
+container_maker_parse (const char *maker, char *boot, size_t len, long *pid,
+                       unsigned long long *start)
+{
+  const char *c1 = maker != NULL ? strchr (maker, ':') : NULL;
+  if (c1 == NULL || c1 == maker || (size_t) (c1 - maker) >= len || c1[1] < '0'
+      || c1[1] > '9')
+    return false;
+  char *end;
+  errno = 0;
+  *pid = strtol (c1 + 1, &end, 10);
+  if (errno != 0 || *end != ':' || end[1] < '0' || end[1] > '9')
+    return false;
+  *start = strtoull (end + 1, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  memcpy (boot, maker, (size_t) (c1 - maker));
+  boot[c1 - maker] = '\0';
+  return true;
+}
+
 /* Whether the maker a label names is provably gone: it is of this boot
  * (a label from another machine, or from before a reboot, cannot be told
  * from a live maker elsewhere, so it proves nothing) and no live process
@@ -309,8 +332,7 @@ container_maker_gone (const char *maker, const char *own_boot)
   char boot[64];
   long pid;
   unsigned long long start;
-  if (maker == NULL
-      || sscanf (maker, "%63[^:]:%ld:%llu", boot, &pid, &start) != 3
+  if (!container_maker_parse (maker, boot, sizeof boot, &pid, &start)
       || strcmp (boot, own_boot) != 0 || pid <= 0)
     return false;
   cleanup_free char *now = container_maker_of ((pid_t) pid);
@@ -628,12 +650,11 @@ static void
 container_verified_inside (struct container_session *s, const uint8_t *p,
                            size_t len)
 {
-  static const char *const keys[]
-      = { JOBPROTO_FACT_UID,        JOBPROTO_FACT_CAPS,
-          JOBPROTO_FACT_NNP,        JOBPROTO_FACT_SECCOMP,
-          JOBPROTO_FACT_ROOT_RO,    JOBPROTO_FACT_MEMORY_MAX,
-          JOBPROTO_FACT_SWAP_MAX,   JOBPROTO_FACT_PIDS_MAX,
-          JOBPROTO_FACT_RLIMITS };
+  static const char *const keys[] = {
+    JOBPROTO_FACT_UID,      JOBPROTO_FACT_CAPS,     JOBPROTO_FACT_NNP,
+    JOBPROTO_FACT_SECCOMP,  JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_MEMORY_MAX,
+    JOBPROTO_FACT_SWAP_MAX, JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS
+  };
   struct buf b = BUF_INIT;
   pthread_mutex_lock (&s->lock);
   buf_printf (&b, "%s\ninside", s->verified != NULL ? s->verified : "");
@@ -1061,6 +1082,22 @@ container_output (struct container_run *r, const uint8_t *p, size_t len)
     }
 }
 
+/* The number after key at the start of text ("exit=3 deadline=1"),
+ * ended by a space or the end; -1 when there is none.  */
+static int
+container_ending_number (const char *text, const char *key)
+{
+  size_t k = strlen (key);
+  if (strncmp (text, key, k) != 0 || text[k] < '0' || text[k] > '9')
+    return -1;
+  char *end;
+  errno = 0;
+  long v = strtol (text + k, &end, 10);
+  if (errno != 0 || (*end != '\0' && *end != ' ') || v > 1000)
+    return -1;
+  return (int) v;
+}
+
 /* Read "exit=N" or "signal=N" and its words into a wait status.  */
 static int
 container_exit_status (struct container_run *r, const uint8_t *p, size_t len)
@@ -1073,9 +1110,9 @@ container_exit_status (struct container_run *r, const uint8_t *p, size_t len)
   text[len] = '\0';
   r->deadline_hit = strstr (text, " deadline=1") != NULL;
   bool stopped = strstr (text, " stopped=1") != NULL;
-  if (sscanf (text, "exit=%d", &n) == 1 && n >= 0 && n < 256)
+  if ((n = container_ending_number (text, "exit=")) >= 0 && n < 256)
     r->wait_status = n << 8;
-  else if (sscanf (text, "signal=%d", &n) == 1 && n > 0 && n < 128)
+  else if ((n = container_ending_number (text, "signal=")) > 0 && n < 128)
     r->wait_status = n;
   else
     return -1;

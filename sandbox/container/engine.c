@@ -682,6 +682,24 @@ engine_host_header (const struct engine_client *c)
   return sep != NULL ? sep + 3 : u;
 }
 
+/* The status of an answer's first line, "HTTP/1.0 NNN" or "HTTP/1.1
+ * NNN" (three digits, then a space or the line's end); 0 when it is not
+ * one.  */
+static int
+engine_upgrade_status (const char *head)
+{
+  if (strncmp (head, "HTTP/1.", 7) != 0 || (head[7] != '0' && head[7] != '1')
+      || head[8] != ' ')
+    return 0;
+  const char *d = head + 9;
+  for (int i = 0; i < 3; i++)
+    if (d[i] < '0' || d[i] > '9')
+      return 0;
+  if (d[3] != ' ' && d[3] != '\r' && d[3] != '\0')
+    return 0;
+  return (d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0');
+}
+
 /* Read the upgrade's answer: a status line of 101 (dockerd, Podman) or 200
  * (older engines hijack without saying), the headers up to the empty line.
  * What follows is the stream.  */
@@ -728,9 +746,8 @@ engine_read_upgrade (struct engine_stream *s, const char *what,
           goto out;
         }
     }
-  int status = 0;
-  if (sscanf (head.data, "HTTP/1.%*1[01] %3d", &status) != 1
-      || (status != 101 && status != 200))
+  int status = engine_upgrade_status (head.data);
+  if (status != 101 && status != 200)
     {
       /* The engine's own words, from the body after the headers.  */
       engine_fail (s->c, NULL, err, "%s: %.*s: %.200s", what,

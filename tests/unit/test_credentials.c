@@ -429,11 +429,13 @@ test_commands_limit_named (void **state)
   struct credentials *c = NULL;
   struct cr_error *err = NULL;
   assert_int_equal (
-      credentials_resolve_named (cfg, host, "gh pr list", NULL, 0, &c, &err), 0);
+      credentials_resolve_named (cfg, host, "gh pr list", NULL, 0, &c, &err),
+      0);
   assert_int_equal (credentials_count (c), 1);
   credentials_free (c);
   assert_int_equal (
-      credentials_resolve_named (cfg, host, "gh pr list", NULL, 1, &c, &err), 0);
+      credentials_resolve_named (cfg, host, "gh pr list", NULL, 1, &c, &err),
+      0);
   assert_int_equal (credentials_count (c), 0);
   cleanup_free char *note = credentials_withheld_note (c);
   assert_string_equal (note, "[credentials withheld: NAME (the call sets "
