@@ -14,6 +14,7 @@
 #include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/compat.h"
+#include "sandbox/registry.h"
 
 /* Column widths of the report (spec, "Reading the report").  */
 #define INSPECT_FIELD_WIDTH 10   /* "  mode      " */
@@ -235,6 +236,9 @@ inspect_text_head (struct buf *b, const struct inspect_report *r)
     return;
   buf_printf (b, "  %-*s%s, %s\n", INSPECT_FIELD_WIDTH, "backend",
               r->backend_id, r->provenance);
+  /* How strongly a command here would be contained, in the word its
+   * lifecycle facts are stamped with.  */
+  inspect_field (b, "isolation", sandbox_registry_isolation (r->backend_id));
   if (r->version != NULL)
     inspect_field (b, "version", r->version);
   else
@@ -441,6 +445,8 @@ inspect_json_backend (struct jsonw *w, const struct inspect_report *r)
   jsonw_key (w, "backend");
   jsonw_object_open (w);
   jsonw_member_cstr (w, "id", r->backend_id);
+  jsonw_member_cstr (w, "isolation",
+                     sandbox_registry_isolation (r->backend_id));
   jsonw_member_cstr (w, "provenance", r->provenance);
   jsonw_member_cstr (w, "version", r->version);
   if (r->version == NULL)

@@ -9,7 +9,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-plan 54
+plan 55
 
 new_workspace
 WS=$(pwd -P)
@@ -22,6 +22,7 @@ is "$(sed -n 1p <<<"$out")" "sandbox disabled in $WS" \
   "disabled: the header names the workspace root"
 like "$out" $'\n  mode      disabled by default\n' "disabled: mode says by default"
 like "$out" $'\n  backend   compat, built in\n' "disabled: the compatibility backend"
+like "$out" $'\n  isolation process\n' "disabled: the isolation a command would have (process)"
 like "$out" $'\n  confined  false: confinement is disabled \\(sandbox.enabled is false\\)\n' \
   "disabled: confined false with the reason"
 like "$out" $'\n  command_time_limit    enforced\n' "disabled: the compatibility matrix"

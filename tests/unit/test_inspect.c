@@ -139,6 +139,7 @@ test_ready_matches_the_spec (void **state)
       "sandbox enabled in " WS "\n"
       "  mode      required by project configuration\n"
       "  backend   linux-bubblewrap, system\n"
+      "  isolation namespaces\n"
       "  version   unverified; reading it would start Bubblewrap, and "
       "inspecting starts nothing\n"
       "  build     " BUILD "\n"
@@ -359,6 +360,7 @@ test_disabled (void **state)
   buf_printf (&want, "sandbox disabled in " WS "\n"
                      "  mode      disabled by home configuration\n"
                      "  backend   compat, built in\n"
+                     "  isolation process\n"
                      "  version   " PACKAGE_VERSION "\n"
                      "\n"
                      "what this backend can hold:\n");
@@ -398,7 +400,8 @@ test_disabled (void **state)
   assert_non_null (strstr (text, ",\"confined\":false,\"disabled_reason\":"
                                  "\"confinement is disabled (sandbox.enabled "
                                  "is false)\"}\n"));
-  assert_non_null (strstr (text, "\"backend\":{\"id\":\"compat\""));
+  assert_non_null (strstr (
+      text, "\"backend\":{\"id\":\"compat\",\"isolation\":\"process\""));
   free (text);
   buf_free (&want);
   policy_free (p);
