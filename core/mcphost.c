@@ -430,7 +430,10 @@ mserver_err_lines (struct mserver *s, bool last)
                                    s->err_line.len - from);
       from = s->err_line.len;
     }
-  memmove (s->err_line.data, s->err_line.data + from, s->err_line.len - from);
+  /* An empty line buffer has no data yet (NULL), which memmove may not
+   * be given even for no bytes.  */
+  if (from > 0)
+    memmove (s->err_line.data, s->err_line.data + from, s->err_line.len - from);
   s->err_line.len -= from;
 }
 
