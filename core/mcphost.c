@@ -1069,15 +1069,17 @@ mserver_env (struct mserver *s, const char *line, struct env **env,
   cleanup_free struct env_var *named = xcalloc (n_env + 1, sizeof *named);
   int rc = 0;
 
-  for (size_t i = 0; i < n_env; i++)
-    if (env_parse_assignment (s->cfg->env.items[i], &named[i], err) < 0)
-      return -1;
+  for (size_t i = 0; i < n_env && rc == 0; i++)
+    rc = env_parse_assignment (s->cfg->env.items[i], &named[i], err);
+  if (rc < 0)
+    goto out;
   s->mask = mask_new ();
   credentials_guard (cfg);
   if (s->cfg->credentials.count > 0)
     {
-      if (credentials_resolve (cfg, s->h->cfg.host_env, line, &creds, err) < 0)
-        return -1;
+      rc = credentials_resolve (cfg, s->h->cfg.host_env, line, &creds, err);
+      if (rc < 0)
+        goto out;
       for (size_t i = 0; i < credentials_count (creds); i++)
         {
           const struct credential *c = credentials_get (creds, i);
@@ -1103,6 +1105,10 @@ mserver_env (struct mserver *s, const char *line, struct env **env,
                          err);
   explicit_bzero (vars, sizeof vars);
   credentials_free (creds);
+out:
+  /* env_parse_assignment copied each name.  */
+  for (size_t i = 0; i < n_env; i++)
+    free ((char *) named[i].name);
   return rc;
 }
 
