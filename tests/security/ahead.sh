@@ -32,6 +32,9 @@ sec_begin "$PER"
 MARK=Qv3Lm8Tz1Rx6Pw9Ka # in crucible's environment: always in its memory
 VAL=Jc5Yd2Nf7Hb4Ge0Ws  # the credential file's value
 
+# A sanitizer build (its memory cannot be scanned whole), or empty.
+SANITIZED=$(ldd "$CRUCIBLE" 2>/dev/null | grep -o libasan | head -1)
+
 # ah_scan PID NEEDLE: "KEPT DONTDUMP", how often NEEDLE is in PID's
 # mappings a core keeps and in those it leaves out (VmFlags dd).
 ah_scan() {
@@ -145,7 +148,8 @@ for who in $ids; do
   # The call that leaves things behind; scanned while it runs.
   ah_call 1 "{\"command\":\"$(sed 's/"/\\"/g' <<<"$LEAVE"); sleep 2\",\"env\":{\"GIVEN\":\"one\"}}"
   sleep 1.2
-  during=$(ah_scan "$mcp_pid" "$VAL")
+  during=
+  [ -z "$SANITIZED" ] && during=$(ah_scan "$mcp_pid" "$VAL")
   reply=$(ah_recv)
   like "$reply" '"text":"one' "($WHO): the first call runs in the kept sandbox and answers" || diag "$(cat "$TEST_TMP/mcp.err")"
   is "$(ah_started_in 1)" "$kept" "($WHO): ... in the kept sandbox (its sandbox ID)"
@@ -162,16 +166,23 @@ for who in $ids; do
   ok "$([ -n "$kept" ] && [ "$kept" != "$prev" ] && [ "$(ah_started_in 2)" = "$kept" ] && echo 0 || echo 1)" \
     "($WHO): ... and it ran in the sandbox kept after the first"
 
-  # The credential in crucible's memory.
-  after=$(ah_scan "$mcp_pid" "$VAL")
-  marker=$(ah_scan "$mcp_pid" "$MARK")
-  ok "$([ "${marker%% *}" -ge 1 ] && [ "${during%% *}" -ge 1 ] && echo 0 || echo 1)" \
-    "control ($WHO): the scan finds crucible's own marker, and the value while the call that has it runs" ||
-    diag "marker: $marker" "during: $during"
-  ok "$([ "${after%% *}" = 0 ] && echo 0 || echo 1)" \
-    "($WHO): once the calls are over, no mapping a core keeps holds the credential's value" ||
-    diag "after: $after (kept, left out)"
-  diag "$WHO: the value during the call: $during, after: $after (kept, left out)"
+  # The credential in crucible's memory.  A sanitizer build reserves
+  # terabytes of shadow and allocator space, which no scan reads whole:
+  # there the two checks are left to the plain build.
+  if [ -n "$SANITIZED" ]; then
+    skip "control: the scan finds crucible's own marker" "crucible is built with AddressSanitizer, whose reserved mappings no scan reads"
+    skip "no mapping a core keeps holds the credential's value" "crucible is built with AddressSanitizer, whose reserved mappings no scan reads"
+  else
+    after=$(ah_scan "$mcp_pid" "$VAL")
+    marker=$(ah_scan "$mcp_pid" "$MARK")
+    ok "$([ "${marker%% *}" -ge 1 ] && [ "${during%% *}" -ge 1 ] && echo 0 || echo 1)" \
+      "control ($WHO): the scan finds crucible's own marker, and the value while the call that has it runs" ||
+      diag "marker: $marker" "during: $during"
+    ok "$([ "${after%% *}" = 0 ] && echo 0 || echo 1)" \
+      "($WHO): once the calls are over, no mapping a core keeps holds the credential's value" ||
+      diag "after: $after (kept, left out)"
+    diag "$WHO: the value during the call: $during, after: $after (kept, left out)"
+  fi
   if [ "$who" = nobody ]; then
     as_nobody cat "/proc/$mcp_pid/environ" >/dev/null 2>&1
     ok "$([ $? -ne 0 ] && echo 0 || echo 1)" \
