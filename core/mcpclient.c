@@ -169,44 +169,32 @@ mcpclient_hide_tree (struct mcpclient *c, yajl_val v)
       mcpclient_hide_tree (c, v->u.array.values[i]);
 }
 
-/* Write a decoded value back as JSON: strings as they are now (hidden),
- * numbers exactly as the server spelled them.  */
+/* The writer's string hook: each string of a decoded value, keys included,
+ * written with the owner's hide hook applied to a copy, so that the text a
+ * value becomes never carries a credential value, whatever was hidden in
+ * the tree before.  */
 static void
-mcpclient_put_value (struct jsonw *w, yajl_val v)
+mcpclient_put_string (void *data, struct jsonw *w, bool key, const char *s,
+                      size_t len)
 {
-  if (YAJL_IS_STRING (v))
-    jsonw_cstr (w, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    jsonw_raw (w, v->u.number.r, strlen (v->u.number.r));
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    jsonw_bool (w, YAJL_IS_TRUE (v));
-  else if (YAJL_IS_OBJECT (v))
+  const struct mcpclient *c = data;
+  if (c == NULL || c->hide == NULL)
     {
-      jsonw_object_open (w);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          jsonw_key (w, v->u.object.keys[i]);
-          mcpclient_put_value (w, v->u.object.values[i]);
-        }
-      jsonw_object_close (w);
+      jsonw_string (w, s, len);
+      return;
     }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      jsonw_array_open (w);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        mcpclient_put_value (w, v->u.array.values[i]);
-      jsonw_array_close (w);
-    }
-  else
-    jsonw_null (w);
+  cleanup_free char *copy = xstrndup (s, len);
+  c->hide (c->hide_data, copy, len);
+  jsonw_string (w, copy, len);
 }
 
-/* A decoded value as JSON text, owned by the caller.  */
+/* A decoded value as JSON text, owned by the caller: numbers exactly as
+ * the server spelled them, strings hidden (jsonw_value_hooked).  */
 static char *
-mcpclient_value_text (yajl_val v)
+mcpclient_value_text (const struct mcpclient *c, yajl_val v)
 {
   struct jsonw *w = jsonw_new ();
-  mcpclient_put_value (w, v);
+  jsonw_value_hooked (w, v, mcpclient_put_string, (void *) c);
   return jsonw_steal (w, NULL);
 }
 
@@ -464,7 +452,7 @@ mcpclient_list_take (struct mcpclient *c, struct mcpclient_listing *l,
   t->name = xstrdup (name->u.string);
   t->description
       = YAJL_IS_STRING (description) ? xstrdup (description->u.string) : NULL;
-  t->input_schema = YAJL_IS_OBJECT (schema) ? mcpclient_value_text (schema)
+  t->input_schema = YAJL_IS_OBJECT (schema) ? mcpclient_value_text (c, schema)
                                             : xstrdup ("{\"type\":\"object\"}");
   return 0;
 }
@@ -701,7 +689,7 @@ mcpclient_content_item (struct buf *b, yajl_val item)
 /* A call's result as text for the model: its content items one after the
  * other (structuredContent when there are none), cut to the ceiling.  */
 static char *
-mcpclient_result_text (yajl_val result, size_t *len)
+mcpclient_result_text (const struct mcpclient *c, yajl_val result, size_t *len)
 {
   yajl_val content = mcpclient_get (result, "content");
   yajl_val structured = mcpclient_get (result, "structuredContent");
@@ -716,7 +704,7 @@ mcpclient_result_text (yajl_val result, size_t *len)
       }
   if (b.len == 0 && structured != NULL)
     {
-      cleanup_free char *s = mcpclient_value_text (structured);
+      cleanup_free char *s = mcpclient_value_text (c, structured);
       buf_puts (&b, s);
     }
   /* The same ceiling as a command's result, cut the same way.  */
@@ -740,7 +728,7 @@ mcpclient_on_call (struct mcpclient_call *call, yajl_val msg)
       return;
     }
   size_t len;
-  cleanup_free char *text = mcpclient_result_text (result, &len);
+  cleanup_free char *text = mcpclient_result_text (call->c, result, &len);
   struct mcpclient_result r
       = { .is_error = YAJL_IS_TRUE (mcpclient_get (result, "isError")),
           .text = text,
@@ -853,7 +841,7 @@ mcpclient_on_elicit (struct mcpclient *c, const char *id, yajl_val params)
   c->elicitations = e;
   cleanup_free char *shown
       = utf8_show_dup (message->u.string, UTF8_SHOW_NEWLINES);
-  cleanup_free char *schema_text = mcpclient_value_text (schema);
+  cleanup_free char *schema_text = mcpclient_value_text (c, schema);
   c->elicit (c->elicit_data, c, e, shown, schema_text);
 }
 

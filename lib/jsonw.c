@@ -270,11 +270,23 @@ json_string_size (const char *s, size_t len)
   return n;
 }
 
+/* One string of a walked value: through the hook, or as it is.  */
+static void
+jsonw_value_string (struct jsonw *w, bool key, const char *s,
+                    jsonw_string_hook hook, void *data)
+{
+  if (hook != NULL)
+    hook (data, w, key, s, strlen (s));
+  else
+    jsonw_string (w, s, strlen (s));
+}
+
 void
-jsonw_value (struct jsonw *w, const struct yajl_val_s *v)
+jsonw_value_hooked (struct jsonw *w, const struct yajl_val_s *v,
+                    jsonw_string_hook hook, void *data)
 {
   if (YAJL_IS_STRING (v))
-    jsonw_string (w, v->u.string, strlen (v->u.string));
+    jsonw_value_string (w, false, v->u.string, hook, data);
   else if (YAJL_IS_NUMBER (v))
     jsonw_raw (w, v->u.number.r, strlen (v->u.number.r));
   else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
@@ -284,8 +296,8 @@ jsonw_value (struct jsonw *w, const struct yajl_val_s *v)
       jsonw_object_open (w);
       for (size_t i = 0; i < v->u.object.len; i++)
         {
-          jsonw_key (w, v->u.object.keys[i]);
-          jsonw_value (w, v->u.object.values[i]);
+          jsonw_value_string (w, true, v->u.object.keys[i], hook, data);
+          jsonw_value_hooked (w, v->u.object.values[i], hook, data);
         }
       jsonw_object_close (w);
     }
@@ -293,9 +305,15 @@ jsonw_value (struct jsonw *w, const struct yajl_val_s *v)
     {
       jsonw_array_open (w);
       for (size_t i = 0; i < v->u.array.len; i++)
-        jsonw_value (w, v->u.array.values[i]);
+        jsonw_value_hooked (w, v->u.array.values[i], hook, data);
       jsonw_array_close (w);
     }
   else
     jsonw_null (w);
+}
+
+void
+jsonw_value (struct jsonw *w, const struct yajl_val_s *v)
+{
+  jsonw_value_hooked (w, v, NULL, NULL);
 }

@@ -85,4 +85,15 @@ size_t json_byte_size (unsigned char c);
 struct yajl_val_s;
 void jsonw_value (struct jsonw *w, const struct yajl_val_s *v);
 
+/* What writes each string of a value jsonw_value_hooked walks, keys
+ * included (key says which); it writes the string (len bytes) to w itself,
+ * as it is or changed (credential values hidden, say).  */
+typedef void (*jsonw_string_hook) (void *data, struct jsonw *w, bool key,
+                                   const char *s, size_t len);
+
+/* jsonw_value with each string, keys included, written by hook (given
+ * data); a NULL hook writes them as they are, as jsonw_value does.  */
+void jsonw_value_hooked (struct jsonw *w, const struct yajl_val_s *v,
+                         jsonw_string_hook hook, void *data);
+
 #endif
