@@ -385,44 +385,21 @@ sleep 8'
   # credential are masked, and a hex digit can.)
   config "$ALL_DOMAINS" '"allowLocalBinding":true,"ports":[5173]' "" '"permissions":{"mode":"fullAccess"}'
   mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
-    /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
-import json, signal, subprocess, sys, time
-p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def give_up(signum, frame):
-    # A call that never comes back fails the checks, not the run.
-    print("timed out waiting for crucible mcp")
-    p.kill()
-    sys.exit(1)
-signal.signal(signal.SIGALRM, give_up)
-signal.alarm(120)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
-def recv(want):
-    while True:
-        line = p.stdout.readline()
-        if not line:
-            return None
-        m = json.loads(line)
-        if m.get("id") == want:
-            return m
-def call(i, tool, **kw):
-    send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-          "params": {"name": tool, "arguments": kw}})
-    r = recv(i)
-    if r and "result" in r:
-        return "".join(c.get("text", "") for c in r["result"]["content"])
-    return repr(r)
-send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "test", "version": "1"}}})
-recv(0)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    /usr/bin/python3 - "$CRUCIBLE" "$CRUCIBLE_SRCDIR/tests/helpers" <<'PY' 2>&1
+import subprocess, sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from mcp_client import start
+mcp = start(sys.argv[1], 120)
+p, call = mcp.p, mcp.call
 first = call(1, "bash", background=True, command=
     "printf '%s\\n' \"$HTTPS_PROXY\" | rev; mkdir -p site && echo 'the dev server' >site/index.html && "
     "/usr/bin/python3 -m http.server 5174 --bind 127.0.0.1 --directory site >/dev/null 2>&1 & "
     "exec /usr/bin/python3 -m http.server 5173 --bind 127.0.0.1 --directory site")
 time.sleep(2)
-first += call(2, "bash_output", number=1)
+# A line between the two answers: when the first holds none of the output
+# yet, the output must not be glued to its last word.
+first += "\n" + call(2, "bash_output", number=1)
 print("first:", first.replace("\n", " "))
 rev = next((w for w in first.split() if w.endswith("//:ptth")), "none")
 print("listed:", call(3, "bash", command="curl -s --max-time 3 http://localhost:5173/ || echo unreached"))

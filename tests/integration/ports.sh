@@ -151,41 +151,17 @@ echo "inside: $(curl -s localhost:5173/)"; sleep 1'
   config "{$ON,\"ports\":[5173]}},\"permissions\":{\"mode\":\"fullAccess\"}}"
   as=()
   [ "$who" = nobody ] && as=(as_nobody)
-  mcp_out=$(cd "$WS" && HOME="$H" "${as[@]}" /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
-import json, signal, subprocess, sys, time
-p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def give_up(signum, frame):
-    print("timed out waiting for crucible mcp")
-    p.kill()
-    sys.exit(1)
-signal.signal(signal.SIGALRM, give_up)
-signal.alarm(90)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
-def recv(want):
-    while True:
-        line = p.stdout.readline()
-        if not line:
-            return None
-        m = json.loads(line)
-        if m.get("id") == want:
-            return m
-def call(i, tool, **kw):
-    send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-          "params": {"name": tool, "arguments": kw}})
-    r = recv(i)
-    if r and "result" in r:
-        return "".join(c.get("text", "") for c in r["result"]["content"])
-    return repr(r)
+  mcp_out=$(cd "$WS" && HOME="$H" "${as[@]}" /usr/bin/python3 - "$CRUCIBLE" "$CRUCIBLE_SRCDIR/tests/helpers" <<'PY' 2>&1
+import subprocess, sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from mcp_client import start
+mcp = start(sys.argv[1], 90)
+p, call = mcp.p, mcp.call
 def host(port):
     r = subprocess.run(["curl", "-s", "--max-time", "2", "http://127.0.0.1:%d/" % port],
                        capture_output=True, text=True)
     return r.stdout.strip() or "unreached"
-send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "test", "version": "1"}}})
-recv(0)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 first = call(1, "bash", background=True, command=
     "mkdir -p site && echo 'the dev server' >site/index.html && "
     "/usr/bin/python3 -m http.server 5174 --bind 127.0.0.1 --directory site >/dev/null 2>&1 & "

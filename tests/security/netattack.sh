@@ -328,37 +328,13 @@ print(\"refused\", n)'"
   # running keeps 12 lookups waiting on the silent DNS server; the next
   # command's name from /etc/hosts must still answer in time.
   mcp_out=$(cd "$WS" && net_run env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 "${AS[@]}" \
-    /usr/bin/python3 - "$CRUCIBLE" <<'PY' 2>&1
-import json, signal, subprocess, sys, time
-p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def give_up(signum, frame):
-    print("timed out waiting for crucible mcp")
-    p.kill()
-    sys.exit(1)
-signal.signal(signal.SIGALRM, give_up)
-signal.alarm(120)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
-def recv(want):
-    while True:
-        line = p.stdout.readline()
-        if not line:
-            return None
-        m = json.loads(line)
-        if m.get("id") == want:
-            return m
-def call(i, tool, **kw):
-    send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-          "params": {"name": tool, "arguments": kw}})
-    r = recv(i)
-    if r and "result" in r:
-        return "".join(c.get("text", "") for c in r["result"]["content"])
-    return repr(r)
-send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "test", "version": "1"}}})
-recv(0)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    /usr/bin/python3 - "$CRUCIBLE" "$CRUCIBLE_SRCDIR/tests/helpers" <<'PY' 2>&1
+import subprocess, sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from mcp_client import start
+mcp = start(sys.argv[1], 120)
+p, call = mcp.p, mcp.call
 print("alone:", call(1, "bash", command="curl -s -m 8 http://allowed.test/hello.txt").strip())
 call(2, "bash", background=True, command=
     "for i in $(seq 1 12); do python3 px.py get http://slow$i.wild.test/ >/dev/null & done; sleep 40")
