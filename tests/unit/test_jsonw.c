@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <yajl/yajl_tree.h>
 
 #include "lib/buf.h"
 #include "lib/jsonw.h"
@@ -102,6 +103,44 @@ test_pretty (void **state)
   free (text);
 }
 
+/* The test's string hook: each string upper-cased, keys marked with '@'.  */
+static void
+upper_hook (void *data, struct jsonw *w, bool key, const char *s, size_t len)
+{
+  int *calls = data;
+  char t[64];
+  size_t n = 0;
+  if (key)
+    t[n++] = '@';
+  for (size_t i = 0; i < len && n < sizeof t; i++)
+    t[n++] = (char) (s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+  (*calls)++;
+  jsonw_string (w, t, n);
+}
+
+/* A parsed value is written back with numbers as spelled; with a hook,
+ * every string and every key goes through it, and nothing else does.  */
+static void
+test_value_hooked (void **state)
+{
+  const char *in = "{\"k\":[\"ab\",1.50,true,null,{\"x\":\"y\"}]}";
+  yajl_val v = yajl_tree_parse (in, NULL, 0);
+  assert_non_null (v);
+  struct jsonw *w = jsonw_new ();
+  jsonw_value (w, v);
+  char *text = jsonw_steal (w, NULL);
+  assert_string_equal (text, in);
+  free (text);
+  int calls = 0;
+  w = jsonw_new ();
+  jsonw_value_hooked (w, v, upper_hook, &calls);
+  text = jsonw_steal (w, NULL);
+  assert_string_equal (text, "{\"@K\":[\"AB\",1.50,true,null,{\"@X\":\"Y\"}]}");
+  assert_int_equal (calls, 4);
+  free (text);
+  yajl_tree_free (v);
+}
+
 int
 main (void)
 {
@@ -110,6 +149,7 @@ main (void)
     cmocka_unit_test (test_size_is_written),
     cmocka_unit_test (test_document),
     cmocka_unit_test (test_pretty),
+    cmocka_unit_test (test_value_hooked),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
