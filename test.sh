@@ -114,10 +114,13 @@ build_in() {
 stage "plain build (-Wall -Wextra -Werror)"
 build_in "$work/plain" --enable-werror
 stage_result "plain build" $? "$work/plain.build.log"
-# The tests are independent and spend much of their time waiting (a
-# sandbox's start, a timer, a peer), so make check runs one more of them
-# than there are cores; CRUCIBLE_TEST_JOBS says otherwise.
+# The tests are independent and spend most of their time waiting (a
+# sandbox's start, a timer, a peer: a fifth of it on a core), so the plain
+# stage runs one more of them than there are cores; the sanitizer stage
+# runs as many as there are, with make lint beside them.
+# CRUCIBLE_TEST_JOBS says otherwise for both.
 check_jobs=${CRUCIBLE_TEST_JOBS:-$(($(nproc) + 1))}
+asan_jobs=${CRUCIBLE_TEST_JOBS:-$(nproc)}
 
 stage "plain build: make check"
 (cd "$work/plain" && make -j"$check_jobs" check) >"$work/plain.check.log" 2>&1
@@ -181,7 +184,7 @@ stage_result "sanitizer build" $? "$work/asan.build.log"
 stage "make lint (beside the ASan+UBSan tests)"
 (cd "$work/plain" && make lint) >"$work/lint.log" 2>&1 &
 lint_pid=$!
-(cd "$work/asan" && make -j"$check_jobs" check) >"$work/asan.check.log" 2>&1
+(cd "$work/asan" && make -j"$asan_jobs" check) >"$work/asan.check.log" 2>&1
 count_results "$work/asan" asan
 wait "$lint_pid"
 stage_result "make lint" $? "$work/lint.log"
