@@ -267,3 +267,67 @@ def wait_for(pred, seconds):
             return True
         time.sleep(0.05)
     return pred()
+
+
+CHECKS = [0]
+_check = check
+
+
+def check(passed, what, *diag):  # noqa: F811 (counted)
+    CHECKS[0] += 1
+    return _check(passed, what, *diag)
+
+
+def ways(fn, n, names=("unconfined", "root", "nobody")):
+    """Run fn(Way) for each way that can run here, n checks each; a way
+    that cannot is n skips with the reason (LIFE_SKIP_<way>, set by the
+    shell), and one whose checks stopped early is failed for the rest."""
+    for name in names:
+        why = os.environ.get("LIFE_SKIP_" + name, "")
+        if why:
+            req, _, reason = why.partition(":")
+            for _ in range(n):
+                print("S %s: %s|%s|%s" % (name, fn.__name__, reason, req),
+                      flush=True)
+            continue
+        before = CHECKS[0]
+        try:
+            fn(Way(name, "-" + fn.__name__))
+        except Exception as e:  # a check that could not run fails
+            import traceback
+            note("%s (%s): %r" % (fn.__name__, name, e))
+            for line in traceback.format_exc().splitlines():
+                note(line)
+        for _ in range(n - (CHECKS[0] - before)):
+            check(False, "%s (%s): a check that did not run" % (fn.__name__,
+                                                               name))
+
+
+def marked(mark):
+    """Whether a process whose command line holds mark is alive."""
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                if mark.encode() in f.read():
+                    with open("/proc/%s/stat" % p) as s:
+                        if s.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            return True
+        except OSError:
+            continue
+    return False
+
+
+def before(facts, first, second):
+    """Whether a fact matching first comes before one matching second
+    (each a predicate); False when either is missing."""
+    i = next((n for n, f in enumerate(facts) if first(f)), None)
+    j = next((n for n, f in enumerate(facts) if second(f)), None)
+    return i is not None and j is not None and i < j
+
+
+def readies(facts, identity):
+    """How many starts of a server became ready."""
+    return sum(1 for f in facts if f.get("identity") == identity
+               and f.get("fact") == "start" and f.get("event") == "ready")
