@@ -673,6 +673,20 @@ mserver_on_restart (struct loop *loop, void *data)
   mcphost_check (s->h);
 }
 
+/* A required server's first start of the run failed (why): the run's
+ * preparation stops with that reason.  */
+static void
+mserver_required_failed (struct mserver *s, const char *why)
+{
+  struct mcphost *h = s->h;
+  if (s->restarts > 0 || h->prepare_err != NULL)
+    return;
+  cr_error_set (&h->prepare_err, 0,
+                "MCP server `%s` did not start (%s); it is not optional, so "
+                "the run stops",
+                s->cfg->name, why);
+}
+
 /* What follows a settled server, by why it settled.  */
 static void
 mserver_after (struct mserver *s)
@@ -686,6 +700,10 @@ mserver_after (struct mserver *s)
   s->sandbox_id[0] = '\0';
   if (s->then == THEN_END)
     {
+      /* A required server whose start failed as the run ended (its end
+       * forced by an audit failure, say) still says why.  */
+      if (start_why != NULL && !s->cfg->optional && !h->settled_told)
+        mserver_required_failed (s, start_why);
       if (pub_failure != NULL && h->end_err == NULL)
         cr_error_set (&h->end_err, 0,
                       "MCP server `%s`: disposing of it failed: %s",
@@ -707,13 +725,9 @@ mserver_after (struct mserver *s)
           /* A required server that did not start stops the run's
            * preparation, with its reason, once its cleanup is confirmed
            * (here, after its disposal).  */
-          if (s->restarts == 0 && h->prepare_err == NULL)
-            cr_error_set (&h->prepare_err, 0,
-                          "MCP server `%s` did not start (%s); it is not "
-                          "optional, so the run stops",
-                          s->cfg->name,
-                          start_why != NULL ? start_why
-                                            : "its handshake failed");
+          mserver_required_failed (s, start_why != NULL
+                                          ? start_why
+                                          : "its handshake failed");
         }
     }
   else if (pub_failure != NULL)

@@ -172,6 +172,7 @@ class Mcp:
         self.buf = b""
         self.next_id = 1
         self.notes = []  # notifications seen
+        self.others = []  # answers to requests no one waited for
 
     def send(self, obj):
         self.p.stdin.write(json.dumps(obj).encode() + b"\n")
@@ -208,6 +209,8 @@ class Mcp:
                 return None
             if msg.get("id") == mid and "method" not in msg:
                 return msg
+            if "method" not in msg:
+                self.others.append(msg)
             if "method" in msg and "id" in msg:
                 self.send({"jsonrpc": "2.0", "id": msg["id"],
                            "result": {"action": "decline"}})
@@ -331,3 +334,28 @@ def readies(facts, identity):
     """How many starts of a server became ready."""
     return sum(1 for f in facts if f.get("identity") == identity
                and f.get("fact") == "start" and f.get("event") == "ready")
+
+
+def cleaned(facts):
+    """Whether every sandbox prepared for a server has its cleanup fact
+    (or its cleanup_failed); the ones that have not, otherwise."""
+    prepared = [f["sandbox"] for f in facts if f.get("fact") == "policy"
+                and "identity" in f]
+    done = {f.get("sandbox") for f in facts
+            if f.get("fact") in ("cleanup", "cleanup_failed")}
+    return [p for p in prepared if p not in done]
+
+
+def until_eof(m, seconds):
+    """Read what crucible mcp sends until it closes its output; whether it
+    did within seconds."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        msg = m.recv(max(0.01, end - time.monotonic()))
+        if msg is None:
+            return m.p.poll() is not None or wait_for(
+                lambda: m.p.poll() is not None, 5)
+        if "method" in msg and "id" in msg:
+            m.send({"jsonrpc": "2.0", "id": msg["id"],
+                    "result": {"action": "decline"}})
+    return False
