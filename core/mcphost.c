@@ -100,6 +100,7 @@ struct mserver
   char *pub_failure; /* why its writes could not be published, or NULL */
   char *blocked_why; /* why its cleanup is unconfirmed, or NULL */
   char *start_why;   /* why this start failed before it was ready, or NULL */
+  bool peer_recorded; /* this start's broken connection is in the journal */
 };
 
 /* A call in flight, so that a server lost under it answers it.  */
@@ -299,11 +300,19 @@ mcphost_call_free (struct mcphost_call *c)
   free (c);
 }
 
-/* The client answered a call: handed on, then forgotten.  */
+static void mserver_fact_peer (struct mserver *s);
+
+/* The client answered a call: handed on, then forgotten.  A call failed
+ * because the connection broke (the client fails its calls before it
+ * says so) has that end recorded first, so that the journal holds it
+ * before the result it causes.  */
 static void
 mcphost_call_done (void *data, const struct mcpclient_result *r)
 {
   struct mcphost_call *c = data;
+  if (r->error != NULL && c->s->client != NULL
+      && !mcpclient_ready (c->s->client))
+    mserver_fact_peer (c->s);
   mcpclient_done_fn done = c->done;
   void *done_data = c->data;
   mcphost_call_free (c);
@@ -1082,6 +1091,20 @@ mserver_output_closed (const struct mserver *s)
   return s->out_fd >= 0 && read (s->out_fd, &byte, 1) == 0;
 }
 
+/* Record that s's connection broke, once a start.  */
+static void
+mserver_fact_peer (struct mserver *s)
+{
+  if (s->peer_recorded)
+    return;
+  s->peer_recorded = true;
+  struct journal_field f[] = {
+    JOURNAL_STR ("event", s->state == MS_STARTING ? "handshake_failed"
+                                                  : "connection_failed"),
+  };
+  mserver_fact (s, JOURNAL_PEER, f, 1);
+}
+
 /* The connection failed: a server that closed its output is awaited (it
  * is exiting, on its own); one that broke the protocol is stopped.  */
 static void
@@ -1090,11 +1113,7 @@ mserver_on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
   struct mserver *s = data;
   (void) c;
   bool closed = mserver_output_closed (s);
-  struct journal_field f[] = {
-    JOURNAL_STR ("event", s->state == MS_STARTING ? "handshake_failed"
-                                                  : "connection_failed"),
-  };
-  mserver_fact (s, JOURNAL_PEER, f, 1);
+  mserver_fact_peer (s);
   if (s->state == MS_STARTING)
     mserver_start_failed (s, "%s", err->msg);
   if (s->state == MS_STARTING && s->h->cfg.listener.notice != NULL)
@@ -1336,6 +1355,7 @@ mserver_start (struct mserver *s)
   s->err_bytes = 0;
   free (s->start_why);
   s->start_why = NULL;
+  s->peer_recorded = false;
   s->sandbox_id[0] = '\0';
   s->then = THEN_HANDSHAKE;
   if (h->blocked)
