@@ -96,10 +96,10 @@ struct mserver
   unsigned restarts;
   char **initial; /* tool names of the first listing of the run */
   size_t n_initial;
-  bool listed;       /* the first listing of the run is recorded */
-  char *pub_failure; /* why its writes could not be published, or NULL */
-  char *blocked_why; /* why its cleanup is unconfirmed, or NULL */
-  char *start_why;   /* why this start failed before it was ready, or NULL */
+  bool listed;        /* the first listing of the run is recorded */
+  char *pub_failure;  /* why its writes could not be published, or NULL */
+  char *blocked_why;  /* why its cleanup is unconfirmed, or NULL */
+  char *start_why;    /* why this start failed before it was ready, or NULL */
   bool peer_recorded; /* this start's broken connection is in the journal */
 };
 
@@ -734,9 +734,8 @@ mserver_after (struct mserver *s)
           /* A required server that did not start stops the run's
            * preparation, with its reason, once its cleanup is confirmed
            * (here, after its disposal).  */
-          mserver_required_failed (s, start_why != NULL
-                                          ? start_why
-                                          : "its handshake failed");
+          mserver_required_failed (
+              s, start_why != NULL ? start_why : "its handshake failed");
         }
     }
   else if (pub_failure != NULL)
