@@ -96,8 +96,11 @@ struct mserver
   unsigned restarts;
   char **initial; /* tool names of the first listing of the run */
   size_t n_initial;
-  bool listed;       /* the first listing of the run is recorded */
-  char *pub_failure; /* why its writes could not be published, or NULL */
+  bool listed;        /* the first listing of the run is recorded */
+  char *pub_failure;  /* why its writes could not be published, or NULL */
+  char *blocked_why;  /* why its cleanup is unconfirmed, or NULL */
+  char *start_why;    /* why this start failed before it was ready, or NULL */
+  bool peer_recorded; /* this start's broken connection is in the journal */
 };
 
 /* A call in flight, so that a server lost under it answers it.  */
@@ -134,6 +137,20 @@ static void mserver_settle (struct mserver *s, enum mserver_then then,
 static void mcphost_check (struct mcphost *h);
 
 /* --- facts ------------------------------------------------------------- */
+
+/* Remember why s's start failed, the first reason only (what follows,
+ * its exit after a broken handshake, is its consequence).  */
+static void __attribute__ ((format (printf, 2, 3)))
+mserver_start_failed (struct mserver *s, const char *fmt, ...)
+{
+  va_list ap;
+  if (s->start_why != NULL)
+    return;
+  va_start (ap, fmt);
+  if (vasprintf (&s->start_why, fmt, ap) < 0)
+    s->start_why = NULL;
+  va_end (ap);
+}
 
 /* Record a fact about s: its sandbox ID and identity first, the run's ID
  * last.  A fact the journal refuses ends the run (audit_err), once what
@@ -283,11 +300,19 @@ mcphost_call_free (struct mcphost_call *c)
   free (c);
 }
 
-/* The client answered a call: handed on, then forgotten.  */
+static void mserver_fact_peer (struct mserver *s);
+
+/* The client answered a call: handed on, then forgotten.  A call failed
+ * because the connection broke (the client fails its calls before it
+ * says so) has that end recorded first, so that the journal holds it
+ * before the result it causes.  */
 static void
 mcphost_call_done (void *data, const struct mcpclient_result *r)
 {
   struct mcphost_call *c = data;
+  if (r->error != NULL && c->s->client != NULL
+      && !mcpclient_ready (c->s->client))
+    mserver_fact_peer (c->s);
   mcpclient_done_fn done = c->done;
   void *done_data = c->data;
   mcphost_call_free (c);
@@ -566,6 +591,8 @@ mserver_block (struct mserver *s, const char *why)
   mserver_err_close (s);
   mserver_fact1 (s, JOURNAL_CLEANUP_FAILED, "reason", why);
   s->state = MS_BLOCKED;
+  free (s->blocked_why);
+  s->blocked_why = xstrdup (why);
   h->blocked = true;
   struct cr_error *e = NULL;
   cr_error_set (&e, 0,
@@ -624,6 +651,20 @@ mserver_on_exit_over (struct loop *loop, void *data)
   mserver_stop_scope (s, "no_exit");
 }
 
+/* s's main process exited but what it left running did not end within
+ * the bound: stopped like a server that does not exit, its writes
+ * discarded.  Waiting on for a confirmation that nothing asked for would
+ * let a server hold the scope (and block every later preparation) by
+ * leaving a process behind.  */
+static void
+mserver_on_scope_over (struct loop *loop, void *data)
+{
+  struct mserver *s = data;
+  (void) loop;
+  s->timer = 0;
+  mserver_stop_scope (s, "left_running");
+}
+
 /* The pause before a restart is over.  */
 static void
 mserver_on_restart (struct loop *loop, void *data)
@@ -641,17 +682,37 @@ mserver_on_restart (struct loop *loop, void *data)
   mcphost_check (s->h);
 }
 
+/* A required server's first start of the run failed (why): the run's
+ * preparation stops with that reason.  */
+static void
+mserver_required_failed (struct mserver *s, const char *why)
+{
+  struct mcphost *h = s->h;
+  if (s->restarts > 0 || h->prepare_err != NULL)
+    return;
+  cr_error_set (&h->prepare_err, 0,
+                "MCP server `%s` did not start (%s); it is not optional, so "
+                "the run stops",
+                s->cfg->name, why);
+}
+
 /* What follows a settled server, by why it settled.  */
 static void
 mserver_after (struct mserver *s)
 {
   struct mcphost *h = s->h;
   char *pub_failure = s->pub_failure;
+  cleanup_free char *start_why = s->start_why;
   s->pub_failure = NULL;
+  s->start_why = NULL;
   s->state = MS_IDLE;
   s->sandbox_id[0] = '\0';
   if (s->then == THEN_END)
     {
+      /* A required server whose start failed as the run ended (its end
+       * forced by an audit failure, say) still says why.  */
+      if (start_why != NULL && !s->cfg->optional && !h->settled_told)
+        mserver_required_failed (s, start_why);
       if (pub_failure != NULL && h->end_err == NULL)
         cr_error_set (&h->end_err, 0,
                       "MCP server `%s`: disposing of it failed: %s",
@@ -668,7 +729,14 @@ mserver_after (struct mserver *s)
                           s->cfg->name);
         }
       else
-        s->state = MS_FAILED;
+        {
+          s->state = MS_FAILED;
+          /* A required server that did not start stops the run's
+           * preparation, with its reason, once its cleanup is confirmed
+           * (here, after its disposal).  */
+          mserver_required_failed (
+              s, start_why != NULL ? start_why : "its handshake failed");
+        }
     }
   else if (pub_failure != NULL)
     {
@@ -898,7 +966,21 @@ mserver_on_status (struct loop *loop, int fd, short revents, void *data)
           else
             mserver_fact_finish (s);
           if (s->state == MS_STARTING)
-            mserver_settle (s, THEN_HANDSHAKE, false);
+            {
+              if (ev.kind == SANDBOX_EVENT_FAILED)
+                mserver_start_failed (s, "it could not be started");
+              else if (WIFSIGNALED (s->wait_status))
+                mserver_start_failed (s,
+                                      "it was killed by signal %d before "
+                                      "its handshake ended",
+                                      WTERMSIG (s->wait_status));
+              else
+                mserver_start_failed (s,
+                                      "it exited with status %d before "
+                                      "its handshake ended",
+                                      WEXITSTATUS (s->wait_status));
+              mserver_settle (s, THEN_HANDSHAKE, false);
+            }
           else if (s->state == MS_READY)
             mserver_settle (s, THEN_RESTART, false);
         }
@@ -936,8 +1018,10 @@ mserver_settle (struct mserver *s, enum mserver_then then, bool stop)
        * becomes the end), and a stop still stops.  */
       if (then == THEN_END)
         s->then = THEN_END;
-      /* One that has exited is not stopped while its writes wait.  */
-      if (stop && !s->scope_done && !s->discard && !s->exited)
+      /* One whose scope has ended is not stopped while its writes wait;
+       * one whose main process exited but left processes running is
+       * (what they write is discarded with the rest).  */
+      if (stop && !s->scope_done && !s->discard)
         mserver_stop_scope (s, "stop");
       return;
     }
@@ -963,7 +1047,7 @@ mserver_settle (struct mserver *s, enum mserver_then then, bool stop)
     mserver_stop_scope (s, then == THEN_END ? "stop" : "failed");
   else if (s->exited)
     s->timer = loop_add_timer (h->cfg.loop, MCPHOST_WAIT_MS,
-                               mserver_on_cleanup_over, s);
+                               mserver_on_scope_over, s);
   else
     s->timer = loop_add_timer (h->cfg.loop, MCPHOST_WAIT_MS,
                                mserver_on_exit_over, s);
@@ -1006,6 +1090,20 @@ mserver_output_closed (const struct mserver *s)
   return s->out_fd >= 0 && read (s->out_fd, &byte, 1) == 0;
 }
 
+/* Record that s's connection broke, once a start.  */
+static void
+mserver_fact_peer (struct mserver *s)
+{
+  if (s->peer_recorded)
+    return;
+  s->peer_recorded = true;
+  struct journal_field f[] = {
+    JOURNAL_STR ("event", s->state == MS_STARTING ? "handshake_failed"
+                                                  : "connection_failed"),
+  };
+  mserver_fact (s, JOURNAL_PEER, f, 1);
+}
+
 /* The connection failed: a server that closed its output is awaited (it
  * is exiting, on its own); one that broke the protocol is stopped.  */
 static void
@@ -1014,11 +1112,9 @@ mserver_on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
   struct mserver *s = data;
   (void) c;
   bool closed = mserver_output_closed (s);
-  struct journal_field f[] = {
-    JOURNAL_STR ("event", s->state == MS_STARTING ? "handshake_failed"
-                                                  : "connection_failed"),
-  };
-  mserver_fact (s, JOURNAL_PEER, f, 1);
+  mserver_fact_peer (s);
+  if (s->state == MS_STARTING)
+    mserver_start_failed (s, "%s", err->msg);
   if (s->state == MS_STARTING && s->h->cfg.listener.notice != NULL)
     mcphost_notice (s->h, "%s", err->msg);
   mserver_settle (s, s->state == MS_STARTING ? THEN_HANDSHAKE : THEN_RESTART,
@@ -1256,6 +1352,9 @@ mserver_start (struct mserver *s)
 
   s->exited = s->scope_done = s->discard = s->publishing = false;
   s->err_bytes = 0;
+  free (s->start_why);
+  s->start_why = NULL;
+  s->peer_recorded = false;
   s->sandbox_id[0] = '\0';
   s->then = THEN_HANDSHAKE;
   if (h->blocked)
@@ -1285,6 +1384,7 @@ mserver_start (struct mserver *s)
       mserver_fact1 (s, JOURNAL_REFUSAL, "reason", "launch");
       mcphost_notice (h, "MCP server `%s`: starting it failed: %s",
                       s->cfg->name, err->msg);
+      mserver_start_failed (s, "starting it failed: %s", err->msg);
       cr_error_free (err);
       s->state = MS_STARTING;
       /* Nothing may be left behind unconfirmed: what started is stopped
@@ -1329,6 +1429,23 @@ mserver_ended (const struct mserver *s)
          && s->state != MS_SETTLING;
 }
 
+/* A scope left unconfirmed earlier in the run (at a restart, while the
+ * run went on) is still a disposal failure at its end: the first is the
+ * end's error where nothing else failed.  */
+static void
+mcphost_retain_blocked (struct mcphost *h)
+{
+  for (size_t i = 0; i < h->n_servers && h->end_err == NULL; i++)
+    {
+      struct mserver *s = &h->servers[i];
+      if (s->state == MS_BLOCKED && s->blocked_why != NULL)
+        cr_error_set (&h->end_err, 0,
+                      "MCP server `%s`: disposing of it failed: its process "
+                      "scope has not been confirmed empty (%s)",
+                      s->cfg->name, s->blocked_why);
+    }
+}
+
 /* Tell what is due, from the loop: the run settled, its end done, an
  * audit failure.  */
 static void
@@ -1358,6 +1475,7 @@ mcphost_on_tell (struct loop *loop, void *data)
   if (h->ending && all_ended && !h->ended_told)
     {
       h->ended_told = true;
+      mcphost_retain_blocked (h);
       h->run_on = false;
       h->ending = false;
       if (h->cfg.listener.ended != NULL)
@@ -1550,6 +1668,8 @@ mcphost_free (struct mcphost *h)
       mserver_initial_clear (s);
       buf_free (&s->err_line);
       free (s->pub_failure);
+      free (s->blocked_why);
+      free (s->start_why);
     }
   if (h->tell_timer != 0)
     loop_cancel_timer (h->cfg.loop, h->tell_timer);

@@ -1254,6 +1254,13 @@ mcp_servers_on_settled (void *data, const struct cr_error *err)
       free (l);
     }
   mcp_tcalls_decide_waiting (m);
+  /* The run's preparation stopped (a required server did not start):
+   * the connection, which is the run, ends with that reason.  */
+  if (err != NULL)
+    {
+      m->servers_status = 1;
+      mcp_end_connection (m, false);
+    }
 }
 
 /* A server's tools changed: the client is told to list them again.  */
