@@ -154,14 +154,12 @@ capture_write_all (int fd, const char *p, size_t len)
   return 0;
 }
 
-/* Append kept bytes to the spool, up to CAPTURE_SPOOL_MAX, in one write
- * straight from where they are (the read buffer, or the masked copy):
- * the full view's every byte costs the kernel's one copy into the file
- * and no more.  The first failure ends spooling.  */
+/* Append len bytes to the spool, up to CAPTURE_SPOOL_MAX, in one write
+ * straight from where they are.  The first failure ends spooling.  */
 static void
-capture_spool (struct capture *cap, const char *p, size_t len)
+capture_spool_append (struct capture *cap, const char *p, size_t len)
 {
-  if (cap->spool_fd < 0 || cap->spool_failed || len == 0)
+  if (cap->spool_failed || len == 0)
     return;
   uint64_t room = CAPTURE_SPOOL_MAX - cap->spooled;
   size_t n = len < room ? len : (size_t) room;
@@ -171,6 +169,40 @@ capture_spool (struct capture *cap, const char *p, size_t len)
     cap->spool_failed = true;
   else
     cap->spooled += n;
+}
+
+static size_t capture_ring_index (const struct capture *cap, uint64_t at);
+
+/* Spool kept bytes for the full view, which needs the spool only for the
+ * middle the head and tail drop: while they hold the whole stream
+ * nothing is written (most commands print less than that, and write no
+ * spool at all); the feed that would first drop a byte writes what they
+ * hold, in order, before its own bytes.  From then on each feed is one
+ * write straight from where its bytes are (the read buffer, or the
+ * masked copy): the kernel's one copy into the file and no more.  */
+static void
+capture_spool (struct capture *cap, const char *p, size_t len)
+{
+  if (cap->spool_fd < 0 || cap->spool_failed || len == 0)
+    return;
+  if (cap->spooled == 0)
+    {
+      uint64_t whole
+          = (uint64_t) cap->limits.head_bytes + cap->limits.tail_bytes;
+      if (cap->kept + len <= whole)
+        return;
+      /* Nothing was dropped yet: the head and ring are the stream.  */
+      capture_spool_append (cap, cap->head, cap->head_len);
+      if (cap->ring_len > 0)
+        {
+          size_t size = cap->limits.tail_bytes;
+          size_t i = capture_ring_index (cap, cap->kept - cap->ring_len);
+          size_t first = size - i < cap->ring_len ? size - i : cap->ring_len;
+          capture_spool_append (cap, cap->ring + i, first);
+          capture_spool_append (cap, cap->ring, cap->ring_len - first);
+        }
+    }
+  capture_spool_append (cap, p, len);
 }
 
 /* Put bytes that follow the head into the tail ring, oldest dropped.  */

@@ -4,7 +4,9 @@
  * from it goes through capture_feed().  The capture counts lines and bytes,
  * keeps a fixed head and a fixed tail of the stream (the middle is dropped as
  * it arrives, so `yes` costs a constant amount of memory), optionally appends
- * what arrived to a spool file for a caller that wants every byte kept, and
+ * what arrived to a spool file for a caller that wants every byte kept (from
+ * the first feed that drops part of the middle on: until then the head and
+ * tail are the whole stream and nothing is written), and
  * says when the raw stream passes the output ceiling
  * (sandbox.limits.outputBytes).  Views keep no copy of their own: the live
  * sample reads the head and tail on demand with capture_read(); the full
@@ -63,8 +65,8 @@ struct capture;
 struct capture_limits capture_limits_for_result (uint64_t ceiling_bytes);
 
 /* Make a capture.  spool_fd is a file the capture appends every arrived byte
- * to (up to the ceiling and CAPTURE_SPOOL_MAX), or -1 for none; the capture
- * takes ownership of it.  */
+ * to (up to the ceiling and CAPTURE_SPOOL_MAX) once the head and tail no
+ * longer hold them all, or -1 for none; the capture takes ownership of it.  */
 struct capture *capture_new (const struct capture_limits *limits, int spool_fd);
 void capture_free (struct capture *cap);
 
@@ -142,7 +144,8 @@ size_t capture_read (const struct capture *cap, uint64_t from, char *dst,
 size_t capture_read_all (const struct capture *cap, uint64_t from, char *dst,
                          size_t max, uint64_t *at, uint64_t *lines_before);
 
-/* The spool descriptor (positioned anywhere; masked bytes), or -1.  Whether
+/* The spool descriptor (positioned anywhere; masked bytes; empty while the
+ * head and tail hold the whole stream), or -1.  Whether
  * writing it failed is said by capture_spool_failed(): the full view then says
  * that what it shows is incomplete.  */
 int capture_spool_fd (const struct capture *cap);

@@ -323,6 +323,40 @@ test_spool_contents (void **state)
   free (stream);
 }
 
+/* While the head and tail hold the whole stream the spool is not
+ * written; the feed that first drops a byte writes what they held
+ * before its own, so the spool has every byte from the first on.  */
+static void
+test_spool_starts_at_first_drop (void **state)
+{
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open ("/tmp", &err);
+  assert_true (fd >= 0);
+  char stream[3000];
+  stream_fill (stream, sizeof stream, 0);
+  struct capture_limits l = small_limits (700, 900, UINT64_MAX);
+  struct capture *cap = capture_new (&l, fd);
+  for (size_t at = 0; at < 1600; at += 100)
+    capture_feed (cap, stream + at, 100);
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  assert_int_equal (st.st_size, 0);
+  char got[3000];
+  uint64_t at;
+  assert_int_equal (capture_read_all (cap, 0, got, sizeof got, &at, NULL), 700);
+  assert_int_equal (
+      capture_read_all (cap, 700, got + 700, sizeof got, &at, NULL), 900);
+  assert_memory_equal (got, stream, 1600);
+  capture_feed (cap, stream + 1600, 1);
+  capture_feed (cap, stream + 1601, 1399);
+  struct buf back = BUF_INIT;
+  read_back (fd, &back);
+  assert_int_equal (back.len, 3000);
+  assert_memory_equal (back.data, stream, 3000);
+  buf_free (&back);
+  capture_free (cap);
+}
+
 /* Bytes past the ceiling are not spooled.  */
 static void
 test_spool_bounded_by_ceiling (void **state)
@@ -645,6 +679,7 @@ main (void)
     cmocka_unit_test (test_read_on_demand),
     cmocka_unit_test (test_read_stops_at_ceiling),
     cmocka_unit_test (test_read_all_with_spool),
+    cmocka_unit_test (test_spool_starts_at_first_drop),
     cmocka_unit_test (test_spool_contents),
     cmocka_unit_test (test_spool_bounded_by_ceiling),
     cmocka_unit_test (test_spool_fallback),
