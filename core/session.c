@@ -1260,6 +1260,8 @@ session_servers_make (struct session *s, const struct mcphost_config *cfg)
     .audit_failed = session_servers_on_audit_failed,
     .data = s,
   };
+  /* The session's commands' proxy is its servers' too.  */
+  c.supervisor = s->sup;
   s->servers_config = cfg->config;
   s->servers = mcphost_new (&c);
 }
