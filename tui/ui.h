@@ -13,6 +13,7 @@
 #include "core/session.h"
 #include "core/supervisor.h"
 #include "tui/keys.h"
+#include "tui/elicit.h"
 #include "tui/netask.h"
 #include "tui/panel.h"
 #include "tui/prompt.h"
@@ -54,6 +55,8 @@ struct ui
   struct session_call *asking; /* the call the approval panel asks about */
   struct ui_net *net; /* the network question held (tui/netask.h), or NULL */
   struct netask_host net_host; /* what the netask panel asks, data: this */
+  struct ui_elicit *elicit; /* a server's question held (tui/elicit.h) */
+  struct elicit_host elicit_host; /* what the elicit panel asks */
   struct pager *pager;         /* the full view over everything, or NULL */
   struct ui_cmd *pager_cmd;    /* the command it reads, or NULL */
 
