@@ -109,7 +109,8 @@ struct mserver
   bool allow_private;
   struct proxy_client *proxy_client;
   int net_fd;
-  uint64_t refusal_facts;  uint64_t client_gen; /* one more with each client: whose questions */
+  uint64_t refusal_facts;
+  uint64_t client_gen; /* one more with each client: whose questions */
 };
 
 /* A server's question waiting for the person: answered only while the
@@ -1743,8 +1744,7 @@ mcphost_offer_elicitation (struct mcphost *h, bool on)
 
 void
 mcphost_elicit_answer (struct mcphost *h, struct mcphost_elicitation *q,
-                       enum mcpclient_elicit_action action,
-                       const char *content)
+                       enum mcpclient_elicit_action action, const char *content)
 {
   struct mcphost_elicitation **p = &h->questions;
   while (*p != NULL && *p != q)

@@ -94,9 +94,8 @@ struct mcphost_listener
    * (its credentials hidden, shown safe) and the schema the answer must
    * fit (JSON text); answered with mcphost_elicit_answer.  NULL: a
    * server's elicitation is refused (it is not offered).  */
-  void (*elicit) (void *data, const char *server,
-                  struct mcphost_elicitation *q, const char *message,
-                  const char *schema);
+  void (*elicit) (void *data, const char *server, struct mcphost_elicitation *q,
+                  const char *message, const char *schema);
   void *data;
 };
 

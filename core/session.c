@@ -1258,8 +1258,7 @@ session_servers_on_elicit (void *data, const char *server,
 
 void
 session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
-                       enum mcpclient_elicit_action action,
-                       const char *content)
+                       enum mcpclient_elicit_action action, const char *content)
 {
   if (s->servers != NULL)
     mcphost_elicit_answer (s->servers, q, action, content);

@@ -79,9 +79,8 @@ struct session_frontend
    * (shown safe) and the schema its answer must fit (JSON text); answered
    * with session_elicit_answer.  NULL: servers are not offered
    * elicitation, and refused when they ask.  */
-  void (*elicit) (void *data, const char *server,
-                  struct mcphost_elicitation *q, const char *message,
-                  const char *schema);
+  void (*elicit) (void *data, const char *server, struct mcphost_elicitation *q,
+                  const char *message, const char *schema);
 };
 
 struct session_options

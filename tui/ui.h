@@ -55,10 +55,12 @@ struct ui
   struct session_call *asking; /* the call the approval panel asks about */
   struct ui_net *net; /* the network question held (tui/netask.h), or NULL */
   struct netask_host net_host; /* what the netask panel asks, data: this */
-  struct ui_elicit *elicit; /* a server's question held (tui/elicit.h) */
-  struct elicit_host elicit_host; /* what the elicit panel asks */
   struct pager *pager;         /* the full view over everything, or NULL */
   struct ui_cmd *pager_cmd;    /* the command it reads, or NULL */
+
+  /* A server's question held (tui/elicit.h), and what its panel asks.  */
+  struct ui_elicit *elicit;
+  struct elicit_host elicit_host;
 
   uint64_t turn_started_ms;
   uint64_t turn_bytes; /* what the turn's commands printed */
