@@ -44,7 +44,9 @@ if ! command -v node >/dev/null 2>&1 || [ ! -f "$MODULES/@modelcontextprotocol/s
   skip_rest "a confined MCP server's network" \
     "no node or no SDK in $MODULES (run tools/deps.sh mcp_test_servers)" mcp-servers
 fi
+t0=$EPOCHREALTIME
 net_setup || skip_rest "the test network" "$NET_WHY" network
+diag "the test network: $(echo "$EPOCHREALTIME - $t0" | bc) s"
 ok 0 "the test network is built"
 
 REFUSAL="crucible refused the connection to other\.test: it is not among the domains"
@@ -149,7 +151,9 @@ EOF
   like "$facts" 'mcp:t ended 2 0 True' \
     "($WHO) the journal counts the server's connections under mcp:t with its sandbox ID"
 
+  t0=$EPOCHREALTIME
   out=$(in_net timeout 120 python3 "$TEST_TMP/plain.py" "$CRUCIBLE" "$CURL_NO" 2>&1)
+  diag "($WHO) the plain client's connection: $(echo "$EPOCHREALTIME - $t0" | bc) s"
   like "$out" "$REFUSAL.*"$'\n403\n' \
     "($WHO) a name the server's policy does not allow gets the proxy's 403"
   like "$out" '"elicitation": \{"code": -32601, "message": "elicitation is not offered' \
