@@ -16,15 +16,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "broker/status.h"
 #include "core/credentials.h"
 #include "core/env.h"
 #include "core/mask.h"
 #include "core/mcpservers.h"
+#include "core/proxy.h"
 #include "core/pubjob.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/netchan.h"
 #include "sandbox/policy.h"
 
 /* How often a publication that found the lock held asks again.  */
@@ -101,6 +104,27 @@ struct mserver
   char *blocked_why;  /* why its cleanup is unconfirmed, or NULL */
   char *start_why;    /* why this start failed before it was ready, or NULL */
   bool peer_recorded; /* this start's broken connection is in the journal */
+  /* A policy with domains (sandbox.network.domains): the names, its
+   * client of the host's proxy (its own credential, for this start) and
+   * the net channel watched for its connections (-1 when not).  */
+  char **domains;
+  size_t n_domains;
+  bool allow_private;
+  struct proxy_client *proxy_client;
+  int net_fd;
+  uint64_t refusal_facts;
+  uint64_t client_gen; /* one more with each client: whose questions */
+};
+
+/* A server's question waiting for the person: answered only while the
+ * client that asked it is the server's (client_gen), since a client
+ * frees its questions with itself.  */
+struct mcphost_elicitation
+{
+  struct mcphost_elicitation *next;
+  struct mserver *s;
+  uint64_t gen;
+  struct mcpclient_elicitation *e;
 };
 
 /* A call in flight, so that a server lost under it answers it.  */
@@ -129,6 +153,8 @@ struct mcphost
   struct cr_error *audit_err;   /* the first fact the journal refused */
   bool audit_told;
   uint64_t tell_timer;
+  bool no_elicit; /* mcphost_offer_elicitation (h, false) */
+  struct mcphost_elicitation *questions;
 };
 
 static void mserver_start (struct mserver *s);
@@ -510,6 +536,168 @@ mserver_on_stderr (struct loop *loop, int fd, short revents, void *data)
   mserver_err_lines (s, false);
 }
 
+/* --- the network -------------------------------------------------------- */
+
+/* Refusal facts one start of a server writes; past them its refusals are
+ * counted in its ended fact only (as a command's: a server looping on a
+ * refused request would otherwise write the journal without end).  */
+#define MCPHOST_MAX_REFUSAL_FACTS 64
+
+/* Forget the names s's policy allows.  */
+static void
+mserver_net_domains_clear (struct mserver *s)
+{
+  for (size_t i = 0; i < s->n_domains; i++)
+    free (s->domains[i]);
+  free (s->domains);
+  s->domains = NULL;
+  s->n_domains = 0;
+}
+
+/* Keep the names the policy s is prepared with allows, for its client of
+ * the proxy at its launch (the policy is gone by then).  */
+static void
+mserver_net_keep (struct mserver *s, const struct sandbox_policy *policy)
+{
+  mserver_net_domains_clear (s);
+  s->allow_private = policy->allow_private_addresses;
+  if (policy->n_domains == 0 || s->h->cfg.supervisor == NULL)
+    return;
+  s->domains = xcalloc (policy->n_domains + 1, sizeof *s->domains);
+  for (size_t i = 0; i < policy->n_domains; i++)
+    s->domains[s->n_domains++] = xstrdup (policy->domains[i]);
+}
+
+/* The proxy refused one of s's connections: a fact with the reason's
+ * class only, never the name asked for; past the cap, one saying so.  */
+static void
+mserver_on_refusal (void *data, const char *reason_class)
+{
+  struct mserver *s = data;
+  if (s->refusal_facts > MCPHOST_MAX_REFUSAL_FACTS)
+    return;
+  if (s->refusal_facts++ == MCPHOST_MAX_REFUSAL_FACTS)
+    {
+      struct journal_field f[]
+          = { JOURNAL_STR ("event", "refusals_capped"),
+              JOURNAL_INT64 ("after", MCPHOST_MAX_REFUSAL_FACTS) };
+      mserver_fact (s, JOURNAL_NETWORK, f, 2);
+      return;
+    }
+  struct journal_field f[] = { JOURNAL_STR ("event", "refused"),
+                               JOURNAL_STR ("class", reason_class) };
+  mserver_fact (s, JOURNAL_NETWORK, f, 2);
+}
+
+/* For a server whose policy names domains: its client of the host's
+ * proxy (the supervisor's, which its commands share), with its own
+ * credential and its sandbox ID, and the proxy URL its environment gets
+ * (*url NULL when it has no domains).  */
+static int
+mserver_net_begin (struct mserver *s, char **url, struct cr_error **err)
+{
+  *url = NULL;
+  if (s->n_domains == 0)
+    return 0;
+  struct proxy *p = supervisor_proxy (s->h->cfg.supervisor, err);
+  if (p == NULL)
+    return -1;
+  struct proxy_grant g = { .sandbox_id = s->sandbox_id,
+                           .domains = s->domains,
+                           .n_domains = s->n_domains,
+                           .allow_private = s->allow_private };
+  s->proxy_client = proxy_client_new (p, &g, err);
+  if (s->proxy_client == NULL)
+    return -1;
+  s->refusal_facts = 0;
+  proxy_client_on_refusal (s->proxy_client, mserver_on_refusal, s);
+  /* Its own credential in the URL, never in argv; env_build_with sets
+   * the proxy variables over any its env names.  */
+  *url = xasprintf ("http://%s:%s@127.0.0.1:%d",
+                    proxy_client_user (s->proxy_client),
+                    proxy_client_password (s->proxy_client), BROKER_NET_PORT);
+  return 0;
+}
+
+/* Records from s's net channel: a connection to the proxy's inside port
+ * goes to its client, which alone checks its credential; anything else
+ * (a listed port: servers are not reached through sandbox.network.ports)
+ * is closed.  The channel's end means nothing more comes.  */
+static void
+mserver_on_net (struct loop *loop, int fd, short revents, void *data)
+{
+  struct mserver *s = data;
+  struct cr_error *err = NULL;
+  struct netchan_record rec;
+  int r;
+
+  (void) fd;
+  (void) revents;
+  while ((r = netchan_read (s->net_fd, &rec, &err)) != NETCHAN_NONE)
+    {
+      if (r < 0)
+        {
+          cr_error_clear (&err);
+          continue;
+        }
+      if (r == NETCHAN_ENDED)
+        {
+          loop_remove_fd (loop, s->net_fd);
+          s->net_fd = -1;
+          return;
+        }
+      if (rec.kind == NETCHAN_CONNECTION && s->proxy_client != NULL)
+        {
+          /* From here the connection is the proxy's, refused or not.  */
+          if (proxy_client_take (s->proxy_client, rec.fd, &err) < 0)
+            cr_error_clear (&err);
+        }
+      else if (rec.fd >= 0)
+        close (rec.fd);
+    }
+}
+
+/* Watch s's net channel once it runs, when it has a client.  */
+static int
+mserver_net_watch (struct mserver *s, struct cr_error **err)
+{
+  int net = s->proxy_client != NULL ? sandbox_network_fd (s->session) : -1;
+  if (net < 0)
+    return 0;
+  if (loop_add_fd (s->h->cfg.loop, net, POLLIN, mserver_on_net, s, err) < 0)
+    return -1;
+  s->net_fd = net;
+  return 0;
+}
+
+/* s's network ends with its start: the channel unwatched (it goes with
+ * the session), every proxy connection closed, its counts recorded, its
+ * credential forgotten.  */
+static void
+mserver_net_close (struct mserver *s)
+{
+  struct proxy_counts c;
+
+  if (s->net_fd >= 0)
+    loop_remove_fd (s->h->cfg.loop, s->net_fd);
+  s->net_fd = -1;
+  mserver_net_domains_clear (s);
+  if (s->proxy_client == NULL)
+    return;
+  proxy_client_close (s->proxy_client);
+  proxy_client_counts (s->proxy_client, &c);
+  struct journal_field f[] = {
+    JOURNAL_STR ("event", "ended"),
+    JOURNAL_INT64 ("allowed", (int64_t) c.allowed),
+    JOURNAL_INT64 ("refused", (int64_t) c.refused),
+    JOURNAL_INT64 ("bytes_out", (int64_t) c.bytes_out),
+    JOURNAL_INT64 ("bytes_in", (int64_t) c.bytes_in),
+  };
+  mserver_fact (s, JOURNAL_NETWORK, f, sizeof f / sizeof *f);
+  proxy_client_free (s->proxy_client);
+  s->proxy_client = NULL;
+}
+
 /* --- settling: scope, writes, session ---------------------------------- */
 
 /* Close what crucible holds of s's streams and its client.  */
@@ -589,6 +777,7 @@ mserver_block (struct mserver *s, const char *why)
     loop_remove_fd (h->cfg.loop, s->status_fd);
   s->status_fd = -1;
   mserver_err_close (s);
+  mserver_net_close (s);
   mserver_fact1 (s, JOURNAL_CLEANUP_FAILED, "reason", why);
   s->state = MS_BLOCKED;
   free (s->blocked_why);
@@ -783,6 +972,7 @@ mserver_dispose (struct mserver *s)
   s->status_fd = -1;
   mserver_err_close (s);
   mserver_close_streams (s);
+  mserver_net_close (s);
   if (sandbox_dispose (s->session, &usage, &err) < 0)
     {
       cleanup_free char *why = xstrdup (err->msg);
@@ -1121,6 +1311,25 @@ mserver_on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
                   !closed);
 }
 
+/* The server's own elicitation/create: kept with the client that asked
+ * it, and put to the person through the listener.  */
+static void
+mserver_on_elicit (void *data, struct mcpclient *c,
+                   struct mcpclient_elicitation *e, const char *message,
+                   const char *schema)
+{
+  struct mserver *s = data;
+  struct mcphost *h = s->h;
+  (void) c;
+  struct mcphost_elicitation *q = xcalloc (1, sizeof *q);
+  *q = (struct mcphost_elicitation){
+    .next = h->questions, .s = s, .gen = s->client_gen, .e = e
+  };
+  h->questions = q;
+  h->cfg.listener.elicit (h->cfg.listener.data, s->cfg->name, q, message,
+                          schema);
+}
+
 /* --- starting ---------------------------------------------------------- */
 
 /* Append arg to b quoted for sh.  */
@@ -1151,12 +1360,13 @@ mserver_line (const struct mserver *s)
   return buf_steal (&b, NULL);
 }
 
-/* The server's environment: the base variables, its configured env and
- * the credentials its entry names, whose values go to its stderr masker
- * and its hide hook first.  */
+/* The server's environment: the base variables, its configured env,
+ * the credentials its entry names and (proxy_url not NULL) the proxy
+ * variables, whose secret values go to its stderr masker and its hide
+ * hook first.  */
 static int
-mserver_env (struct mserver *s, const char *line, struct env **env,
-             struct cr_error **err)
+mserver_env (struct mserver *s, const char *line, const char *proxy_url,
+             struct env **env, struct cr_error **err)
 {
   const struct config *cfg = s->h->cfg.config;
   struct credentials *creds = NULL;
@@ -1186,19 +1396,27 @@ mserver_env (struct mserver *s, const char *line, struct env **env,
                                         .value_len = c->value_len };
         }
     }
-  s->secrets = xcalloc (k + 1, sizeof *s->secrets);
-  s->secret_len = xcalloc (k + 1, sizeof *s->secret_len);
-  for (size_t i = 0; i < k && rc == 0; i++)
+  /* The proxy credential is crucible's own: hidden in its stderr and in
+   * the words of every reply, like the credentials it names.  */
+  const char *password = s->proxy_client != NULL
+                             ? proxy_client_password (s->proxy_client)
+                             : NULL;
+  size_t n_secrets = k + (password != NULL);
+  s->secrets = xcalloc (n_secrets + 1, sizeof *s->secrets);
+  s->secret_len = xcalloc (n_secrets + 1, sizeof *s->secret_len);
+  for (size_t i = 0; i < n_secrets && rc == 0; i++)
     {
-      s->secrets[i] = xmalloc (vars[i].value_len);
-      memcpy (s->secrets[i], vars[i].value, vars[i].value_len);
-      s->secret_len[i] = vars[i].value_len;
+      const char *v = i < k ? vars[i].value : password;
+      size_t len = i < k ? vars[i].value_len : strlen (password);
+      s->secrets[i] = xmalloc (len);
+      memcpy (s->secrets[i], v, len);
+      s->secret_len[i] = len;
       s->n_secrets++;
-      rc = mask_add (s->mask, vars[i].value, vars[i].value_len, err);
+      rc = mask_add (s->mask, v, len, err);
     }
   if (rc == 0)
-    rc = env_build_with (env, s->h->cfg.host_env, named, n_env, vars, k, NULL,
-                         err);
+    rc = env_build_with (env, s->h->cfg.host_env, named, n_env, vars, k,
+                         proxy_url, err);
   explicit_bzero (vars, sizeof vars);
   credentials_free (creds);
 out:
@@ -1255,6 +1473,7 @@ mserver_prepare (struct mserver *s, struct cr_error **err)
   if (rc == 0)
     {
       memcpy (s->sandbox_id, s->session->id, sizeof s->sandbox_id);
+      mserver_net_keep (s, &policy);
       struct journal_field f[] = {
         JOURNAL_STR ("backend", sandbox_backend_id (h->cfg.backend)),
         JOURNAL_STR ("mode", policy.enabled ? "confined" : "unconfined"),
@@ -1274,6 +1493,7 @@ mserver_launch (struct mserver *s, struct cr_error **err)
   struct mcphost *h = s->h;
   const char *shell = supervisor_find_shell ();
   cleanup_free char *line = mserver_line (s);
+  cleanup_free char *proxy_url = NULL;
   struct env *env = NULL;
   int fds[6];
 
@@ -1281,7 +1501,8 @@ mserver_launch (struct mserver *s, struct cr_error **err)
     return cr_error_set (err, 0,
                          "this machine has no POSIX shell (looked for /bin/sh "
                          "and /usr/bin/sh)");
-  if (mserver_env (s, line, &env, err) < 0)
+  if (mserver_net_begin (s, &proxy_url, err) < 0
+      || mserver_env (s, line, proxy_url, &env, err) < 0)
     return -1;
   if (env == NULL)
     return cr_error_set (err, 0, "building the MCP server's environment");
@@ -1316,7 +1537,8 @@ mserver_launch (struct mserver *s, struct cr_error **err)
   if (loop_add_fd (h->cfg.loop, s->status_fd, POLLIN, mserver_on_status, s, err)
           < 0
       || loop_add_fd (h->cfg.loop, s->err_fd, POLLIN, mserver_on_stderr, s, err)
-             < 0)
+             < 0
+      || mserver_net_watch (s, err) < 0)
     return -1;
   struct journal_field f[] = {
     JOURNAL_STR ("backend", sandbox_backend_id (h->cfg.backend)),
@@ -1332,12 +1554,17 @@ mserver_launch (struct mserver *s, struct cr_error **err)
     .handshake_ms = mcphost_handshake_ms (),
     .hide = mserver_hide,
     .hide_data = s,
+    .elicit = h->cfg.listener.elicit != NULL && !h->no_elicit
+                  ? mserver_on_elicit
+                  : NULL,
+    .elicit_data = s,
     .listener = { .ready = mserver_on_ready,
                   .tools_changed = mserver_on_tools_changed,
                   .failed = mserver_on_failed,
                   .data = s },
   };
   s->state = MS_STARTING;
+  s->client_gen++;
   s->client = mcpclient_new (&cc, err);
   return s->client != NULL ? 0 : -1;
 }
@@ -1515,7 +1742,7 @@ mcphost_new (const struct mcphost_config *cfg)
       s->h = h;
       s->cfg = &c->mcp_servers[i];
       snprintf (s->identity, sizeof s->identity, "mcp:%s", s->cfg->name);
-      s->status_fd = s->in_fd = s->out_fd = s->err_fd = -1;
+      s->status_fd = s->in_fd = s->out_fd = s->err_fd = s->net_fd = -1;
     }
   return h;
 }
@@ -1628,10 +1855,39 @@ mcphost_blocked (const struct mcphost *h)
 }
 
 void
+mcphost_offer_elicitation (struct mcphost *h, bool on)
+{
+  h->no_elicit = !on;
+}
+
+void
+mcphost_elicit_answer (struct mcphost *h, struct mcphost_elicitation *q,
+                       enum mcpclient_elicit_action action, const char *content)
+{
+  struct mcphost_elicitation **p = &h->questions;
+  while (*p != NULL && *p != q)
+    p = &(*p)->next;
+  if (*p == NULL)
+    return;
+  *p = q->next;
+  /* Its client's questions went with it: a server that ended or was
+   * restarted since is not answered.  */
+  if (q->s->client != NULL && q->s->client_gen == q->gen)
+    mcpclient_elicit_answer (q->s->client, q->e, action, content);
+  free (q);
+}
+
+void
 mcphost_free (struct mcphost *h)
 {
   if (h == NULL)
     return;
+  while (h->questions != NULL)
+    {
+      struct mcphost_elicitation *q = h->questions;
+      h->questions = q->next;
+      free (q);
+    }
   while (h->calls != NULL)
     {
       struct mcphost_call *c = h->calls;
@@ -1647,6 +1903,11 @@ mcphost_free (struct mcphost *h)
       mserver_close_streams (s);
       if (s->status_fd >= 0)
         loop_remove_fd (h->cfg.loop, s->status_fd);
+      /* Its proxy connections close with its client, before the proxy.  */
+      if (s->net_fd >= 0)
+        loop_remove_fd (h->cfg.loop, s->net_fd);
+      proxy_client_free (s->proxy_client);
+      mserver_net_domains_clear (s);
       if (s->err_fd >= 0)
         {
           loop_remove_fd (h->cfg.loop, s->err_fd);

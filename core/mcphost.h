@@ -57,6 +57,9 @@
 #define MCPHOST_STDERR_MAX ((size_t) 64 * 1024)
 
 struct mcphost;
+struct supervisor;
+/* A server's question waiting for the person (listener.elicit).  */
+struct mcphost_elicitation;
 
 /* One tool offered, as mcp__<server>__<tool>.  */
 struct mcphost_tool
@@ -87,6 +90,12 @@ struct mcphost_listener
   void (*ended) (void *data, const struct cr_error *err);
   /* A lifecycle fact could not be written: the run must end.  */
   void (*audit_failed) (void *data, const struct cr_error *err);
+  /* A server's own elicitation/create, to be put to the person: message
+   * (its credentials hidden, shown safe) and the schema the answer must
+   * fit (JSON text); answered with mcphost_elicit_answer.  NULL: a
+   * server's elicitation is refused (it is not offered).  */
+  void (*elicit) (void *data, const char *server, struct mcphost_elicitation *q,
+                  const char *message, const char *schema);
   void *data;
 };
 
@@ -100,6 +109,9 @@ struct mcphost_config
   char *const *host_env;
   struct journal *journal; /* NULL: nothing is recorded */
   struct mcphost_listener listener;
+  /* Whose host-owned proxy a server whose policy names domains reaches
+   * them through, as a command does (NULL: a server gets no network).  */
+  struct supervisor *supervisor;
 };
 
 /* Whether cfg configures a server that is not disabled.  */
@@ -148,6 +160,18 @@ void mcphost_end (struct mcphost *h);
 /* End the run stopping every server at once: their writes are
  * discarded; listener.ended follows.  */
 void mcphost_stop (struct mcphost *h);
+
+/* Whether servers started from now on are offered elicitation (their
+ * questions reach listener.elicit; on by default when it is set): off
+ * where nobody can be asked, such as a client of crucible mcp that did
+ * not declare the capability.  */
+void mcphost_offer_elicitation (struct mcphost *h, bool on);
+/* Answer q (and forget it): content is the accepted answer's JSON object
+ * text (NULL unless accepted).  A server that ended or restarted since it
+ * asked is not answered.  */
+void mcphost_elicit_answer (struct mcphost *h, struct mcphost_elicitation *q,
+                            enum mcpclient_elicit_action action,
+                            const char *content);
 
 /* Whether anything of a server is still held (a run on, or ending).  */
 bool mcphost_busy (const struct mcphost *h);

@@ -1246,6 +1246,24 @@ session_servers_on_audit_failed (void *data, const struct cr_error *err)
     }
 }
 
+/* A server's own question, for the front end's person.  */
+static void
+session_servers_on_elicit (void *data, const char *server,
+                           struct mcphost_elicitation *q, const char *message,
+                           const char *schema)
+{
+  struct session *s = data;
+  s->fe.elicit (s->fe.data, server, q, message, schema);
+}
+
+void
+session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
+                       enum mcpclient_elicit_action action, const char *content)
+{
+  if (s->servers != NULL)
+    mcphost_elicit_answer (s->servers, q, action, content);
+}
+
 /* Make the session's MCP servers' host, the session listening to it.  */
 static void
 session_servers_make (struct session *s, const struct mcphost_config *cfg)
@@ -1258,8 +1276,11 @@ session_servers_make (struct session *s, const struct mcphost_config *cfg)
     .notice = session_servers_on_notice,
     .ended = session_servers_on_ended,
     .audit_failed = session_servers_on_audit_failed,
+    .elicit = s->fe.elicit != NULL ? session_servers_on_elicit : NULL,
     .data = s,
   };
+  /* The session's commands' proxy is its servers' too.  */
+  c.supervisor = s->sup;
   s->servers_config = cfg->config;
   s->servers = mcphost_new (&c);
 }

@@ -75,6 +75,12 @@ struct session_frontend
   /* The turn is over.  */
   void (*turn_ended) (void *data);
   void *data;
+  /* An MCP server's own elicitation/create, for the person: message
+   * (shown safe) and the schema its answer must fit (JSON text); answered
+   * with session_elicit_answer.  NULL: servers are not offered
+   * elicitation, and refused when they ask.  */
+  void (*elicit) (void *data, const char *server, struct mcphost_elicitation *q,
+                  const char *message, const char *schema);
 };
 
 struct session_options
@@ -142,6 +148,13 @@ void session_answer_approval (struct session *s, struct session_call *call,
 /* The front end has no way to ask: refuse the call, saying so.  */
 void session_cannot_ask (struct session *s, struct session_call *call,
                          const char *why);
+
+/* The person's answer to a server's question (session_frontend.elicit):
+ * content is the accepted answer's JSON object text (NULL unless
+ * accepted).  */
+void session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
+                            enum mcpclient_elicit_action action,
+                            const char *content);
 
 /* What a call is.  Strings are owned by the call.  */
 bool session_call_is_output (const struct session_call *call); /* bash_output */

@@ -2083,3 +2083,15 @@ supervisor_ahead_id (const struct supervisor *sup)
 {
   return sup->ahead.session != NULL ? sup->ahead.session->id : NULL;
 }
+
+struct proxy *
+supervisor_proxy (struct supervisor *sup, struct cr_error **err)
+{
+  if (sup->proxy == NULL)
+    {
+      sup->proxy = proxy_new (sup->loop, sup->host_env, err);
+      if (sup->proxy != NULL && sup->asker != NULL)
+        proxy_set_asker (sup->proxy, sup->asker, sup->asker_data);
+    }
+  return sup->proxy;
+}

@@ -272,4 +272,10 @@ void supervisor_set_stop_ms (struct supervisor *sup, uint64_t ms);
 void supervisor_set_publish_ms (struct supervisor *sup, uint64_t overdue_ms,
                                 uint64_t short_ms);
 
+/* The host's proxy for what is not a command but gets the network a
+ * policy allows (an MCP server of this process, core/mcphost): made now
+ * when no command has made it, with the asker set; owned by sup, so every
+ * client of it is freed before supervisor_free.  */
+struct proxy *supervisor_proxy (struct supervisor *sup, struct cr_error **err);
+
 #endif

@@ -62,6 +62,23 @@ approval_programs (const char *line)
   return buf_steal (&b, NULL);
 }
 
+/* The rules "allow, and from now on" adds for call: an MCP tool call's
+ * full name (mcp__<server>__<tool>, the rule that names it); for a
+ * command, those permit_propose reads from its line.  */
+static void
+approval_propose (const struct session_call *call, struct permit_proposal *out)
+{
+  const char *tool = session_call_tool (call);
+  if (tool == NULL)
+    {
+      permit_propose (session_call_line (call), out);
+      return;
+    }
+  out->rules = xcalloc (2, sizeof *out->rules);
+  out->rules[0] = xstrdup (tool);
+  out->n = 1;
+}
+
 /* The panel's lines for cols columns; none once the question is gone.  */
 static void
 approval_draw (void *state, int cols, struct screen_lines *out)
@@ -99,7 +116,7 @@ approval_draw (void *state, int cols, struct screen_lines *out)
                       _ ("it will still be running after the turn ends"));
   screen_lines_add (out, THEME_TEXT, "%s", "");
   struct permit_proposal rules;
-  permit_propose (session_call_line (call), &rules);
+  approval_propose (call, &rules);
   struct buf joined = BUF_INIT;
   for (size_t i = 0; i < rules.n; i++)
     buf_printf (&joined, "%s%s", i > 0 ? ", " : "", rules.rules[i]);
@@ -144,7 +161,7 @@ approval_add_rules (struct approval *a, struct session_call *call)
   const struct panel_host *h = a->host;
   struct permit_proposal r;
   struct cr_error *err = NULL;
-  permit_propose (session_call_line (call), &r);
+  approval_propose (call, &r);
   if (a->where.home_file == NULL)
     cr_error_set (&err, 0, "%s",
                   _ ("HOME is not set, so there is no home configuration"));
@@ -193,7 +210,7 @@ static bool
 approval_has_rule (const struct session_call *call)
 {
   struct permit_proposal r;
-  permit_propose (session_call_line (call), &r);
+  approval_propose (call, &r);
   bool has = r.n > 0;
   permit_proposal_clear (&r);
   return has;

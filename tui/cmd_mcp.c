@@ -51,6 +51,8 @@ extern char **environ;
 #define MCP_NET_PREFIX "crucible-net"
 /* The ids of the questions about an MCP server's tool (mcp_tool_ask).  */
 #define MCP_TOOL_PREFIX "crucible-tool"
+/* The ids of an MCP server's own questions, forwarded (mcp_srv_ask).  */
+#define MCP_SRV_PREFIX "crucible-srv"
 
 /* The longest part of a tool call's arguments shown when asking.  */
 #define MCP_TOOL_ARGS_SHOWN 2000
@@ -120,11 +122,13 @@ struct mcp
   bool servers_begun, servers_settled, servers_ended, servers_expired;
   struct mcp_listing *listings;  /* tools/list waiting for the servers */
   struct jsonrpc_asks tool_asks; /* questions about a server's tool */
+  struct jsonrpc_asks srv_asks;  /* a server's own questions, forwarded */
   struct mcp_tcall *tcalls;
   int servers_status; /* 1 when a disposal or the audit failed */
 };
 
 static void mcp_servers_begin (struct mcp *m);
+static void mcp_servers_offer (struct mcp *m);
 static void mcp_tcalls_decide_waiting (struct mcp *m);
 static void mcp_end_connection (struct mcp *m, bool stop);
 static void mcp_on_servers_timeout (struct loop *loop, void *data);
@@ -140,6 +144,7 @@ mcp_init (struct mcp *m)
   m->asks.prefix = MCP_ASK_PREFIX;
   m->net_asks.prefix = MCP_NET_PREFIX;
   m->tool_asks.prefix = MCP_TOOL_PREFIX;
+  m->srv_asks.prefix = MCP_SRV_PREFIX;
 }
 
 /* Queue one message and its newline for standard output; a client that
@@ -320,6 +325,40 @@ mcp_put_allow_schema (struct jsonw *w)
   jsonw_object_close (w);
 }
 
+/* Put an "allow this?" question to the client's person: msg (freed
+ * here) with the one answer {"allow": boolean}, under an id of asks that
+ * leads back to data.  */
+static void
+mcp_ask_allow (struct mcp *m, struct jsonrpc_asks *asks, void *data,
+               struct buf *msg)
+{
+  struct jsonw *w
+      = jsonrpc_request_begin (jsonrpc_ask (asks, data), "elicitation/create");
+  jsonw_object_open (w);
+  jsonw_key (w, "message");
+  jsonw_text (w, msg->data, msg->len);
+  jsonw_key (w, "requestedSchema");
+  mcp_put_allow_schema (w);
+  jsonw_object_close (w);
+  buf_free (msg);
+  mcp_send (m, w);
+}
+
+static yajl_val mcp_get (yajl_val obj, const char *key);
+
+/* Whether the answer to an "allow this?" question allows it: accepted,
+ * with allow true; anything else (declined, cancelled, an error, allow
+ * false or missing) does not.  */
+static bool
+mcp_allow_answered (yajl_val msg)
+{
+  yajl_val result = mcp_get (msg, "result");
+  yajl_val action = mcp_get (result, "action");
+  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
+  return YAJL_IS_STRING (action) && strcmp (action->u.string, "accept") == 0
+         && YAJL_IS_TRUE (allow);
+}
+
 /* Ask the client's person whether the call may run.  */
 static void
 mcp_call_ask (struct mcp_call *call)
@@ -331,16 +370,7 @@ mcp_call_ask (struct mcp_call *call)
   if (call->req.background)
     buf_puts (&msg, _ ("\n\nThe command will still be running after the "
                        "turn ends."));
-  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->asks, call),
-                                           "elicitation/create");
-  jsonw_object_open (w);
-  jsonw_key (w, "message");
-  jsonw_text (w, msg.data, msg.len);
-  jsonw_key (w, "requestedSchema");
-  mcp_put_allow_schema (w);
-  jsonw_object_close (w);
-  buf_free (&msg);
-  mcp_send (m, w);
+  mcp_ask_allow (m, &m->asks, call, &msg);
 }
 
 /* Decide whether a call runs, is asked about, or is refused.  */
@@ -671,16 +701,7 @@ mcp_tcall_ask (struct mcp_tcall *tc, bool added)
   if (added)
     buf_puts (&msg, _ ("\n\nThe server added this tool after its first "
                        "listing."));
-  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->tool_asks, tc),
-                                           "elicitation/create");
-  jsonw_object_open (w);
-  jsonw_key (w, "message");
-  jsonw_text (w, msg.data, msg.len);
-  jsonw_key (w, "requestedSchema");
-  mcp_put_allow_schema (w);
-  jsonw_object_close (w);
-  buf_free (&msg);
-  mcp_send (m, w);
+  mcp_ask_allow (m, &m->tool_asks, tc, &msg);
 }
 
 /* The answer to a question about a tool call.  */
@@ -694,12 +715,7 @@ mcp_tool_response (struct mcp *m, const char *id, yajl_val msg)
       jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
       return;
     }
-  yajl_val result = mcp_get (msg, "result");
-  yajl_val action = mcp_get (result, "action");
-  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
-  bool allowed = YAJL_IS_STRING (action)
-                 && strcmp (action->u.string, "accept") == 0
-                 && YAJL_IS_TRUE (allow);
+  bool allowed = mcp_allow_answered (msg);
   supervisor_note_approval (m->sup, tc->id, allowed);
   if (allowed)
     mcp_tcall_run (tc);
@@ -929,16 +945,7 @@ mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
                  "not allow (sandbox.network.domains). Allow it for this "
                  "command only?"),
               name);
-  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->net_asks, q),
-                                           "elicitation/create");
-  jsonw_object_open (w);
-  jsonw_key (w, "message");
-  jsonw_text (w, msg.data, msg.len);
-  jsonw_key (w, "requestedSchema");
-  mcp_put_allow_schema (w);
-  jsonw_object_close (w);
-  buf_free (&msg);
-  mcp_send (m, w);
+  mcp_ask_allow (m, &m->net_asks, q, &msg);
 }
 
 /* The answer to a network question: accepted with allow true lets the
@@ -953,13 +960,40 @@ mcp_net_response (struct mcp *m, const char *id, yajl_val msg)
       jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
       return;
     }
+  mcp_net_settle (q, mcp_allow_answered (msg) ? MCP_NET_COMMAND
+                                              : MCP_NET_REFUSE);
+}
+
+/* The client's answer to a server's own question, handed back to that
+ * server: accepted with its content (an object), declined, or cancelled
+ * (also for an error answer or one that is neither).  */
+static void
+mcp_srv_response (struct mcp *m, const char *id, yajl_val msg)
+{
+  const char *ignored;
+  struct mcphost_elicitation *q
+      = jsonrpc_answer_take (&m->srv_asks, id, &ignored);
+  if (q == NULL)
+    {
+      jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
+      return;
+    }
   yajl_val result = mcp_get (msg, "result");
   yajl_val action = mcp_get (result, "action");
-  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
-  bool allowed = YAJL_IS_STRING (action)
-                 && strcmp (action->u.string, "accept") == 0
-                 && YAJL_IS_TRUE (allow);
-  mcp_net_settle (q, allowed ? MCP_NET_COMMAND : MCP_NET_REFUSE);
+  yajl_val content = mcp_get (result, "content");
+  const char *a = YAJL_IS_STRING (action) ? action->u.string : "";
+  if (strcmp (a, "accept") == 0 && YAJL_IS_OBJECT (content))
+    {
+      struct jsonw *w = jsonw_new ();
+      jsonw_value (w, content);
+      cleanup_free char *text = jsonw_steal (w, NULL);
+      mcphost_elicit_answer (m->servers, q, MCPCLIENT_ELICIT_ACCEPT, text);
+    }
+  else
+    mcphost_elicit_answer (m->servers, q,
+                           strcmp (a, "decline") == 0 ? MCPCLIENT_ELICIT_DECLINE
+                                                      : MCPCLIENT_ELICIT_CANCEL,
+                           NULL);
 }
 
 /* A response to our elicitation/create: taken once, for the call that is
@@ -980,18 +1014,18 @@ mcp_response (struct mcp *m, const char *id, yajl_val msg)
       mcp_tool_response (m, id, msg);
       return;
     }
+  if (strncmp (id, "\"" MCP_SRV_PREFIX "-", strlen (MCP_SRV_PREFIX) + 2) == 0)
+    {
+      mcp_srv_response (m, id, msg);
+      return;
+    }
   struct mcp_call *c = jsonrpc_answer_take (&m->asks, id, &ignored);
   if (c == NULL)
     {
       jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
       return;
     }
-  yajl_val result = mcp_get (msg, "result");
-  yajl_val action = mcp_get (result, "action");
-  yajl_val allow = mcp_get (mcp_get (result, "content"), "allow");
-  bool allowed = YAJL_IS_STRING (action)
-                 && strcmp ((action)->u.string, "accept") == 0
-                 && YAJL_IS_TRUE (allow);
+  bool allowed = mcp_allow_answered (msg);
   supervisor_note_approval (m->sup, c->id, allowed);
   if (allowed)
     mcp_call_run (c);
@@ -1290,6 +1324,42 @@ mcp_servers_on_stderr (void *data, const char *server, const char *line,
   fprintf (stderr, "crucible: mcp:%s: %s\n", server, shown);
 }
 
+/* Whether the connection's servers are offered elicitation: only when
+ * the client declared it.  */
+static void
+mcp_servers_offer (struct mcp *m)
+{
+  mcphost_offer_elicitation (m->servers, m->can_elicit);
+}
+
+/* A server's own elicitation/create, forwarded to the client as one of
+ * crucible's, saying which server asks; its schema is the server's.  A
+ * client that can no longer be asked has it cancelled.  */
+static void
+mcp_servers_on_elicit (void *data, const char *server,
+                       struct mcphost_elicitation *q, const char *message,
+                       const char *schema)
+{
+  struct mcp *m = data;
+  if (!m->can_elicit || m->output_lost)
+    {
+      mcphost_elicit_answer (m->servers, q, MCPCLIENT_ELICIT_CANCEL, NULL);
+      return;
+    }
+  struct buf msg = BUF_INIT;
+  buf_printf (&msg, _ ("The MCP server `%s` asks:\n\n%s"), server, message);
+  struct jsonw *w = jsonrpc_request_begin (jsonrpc_ask (&m->srv_asks, q),
+                                           "elicitation/create");
+  jsonw_object_open (w);
+  jsonw_key (w, "message");
+  jsonw_text (w, msg.data, msg.len);
+  jsonw_key (w, "requestedSchema");
+  jsonw_raw (w, schema, strlen (schema));
+  jsonw_object_close (w);
+  buf_free (&msg);
+  mcp_send (m, w);
+}
+
 /* Something the person should hear of a server.  */
 static void
 mcp_servers_on_notice (void *data, const char *msg)
@@ -1338,12 +1408,14 @@ mcp_servers_new (struct mcp *m)
     .workspace = m->host.workspace,
     .host_env = environ,
     .journal = m->journal,
+    .supervisor = m->sup,
     .listener = { .settled = mcp_servers_on_settled,
                   .tools_changed = mcp_servers_on_tools_changed,
                   .stderr_line = mcp_servers_on_stderr,
                   .notice = mcp_servers_on_notice,
                   .ended = mcp_servers_on_ended,
                   .audit_failed = mcp_servers_on_audit_failed,
+                  .elicit = mcp_servers_on_elicit,
                   .data = m },
   };
   m->servers = mcphost_new (&c);
@@ -1357,6 +1429,9 @@ mcp_servers_begin (struct mcp *m)
   if (m->servers == NULL || m->servers_begun)
     return;
   m->servers_begun = true;
+  /* A server's own questions reach a client that can be asked; for
+   * another its elicitation is not offered, and refused.  */
+  mcp_servers_offer (m);
   if (mcphost_begin (m->servers, "mcp-connection", &err) < 0)
     {
       mcp_servers_on_notice (m, err->msg);
@@ -1489,6 +1564,7 @@ cmd_mcp (int argc, char **argv)
   jsonrpc_asks_free (&m.asks);
   jsonrpc_asks_free (&m.net_asks);
   jsonrpc_asks_free (&m.tool_asks);
+  jsonrpc_asks_free (&m.srv_asks);
   jsonrpc_lines_free (&m.in);
   if ((m.client_ended || m.servers_status != 0) && status == 0)
     status = 1;

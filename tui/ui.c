@@ -481,7 +481,7 @@ ui_ask (void *data, struct session_call *call)
   ui->asking = call;
   /* A connection waits on the network question, for a short while only:
    * the call's question comes after it.  */
-  if (ui->panel.ops != &netask_panel_ops)
+  if (ui->panel.ops != &netask_panel_ops && ui->panel.ops != &elicit_panel_ops)
     ui_panel_open (ui, approval_panel_new (ui_host (ui), &where));
 }
 
@@ -715,10 +715,12 @@ static void
 ui_net_show (struct ui *ui)
 {
   if (ui->net != NULL && ui->panel.ops != &netask_panel_ops
-      && ui->panel.ops != &approval_panel_ops)
+      && ui->panel.ops != &approval_panel_ops
+      && ui->panel.ops != &elicit_panel_ops)
     ui_panel_open (ui, netask_panel_new (ui_host (ui), &ui->net_host));
   else if (ui->net == NULL && ui->asking != NULL
-           && ui->panel.ops != &approval_panel_ops)
+           && ui->panel.ops != &approval_panel_ops
+           && ui->panel.ops != &elicit_panel_ops)
     ui_ask (ui, ui->asking);
   ui_dirty (ui);
 }
@@ -855,6 +857,86 @@ ui_on_net_question (void *data, uint64_t question, struct proxy_client *c,
               ui);
 }
 
+/* --- a server's own question ------------------------------------------ */
+
+/* A server's question held for the elicit panel.  */
+struct ui_elicit
+{
+  struct elicit_question q;
+  char *server, *message;
+  struct mcphost_elicitation *handle;
+};
+
+/* Let the held question go with answer a (accepted: {}, since the panel
+ * is offered accept only where nothing is required).  */
+static void
+ui_elicit_settle (struct ui *ui, enum mcpclient_elicit_action a)
+{
+  struct ui_elicit *e = ui->elicit;
+  if (e == NULL)
+    return;
+  ui->elicit = NULL;
+  if (ui->panel.ops == &elicit_panel_ops)
+    ui_panel_close (ui);
+  session_elicit_answer (ui->session, e->handle, a,
+                         a == MCPCLIENT_ELICIT_ACCEPT ? "{}" : NULL);
+  free (e->server);
+  free (e->message);
+  free (e);
+}
+
+/* The question the elicit panel shows, NULL once there is none.  */
+static const struct elicit_question *
+ui_elicit_question (void *data)
+{
+  struct ui *ui = data;
+  return ui->elicit != NULL ? &ui->elicit->q : NULL;
+}
+
+/* The person answered the server's question; a question waiting behind
+ * it comes next.  */
+static void
+ui_elicit_answer (void *data, enum mcpclient_elicit_action a)
+{
+  struct ui *ui = data;
+  ui_elicit_settle (ui, a);
+  ui_net_show (ui);
+}
+
+/* A server asks the person (session_frontend.elicit): put in the elicit
+ * panel, one at a time; one asked while another question is open is
+ * cancelled, saying so.  */
+static void
+ui_on_elicit (void *data, const char *server, struct mcphost_elicitation *q,
+              const char *message, const char *schema)
+{
+  struct ui *ui = data;
+  if (ui->quitting || ui->elicit != NULL || ui->net != NULL
+      || ui->panel.ops == &approval_panel_ops)
+    {
+      session_elicit_answer (ui->session, q, MCPCLIENT_ELICIT_CANCEL, NULL);
+      cleanup_free char *text = xasprintf (
+          _ ("the question of MCP server `%s` was cancelled: another "
+             "question was open"),
+          server);
+      ui_notice (ui, THEME_WARNING, text);
+      return;
+    }
+  struct ui_elicit *e = xcalloc (1, sizeof *e);
+  e->server = xstrdup (server);
+  e->message = xstrdup (message);
+  e->handle = q;
+  e->q = (struct elicit_question){ .server = e->server,
+                                   .message = e->message,
+                                   .can_accept = elicit_schema_empty (schema) };
+  ui->elicit = e;
+  ui->elicit_host = (struct elicit_host){ .question = ui_elicit_question,
+                                          .answer = ui_elicit_answer,
+                                          .data = ui };
+  ui_panel_open (ui, elicit_panel_new (ui_host (ui), &ui->elicit_host));
+  ui_dirty (ui);
+}
+
 /* --- quitting ---------------------------------------------------------- */
 
 /* Quit: every process group ends, saying how many first.  */
@@ -884,6 +966,7 @@ ui_quit (struct ui *ui)
       session_answer_approval (ui->session, call, false);
     }
   ui_net_settle (ui, NETASK_REFUSE);
+  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL);
   session_cancel (ui->session);
   session_close (ui->session);
 }
@@ -1492,7 +1575,8 @@ ui_run (struct ui *ui, const struct ui_options *opts)
                                  .ending = ui_ending,
                                  .notice = ui_session_notice,
                                  .turn_ended = ui_turn_ended,
-                                 .data = ui };
+                                 .data = ui,
+                                 .elicit = ui_on_elicit };
   ui->session = session_new (ui->loop, ui->sup, &so, &fe);
   cleanup_free char *history = prompt_history_path ();
   prompt_init (&ui->prompt, history);
@@ -1523,6 +1607,8 @@ ui_run (struct ui *ui, const struct ui_options *opts)
                 "crucible: stopped %zu commands that were still running\n",
                 ui->stopped_at_exit),
             ui->stopped_at_exit);
+  /* A server's question still held goes before its host does.  */
+  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL);
   session_free (ui->session);
   return status;
 }

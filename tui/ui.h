@@ -13,6 +13,7 @@
 #include "core/session.h"
 #include "core/supervisor.h"
 #include "tui/keys.h"
+#include "tui/elicit.h"
 #include "tui/netask.h"
 #include "tui/panel.h"
 #include "tui/prompt.h"
@@ -56,6 +57,10 @@ struct ui
   struct netask_host net_host; /* what the netask panel asks, data: this */
   struct pager *pager;         /* the full view over everything, or NULL */
   struct ui_cmd *pager_cmd;    /* the command it reads, or NULL */
+
+  /* A server's question held (tui/elicit.h), and what its panel asks.  */
+  struct ui_elicit *elicit;
+  struct elicit_host elicit_host;
 
   uint64_t turn_started_ms;
   uint64_t turn_bytes; /* what the turn's commands printed */
