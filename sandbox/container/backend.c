@@ -107,6 +107,13 @@ struct container_session
   char **envp;
   char **leave_out; /* the unreadable patterns relative to root */
   int out_fd;
+  /* A workload with standard streams of its own (sandbox_command.stdio,
+   * an MCP server): its stdin is read from in_fd into 'I' frames ('N' at
+   * its end), its stderr ('Y') written to err_fd, and out_fd takes its
+   * stdout alone.  -1 otherwise.  */
+  bool stdio;
+  int in_fd;
+  int err_fd;
   struct publish_baseline baseline;
   /* Prepared ahead (container_prepare_ahead): the container is made,
    * started and attached by the thread before any command, and waits for
@@ -1066,6 +1073,7 @@ container_start_job (struct container_run *r, struct cr_error **err)
       .deadline_ms = deadline_ms,
       .grace_ms = CONTAINER_GRACE_MS,
       .changes_max = CONTAINER_CHANGES_MAX,
+      .stdio = s->stdio,
     },
   };
   r->writer_fd = p[1];
@@ -1095,6 +1103,27 @@ container_output (struct container_run *r, const uint8_t *p, size_t len)
         {
           close (r->s->out_fd);
           r->s->out_fd = -1;
+          return;
+        }
+      p += n;
+      len -= (size_t) n;
+    }
+}
+
+/* Write all of the workload's stderr (stdio) to its pipe; a reader that
+ * has gone is not the container's failure.  */
+static void
+container_error_output (struct container_run *r, const uint8_t *p, size_t len)
+{
+  while (len > 0 && r->s->err_fd >= 0)
+    {
+      ssize_t n = write (r->s->err_fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          close (r->s->err_fd);
+          r->s->err_fd = -1;
           return;
         }
       p += n;
@@ -1228,6 +1257,11 @@ container_on_frame (void *data, enum jobproto_type type, const uint8_t *payload,
       container_output (r, payload, len);
       return 0;
     }
+  if (type == ANS_ERROR_OUTPUT && r->s->stdio && r->ready && !r->exited)
+    {
+      container_error_output (r, payload, len);
+      return 0;
+    }
   if (type == ANS_EXIT && r->ready && !r->exited)
     {
       if (container_exit_status (r, payload, len) < 0)
@@ -1343,6 +1377,29 @@ container_pump_job (struct container_run *r)
   buf_append (&r->out, chunk, (size_t) n);
 }
 
+/* Move what the workload's standard input brings (stdio) into 'I'
+ * frames after the job, and 'N' at its end.  */
+static void
+container_pump_input (struct container_run *r)
+{
+  struct container_session *s = r->s;
+  struct cr_error *err = NULL;
+  char chunk[65536];
+  ssize_t n = read (s->in_fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n > 0)
+    {
+      if (jobproto_put (&r->out, JOB_INPUT, chunk, (size_t) n, &err) < 0)
+        cr_error_free (err);
+      return;
+    }
+  if (jobproto_put (&r->out, JOB_INPUT_END, "", 0, &err) < 0)
+    cr_error_free (err);
+  close (s->in_fd);
+  s->in_fd = -1;
+}
+
 /* Send what waits; false on a broken connection.  */
 static bool
 container_flush (struct container_run *r)
@@ -1438,14 +1495,18 @@ container_serve (struct container_run *r)
       pthread_mutex_unlock (&s->lock);
       if (abandoned)
         return; /* closing the connection ends the container */
-      struct pollfd p[3] = {
+      /* The workload's input goes after the whole job, bounded too.  */
+      bool input = r->job_fd < 0 && r->writer_started && !r->exited
+                   && s->in_fd >= 0 && r->out.len < 65536;
+      struct pollfd p[4] = {
         { .fd = engine_stream_fd (r->stream), .events = POLLIN },
         { .fd = s->stop_pipe[0], .events = POLLIN },
         { .fd = r->out.len < 65536 ? r->job_fd : -1, .events = POLLIN },
+        { .fd = input ? s->in_fd : -1, .events = POLLIN },
       };
       if (r->out_off < r->out.len)
         p[0].events |= POLLOUT;
-      int n = poll (p, 3, container_timeout (r));
+      int n = poll (p, 4, container_timeout (r));
       if (n < 0 && errno != EINTR)
         return;
       if (p[1].revents)
@@ -1459,6 +1520,8 @@ container_serve (struct container_run *r)
         }
       if (p[2].revents)
         container_pump_job (r);
+      if (input && p[3].revents)
+        container_pump_input (r);
       if (!container_flush (r))
         return;
       /* Read even without POLLIN: TLS may hold decrypted bytes.  */
@@ -1653,6 +1716,12 @@ container_thread_main (void *data)
   if (s->out_fd >= 0)
     close (s->out_fd);
   s->out_fd = -1;
+  if (s->err_fd >= 0)
+    close (s->err_fd);
+  s->err_fd = -1;
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  s->in_fd = -1;
   if (ran)
     container_after_stream (&r);
   else if (s->id[0] != '\0')
@@ -1717,6 +1786,10 @@ container_session_free (struct container_session *s)
   free (s->image_id);
   if (s->out_fd >= 0)
     close (s->out_fd);
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  if (s->err_fd >= 0)
+    close (s->err_fd);
   free (s->line);
   free (s->root);
   free (s->statedir);
@@ -1875,10 +1948,6 @@ container_start (struct sandbox_session *base,
                  const struct sandbox_command *cmd, struct cr_error **err)
 {
   struct container_session *s = (struct container_session *) base;
-  if (cmd->stdio)
-    return cr_error_set (err, 0,
-                         "the container backend cannot give a workload "
-                         "separate standard streams (an MCP server) yet");
   if (s->started)
     return cr_error_set (err, 0, "the session has already started a command");
   if (!s->ahead && container_pipes (s, err) < 0)
@@ -1886,6 +1955,21 @@ container_start (struct sandbox_session *base,
   s->out_fd = fcntl (cmd->output_fd, F_DUPFD_CLOEXEC, 3);
   if (s->out_fd < 0)
     return cr_error_set (err, errno, "taking the command's output pipe");
+  if (cmd->stdio)
+    {
+      /* Its own standard streams: the input is read by the thread, which
+       * must not block on it while the answer waits.  */
+      s->stdio = true;
+      s->in_fd = fcntl (cmd->input_fd, F_DUPFD_CLOEXEC, 3);
+      s->err_fd = fcntl (cmd->error_fd, F_DUPFD_CLOEXEC, 3);
+      if (s->in_fd < 0 || s->err_fd < 0)
+        return cr_error_set (err, errno,
+                             "taking the workload's standard streams");
+      int fl = fcntl (s->in_fd, F_GETFL);
+      if (fl < 0 || fcntl (s->in_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return cr_error_set (err, errno, "making the workload's input "
+                                         "nonblocking");
+    }
   s->root = realpath (cmd->cwd, NULL);
   if (s->root == NULL)
     return cr_error_set (err, errno, "resolving the workspace %s", cmd->cwd);
@@ -2196,7 +2280,7 @@ container_prepare (struct sandbox_backend *base,
   pthread_mutex_lock (&b->lock);
   s->image_id = xstrdup (b->facts.image_id);
   pthread_mutex_unlock (&b->lock);
-  s->out_fd = -1;
+  s->out_fd = s->in_fd = s->err_fd = -1;
   pthread_mutex_init (&s->lock, NULL);
   container_request_defaults (&s->req, b->cpu_seconds, b->open_files);
   if (policy->memory_bytes != 0 && policy->memory_bytes < s->req.memory_bytes)
