@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PER_ENGINE=7
+PER_ENGINE=8
 plan $((2 * PER_ENGINE))
 
 new_workspace
@@ -111,8 +111,21 @@ for engine in docker podman; do
     '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"again"}],"isError":false}}|1|0' \
     "$engine: a kept container gone stale (the configuration changed) is removed, not used"
 
-  # --- the end of the connection ------------------------------------------
+  # --- broken: the kept container was killed while it waited -------------
   third=$(await_kept "$engine" "$second")
+  cid=$(engine_api "$engine" GET "/v1.41/containers/json?all=1" \
+    | grep -o '"Id":"[0-9a-f]*"' | head -1 | cut -d'"' -f4)
+  engine_api "$engine" POST "/v1.41/containers/$cid/kill?signal=KILL" >/dev/null
+  sleep 1
+  call 3 'echo after'
+  reply=$(recv)
+  stale=$(journal | grep '"fact":"cleanup"' | grep -c "\"sandbox\":\"$third\",\"unused\":\"stale\"")
+  is "$reply|$stale" \
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"after"}],"isError":false}}|1' \
+    "$engine: a kept container that ended while it waited is not used; the call runs in a new one"
+
+  # --- the end of the connection ------------------------------------------
+  third=$(await_kept "$engine" "$third")
   exec {mcp_in}>&-
   wait "$mcp_pid" 2>/dev/null
   mrc=$?
