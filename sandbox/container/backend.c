@@ -1967,8 +1967,9 @@ container_start (struct sandbox_session *base,
                              "taking the workload's standard streams");
       int fl = fcntl (s->in_fd, F_GETFL);
       if (fl < 0 || fcntl (s->in_fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return cr_error_set (err, errno, "making the workload's input "
-                                         "nonblocking");
+        return cr_error_set (err, errno,
+                             "making the workload's input "
+                             "nonblocking");
     }
   s->root = realpath (cmd->cwd, NULL);
   if (s->root == NULL)

@@ -242,8 +242,8 @@ runner_child (struct runner *r, int out, int sync)
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);
   setpgid (0, 0);
-  int devnull = r->job.stdio ? r->child_in
-                             : open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  int devnull
+      = r->job.stdio ? r->child_in : open ("/dev/null", O_RDONLY | O_CLOEXEC);
   int err = r->job.stdio ? r->child_err : out;
   if (devnull < 0 || dup2 (devnull, STDIN_FILENO) < 0
       || dup2 (out, STDOUT_FILENO) < 0 || dup2 (err, STDERR_FILENO) < 0)
@@ -354,8 +354,8 @@ runner_stdio_forked (struct runner *r)
 
 /* 'I' or 'N' while the command runs.  */
 static int
-runner_stdio_frame (struct runner *r, enum jobproto_type type,
-                    const uint8_t *p, size_t len, struct cr_error **err)
+runner_stdio_frame (struct runner *r, enum jobproto_type type, const uint8_t *p,
+                    size_t len, struct cr_error **err)
 {
   (void) err;
   if (type == JOB_INPUT_END)
