@@ -107,7 +107,24 @@ struct container_session
   char **envp;
   char **leave_out; /* the unreadable patterns relative to root */
   int out_fd;
+  /* A workload with standard streams of its own (sandbox_command.stdio,
+   * an MCP server): its stdin is read from in_fd into 'I' frames ('N' at
+   * its end), its stderr ('Y') written to err_fd, and out_fd takes its
+   * stdout alone.  -1 otherwise.  */
+  bool stdio;
+  int in_fd;
+  int err_fd;
   struct publish_baseline baseline;
+  /* Prepared ahead (container_prepare_ahead): the container is made,
+   * started and attached by the thread before any command, and waits for
+   * start's word on go_pipe ('g'; 'q' or its end: removed unused).  The
+   * workspace root it was made for, resolved, and the image ID it runs:
+   * a kept container is used only while both are still so.  */
+  bool ahead;
+  char *ahead_root;
+  int go_pipe[2];
+  bool joined; /* dispose joined the thread of a session never started */
+  char *image_id;
   /* The thread and its two pipes: events to the supervisor (ev_pipe[0]
    * is the status descriptor), stops from it (stop_pipe[1]).  */
   pthread_t thread;
@@ -125,6 +142,9 @@ struct container_session
    * the thread before it queues EXITED; owned.  */
   char *verified;
   bool done; /* DONE was queued: the container is gone */
+  /* A kept container that cannot run a command: its making failed or it
+   * ended while it waited.  The words, owned (NULL: none).  */
+  char *ahead_broken;
   bool abandoned;
   bool thread_ended;
   /* What the thread read of the answer.  */
@@ -475,7 +495,7 @@ container_create_body (const struct container_session *s)
   struct jsonw *w = jsonw_new ();
   cleanup_free char *maker = container_maker_of (getpid ());
   jsonw_object_open (w);
-  jsonw_member_cstr (w, "Image", s->b->facts.image_id);
+  jsonw_member_cstr (w, "Image", s->image_id);
   jsonw_key (w, "Entrypoint");
   jsonw_array_open (w);
   jsonw_cstr (w, CONTAINER_RUNNER_PATH);
@@ -871,6 +891,12 @@ struct container_run
   bool changes_done;      /* the change set took its last frame */
   bool container_started; /* its start was accepted */
   char *changes_why;      /* why there is no change set, or NULL */
+  /* A kept container waiting for its command: the runner may say nothing
+   * yet, and a byte it sends on stdout breaks it (early).  */
+  bool waiting;
+  bool early;
+  /* 'Z' came: the runner has said all it will, and exits.  */
+  bool answered;
 };
 
 /* Fail the command: queue FAILED with what, once, and have the container
@@ -931,10 +957,11 @@ static bool
 container_confirm_gone (struct container_run *r)
 {
   struct timespec pause = { 0, 20L * 1000 * 1000 };
-  /* Never started, it is not the engine's to remove (AutoRemove acts on
-   * an ending): remove it now.  */
-  if (!r->container_started)
-    container_engine_poke (r, "DELETE", "?force=1&v=1");
+  /* Removed now rather than left to AutoRemove, which acts only once the
+   * engine has seen the container end (and which Podman leaves to a
+   * cleanup process of its own, 0.6 s later): never started, it is not
+   * AutoRemove's at all.  */
+  container_engine_poke (r, "DELETE", "?force=1&v=1");
   for (int round = 0; round < 2; round++)
     {
       uint64_t until = container_now_ms () + CONTAINER_REMOVE_BUDGET_MS;
@@ -1046,6 +1073,7 @@ container_start_job (struct container_run *r, struct cr_error **err)
       .deadline_ms = deadline_ms,
       .grace_ms = CONTAINER_GRACE_MS,
       .changes_max = CONTAINER_CHANGES_MAX,
+      .stdio = s->stdio,
     },
   };
   r->writer_fd = p[1];
@@ -1075,6 +1103,27 @@ container_output (struct container_run *r, const uint8_t *p, size_t len)
         {
           close (r->s->out_fd);
           r->s->out_fd = -1;
+          return;
+        }
+      p += n;
+      len -= (size_t) n;
+    }
+}
+
+/* Write all of the workload's stderr (stdio) to its pipe; a reader that
+ * has gone is not the container's failure.  */
+static void
+container_error_output (struct container_run *r, const uint8_t *p, size_t len)
+{
+  while (len > 0 && r->s->err_fd >= 0)
+    {
+      ssize_t n = write (r->s->err_fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          close (r->s->err_fd);
+          r->s->err_fd = -1;
           return;
         }
       p += n;
@@ -1208,6 +1257,11 @@ container_on_frame (void *data, enum jobproto_type type, const uint8_t *payload,
       container_output (r, payload, len);
       return 0;
     }
+  if (type == ANS_ERROR_OUTPUT && r->s->stdio && r->ready && !r->exited)
+    {
+      container_error_output (r, payload, len);
+      return 0;
+    }
   if (type == ANS_EXIT && r->ready && !r->exited)
     {
       if (container_exit_status (r, payload, len) < 0)
@@ -1225,6 +1279,7 @@ container_on_frame (void *data, enum jobproto_type type, const uint8_t *payload,
       && r->exited)
     {
       container_keep_change (r, type, payload, len);
+      r->answered |= type == ANS_END;
       return 0;
     }
   if (type == ANS_FAILED && r->exited)
@@ -1258,6 +1313,13 @@ container_on_piece (void *data, int stream, const unsigned char *p, size_t n)
     {
       size_t room = CONTAINER_STDERR_MAX - r->stderr_text.len;
       buf_append (&r->stderr_text, p, n < room ? n : room);
+      return 0;
+    }
+  if (r->waiting)
+    {
+      /* Nothing was asked of it yet: a kept container that speaks is
+       * not one to give a command.  */
+      r->early = true;
       return 0;
     }
   if (r->failed)
@@ -1313,6 +1375,29 @@ container_pump_job (struct container_run *r)
       return;
     }
   buf_append (&r->out, chunk, (size_t) n);
+}
+
+/* Move what the workload's standard input brings (stdio) into 'I'
+ * frames after the job, and 'N' at its end.  */
+static void
+container_pump_input (struct container_run *r)
+{
+  struct container_session *s = r->s;
+  struct cr_error *err = NULL;
+  char chunk[65536];
+  ssize_t n = read (s->in_fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n > 0)
+    {
+      if (jobproto_put (&r->out, JOB_INPUT, chunk, (size_t) n, &err) < 0)
+        cr_error_free (err);
+      return;
+    }
+  if (jobproto_put (&r->out, JOB_INPUT_END, "", 0, &err) < 0)
+    cr_error_free (err);
+  close (s->in_fd);
+  s->in_fd = -1;
 }
 
 /* Send what waits; false on a broken connection.  */
@@ -1410,14 +1495,18 @@ container_serve (struct container_run *r)
       pthread_mutex_unlock (&s->lock);
       if (abandoned)
         return; /* closing the connection ends the container */
-      struct pollfd p[3] = {
+      /* The workload's input goes after the whole job, bounded too.  */
+      bool input = r->job_fd < 0 && r->writer_started && !r->exited
+                   && s->in_fd >= 0 && r->out.len < 65536;
+      struct pollfd p[4] = {
         { .fd = engine_stream_fd (r->stream), .events = POLLIN },
         { .fd = s->stop_pipe[0], .events = POLLIN },
         { .fd = r->out.len < 65536 ? r->job_fd : -1, .events = POLLIN },
+        { .fd = input ? s->in_fd : -1, .events = POLLIN },
       };
       if (r->out_off < r->out.len)
         p[0].events |= POLLOUT;
-      int n = poll (p, 3, container_timeout (r));
+      int n = poll (p, 4, container_timeout (r));
       if (n < 0 && errno != EINTR)
         return;
       if (p[1].revents)
@@ -1431,12 +1520,19 @@ container_serve (struct container_run *r)
         }
       if (p[2].revents)
         container_pump_job (r);
+      if (input && p[3].revents)
+        container_pump_input (r);
       if (!container_flush (r))
         return;
       /* Read even without POLLIN: TLS may hold decrypted bytes.  */
       if (!container_drain (r))
         return;
       if (!container_timers (r))
+        return;
+      /* The answer is whole: the connection is not kept open for the
+       * engine to notice the runner's exit (0.3 s on dockerd); the
+       * container is removed and its removal confirmed next.  */
+      if (r->answered)
         return;
     }
 }
@@ -1500,6 +1596,104 @@ container_after_stream (struct container_run *r)
   container_run_fail (r, why);
 }
 
+/* Note why a kept container cannot be given its command, once: a take
+ * finds it stale (container_ahead_current), and a start that raced with
+ * this fails the command with the words.  */
+static void
+container_ahead_break (struct container_session *s, const char *why)
+{
+  pthread_mutex_lock (&s->lock);
+  if (s->ahead_broken == NULL)
+    s->ahead_broken = xstrdup (why);
+  pthread_mutex_unlock (&s->lock);
+}
+
+/* A kept container waits for its command: read what the attached stream
+ * brings (it must bring nothing: its end, or a byte of the runner's, is
+ * the container gone or broken) until start says go.  true for go, false
+ * for the word to remove it unused ('q', or the pipe's end).  */
+static bool
+container_await_go (struct container_run *r)
+{
+  struct container_session *s = r->s;
+  bool watching = r->stream != NULL;
+  r->waiting = true;
+  for (;;)
+    {
+      struct pollfd p[2] = {
+        { .fd = s->go_pipe[0], .events = POLLIN },
+        { .fd = watching ? engine_stream_fd (r->stream) : -1,
+          .events = POLLIN },
+      };
+      int n = poll (p, 2, -1);
+      if (n < 0 && errno != EINTR)
+        return false;
+      if (p[0].revents)
+        {
+          char word = 'q';
+          ssize_t got = read (s->go_pipe[0], &word, 1);
+          if (got < 0 && errno == EINTR)
+            continue;
+          r->waiting = false;
+          return got == 1 && word == 'g';
+        }
+      if (watching && p[1].revents)
+        {
+          /* Read even a TLS record that holds nothing for us.  */
+          if (!container_drain (r) || r->early)
+            {
+              buf_puts (&r->stderr_text, "");
+              cleanup_free char *why = xasprintf (
+                  "the container kept for the command ended before it%s%s",
+                  r->stderr_text.len > 0 ? "; it said: " : "",
+                  r->stderr_text.data);
+              container_ahead_break (s, why);
+              watching = false;
+            }
+        }
+    }
+}
+
+/* Make the command's container, or take the one kept (prepared ahead)
+ * once start says go, then run the job; false when a kept container is
+ * to be removed unused (nothing is reported then).  */
+static bool
+container_run_job (struct container_run *r)
+{
+  struct container_session *s = r->s;
+  struct cr_error *err = NULL;
+  cleanup_free char *made_why = NULL;
+  if (container_make (r, &err) < 0)
+    {
+      made_why = xstrdup (err->msg);
+      cr_error_clear (&err);
+      if (s->ahead)
+        {
+          container_ahead_break (s, made_why);
+          /* Made and not started, it has no dead-man switch: removed now
+           * rather than left on the engine while it would wait.  */
+          if (s->id[0] != '\0')
+            container_engine_poke (r, "DELETE", "?force=1&v=1");
+        }
+    }
+  if (s->ahead && !container_await_go (r))
+    return false;
+  pthread_mutex_lock (&s->lock);
+  cleanup_free char *broken
+      = s->ahead_broken != NULL ? xstrdup (s->ahead_broken) : NULL;
+  pthread_mutex_unlock (&s->lock);
+  if (made_why != NULL || broken != NULL)
+    container_run_fail (r, made_why != NULL ? made_why : broken);
+  else if (container_start_job (r, &err) < 0)
+    {
+      container_run_fail (r, err->msg);
+      cr_error_clear (&err);
+    }
+  else
+    container_serve (r);
+  return true;
+}
+
 /* The session's thread: one command's container, from its making to its
  * removal confirmed.  */
 static void *
@@ -1507,15 +1701,8 @@ container_thread_main (void *data)
 {
   struct container_session *s = data;
   struct container_run r = { .s = s, .c = s->b->client, .job_fd = -1 };
-  struct cr_error *err = NULL;
   jobproto_reader_init (&r.reader);
-  if (container_make (&r, &err) < 0 || container_start_job (&r, &err) < 0)
-    {
-      container_run_fail (&r, err->msg);
-      cr_error_clear (&err);
-    }
-  else
-    container_serve (&r);
+  bool ran = container_run_job (&r);
   /* Close first: the connection's end is the container's stdin's end, on
    * which the runner kills everything (the dead-man switch).  */
   engine_stream_close (r.stream);
@@ -1529,7 +1716,19 @@ container_thread_main (void *data)
   if (s->out_fd >= 0)
     close (s->out_fd);
   s->out_fd = -1;
-  container_after_stream (&r);
+  if (s->err_fd >= 0)
+    close (s->err_fd);
+  s->err_fd = -1;
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  s->in_fd = -1;
+  if (ran)
+    container_after_stream (&r);
+  else if (s->id[0] != '\0')
+    {
+      /* Kept and not used: removed now rather than waited for.  */
+      container_engine_poke (&r, "DELETE", "?force=1&v=1");
+    }
   bool gone = s->id[0] == '\0' || container_confirm_gone (&r);
   buf_free (&r.out);
   buf_free (&r.stderr_text);
@@ -1579,9 +1778,18 @@ container_session_free (struct container_session *s)
         close (s->ev_pipe[i]);
       if (s->stop_pipe[i] >= 0)
         close (s->stop_pipe[i]);
+      if (s->go_pipe[i] >= 0)
+        close (s->go_pipe[i]);
     }
+  free (s->ahead_root);
+  free (s->ahead_broken);
+  free (s->image_id);
   if (s->out_fd >= 0)
     close (s->out_fd);
+  if (s->in_fd >= 0)
+    close (s->in_fd);
+  if (s->err_fd >= 0)
+    close (s->err_fd);
   free (s->line);
   free (s->root);
   free (s->statedir);
@@ -1627,26 +1835,142 @@ container_leave_out (const struct container_backend *b, const char *root)
   return out;
 }
 
+/* The session's status and stop pipes, and (prepared ahead) its go
+ * pipe.  */
+static int
+container_pipes (struct container_session *s, struct cr_error **err)
+{
+  if (pipe2 (s->ev_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+    return cr_error_set (err, errno, "making the command's status pipe");
+  if (pipe2 (s->stop_pipe, O_CLOEXEC) < 0)
+    return cr_error_set (err, errno, "making the command's stop pipe");
+  if (s->ahead && pipe2 (s->go_pipe, O_CLOEXEC) < 0)
+    return cr_error_set (err, errno, "making the kept container's pipe");
+  return 0;
+}
+
+/* Start the session's thread.  */
+static int
+container_thread_start (struct container_session *s, struct cr_error **err)
+{
+  pthread_mutex_lock (&s->b->lock);
+  s->b->live++;
+  pthread_mutex_unlock (&s->b->lock);
+  if (pthread_create (&s->thread, NULL, container_thread_main, s) != 0)
+    {
+      pthread_mutex_lock (&s->b->lock);
+      s->b->live--;
+      pthread_mutex_unlock (&s->b->lock);
+      return cr_error_set (err, 0, "starting the command's container thread");
+    }
+  return 0;
+}
+
+/* Prepare ahead: start the thread that makes the container (the image's
+ * runner label was read at prepare; create with every hardening item,
+ * the readback checked, attach, start), which then waits for start.  The
+ * workspace archive, its baseline, the environment and the line are
+ * start's: nothing of the workspace goes in before.  */
+static int
+container_prepare_ahead (struct sandbox_session *base, const char *cwd,
+                         const char *shell, struct cr_error **err)
+{
+  struct container_session *s = (struct container_session *) base;
+  (void) shell; /* the image's /bin/sh runs the line */
+  if (s->started || s->ahead)
+    return cr_error_set (err, 0, "the session was already prepared");
+  s->ahead_root = realpath (cwd, NULL);
+  if (s->ahead_root == NULL)
+    return cr_error_set (err, errno, "resolving the workspace %s", cwd);
+  s->ahead = true;
+  if (container_pipes (s, err) < 0 || container_thread_start (s, err) < 0)
+    {
+      s->ahead = false;
+      return -1;
+    }
+  return 0;
+}
+
+/* Whether the image's name still resolves to image_id on the engine; a
+ * new ID (the image was rebuilt) is taken for the backend's next
+ * preparations, with its runner checked again.  */
+static bool
+container_image_current (struct container_backend *b, const char *image_id)
+{
+  cleanup_free char *path = xasprintf ("/images/%s/json", container_image (b));
+  struct engine_request req
+      = { .method = "GET", .path = path, .timeout_ms = 5000 };
+  struct cr_error *err = NULL;
+  yajl_val v = NULL;
+  if (engine_call_json (b->client, &req, &v, &err) < 0)
+    {
+      cr_error_free (err);
+      return false;
+    }
+  const char *id = json_member_str (v, "Id");
+  bool same = id != NULL && strcmp (id, image_id) == 0;
+  if (!same && id != NULL && strncmp (id, "sha256:", 7) == 0)
+    {
+      pthread_mutex_lock (&b->lock);
+      free (b->facts.image_id);
+      b->facts.image_id = xstrdup (id);
+      free (b->runner_why);
+      b->runner_why = container_runner_check (b);
+      pthread_mutex_unlock (&b->lock);
+    }
+  yajl_tree_free (v);
+  return same;
+}
+
+/* Whether the kept container may still run a command in cwd: it waits
+ * unbroken, for this workspace, and its image is still the one the
+ * configuration names.  */
+static bool
+container_ahead_current (const struct sandbox_session *base, const char *cwd,
+                         const char *shell)
+{
+  struct container_session *s = (struct container_session *) base;
+  (void) shell;
+  if (!s->ahead || s->started)
+    return false;
+  pthread_mutex_lock (&s->lock);
+  bool broken = s->ahead_broken != NULL || s->thread_ended;
+  pthread_mutex_unlock (&s->lock);
+  cleanup_free char *root = realpath (cwd, NULL);
+  return !broken && root != NULL && strcmp (root, s->ahead_root) == 0
+         && container_image_current (s->b, s->image_id);
+}
+
 /* Start the command: copy what it is given and start the thread that
- * makes its container.  */
+ * makes its container, or give it to the kept one.  */
 static int
 container_start (struct sandbox_session *base,
                  const struct sandbox_command *cmd, struct cr_error **err)
 {
   struct container_session *s = (struct container_session *) base;
-  if (cmd->stdio)
-    return cr_error_set (err, 0,
-                         "the container backend cannot give a workload "
-                         "separate standard streams (an MCP server) yet");
   if (s->started)
     return cr_error_set (err, 0, "the session has already started a command");
-  if (pipe2 (s->ev_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-    return cr_error_set (err, errno, "making the command's status pipe");
-  if (pipe2 (s->stop_pipe, O_CLOEXEC) < 0)
-    return cr_error_set (err, errno, "making the command's stop pipe");
+  if (!s->ahead && container_pipes (s, err) < 0)
+    return -1;
   s->out_fd = fcntl (cmd->output_fd, F_DUPFD_CLOEXEC, 3);
   if (s->out_fd < 0)
     return cr_error_set (err, errno, "taking the command's output pipe");
+  if (cmd->stdio)
+    {
+      /* Its own standard streams: the input is read by the thread, which
+       * must not block on it while the answer waits.  */
+      s->stdio = true;
+      s->in_fd = fcntl (cmd->input_fd, F_DUPFD_CLOEXEC, 3);
+      s->err_fd = fcntl (cmd->error_fd, F_DUPFD_CLOEXEC, 3);
+      if (s->in_fd < 0 || s->err_fd < 0)
+        return cr_error_set (err, errno,
+                             "taking the workload's standard streams");
+      int fl = fcntl (s->in_fd, F_GETFL);
+      if (fl < 0 || fcntl (s->in_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return cr_error_set (err, errno,
+                             "making the workload's input "
+                             "nonblocking");
+    }
   s->root = realpath (cmd->cwd, NULL);
   if (s->root == NULL)
     return cr_error_set (err, errno, "resolving the workspace %s", cmd->cwd);
@@ -1664,16 +1988,18 @@ container_start (struct sandbox_session *base,
   s->envp = xcalloc (n + 1, sizeof *s->envp);
   for (size_t i = 0; i < n; i++)
     s->envp[i] = xstrdup (cmd->envp[i]);
-  pthread_mutex_lock (&s->b->lock);
-  s->b->live++;
-  pthread_mutex_unlock (&s->b->lock);
-  if (pthread_create (&s->thread, NULL, container_thread_main, s) != 0)
+  if (s->ahead)
     {
-      pthread_mutex_lock (&s->b->lock);
-      s->b->live--;
-      pthread_mutex_unlock (&s->b->lock);
-      return cr_error_set (err, 0, "starting the command's container thread");
+      /* The kept container waits: everything it runs is given above, and
+       * the pipe's word orders what the thread reads after it.  */
+      if (write (s->go_pipe[1], "g", 1) != 1)
+        return cr_error_set (err, errno, "telling %s to take its command",
+                             CONTAINER_WHO);
+      s->started = true;
+      return 0;
     }
+  if (container_thread_start (s, err) < 0)
+    return -1;
   s->started = true;
   return 0;
 }
@@ -1741,7 +2067,27 @@ container_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
   struct container_session *s = (struct container_session *) base;
   if (usage != NULL)
     memset (usage, 0, sizeof *usage);
-  if (s->started)
+  if (s->ahead && !s->started && !s->joined)
+    {
+      /* Kept and never used: the thread closes the connection (the
+       * runner's dead-man switch), removes the container and confirms it
+       * gone before this returns.  */
+      ssize_t n = write (s->go_pipe[1], "q", 1);
+      (void) n;
+      pthread_join (s->thread, NULL);
+      s->joined = true;
+    }
+  if (s->ahead && !s->started)
+    {
+      pthread_mutex_lock (&s->lock);
+      bool done = s->done;
+      pthread_mutex_unlock (&s->lock);
+      if (!done)
+        return cr_error_set (err, 0,
+                             "the container kept for a command has not been "
+                             "confirmed gone from the engine");
+    }
+  else if (s->started)
     {
       pthread_mutex_lock (&s->lock);
       bool done = s->done;
@@ -1762,10 +2108,16 @@ static void
 container_abandon (struct sandbox_session *base)
 {
   struct container_session *s = (struct container_session *) base;
-  if (!s->started)
+  if (s->joined || (!s->started && !s->ahead))
     {
       container_session_free (s);
       return;
+    }
+  if (s->ahead && !s->started)
+    {
+      /* Kept and never used: the thread removes it and frees the rest.  */
+      ssize_t n = write (s->go_pipe[1], "q", 1);
+      (void) n;
     }
   pthread_mutex_lock (&s->lock);
   s->abandoned = true;
@@ -1855,6 +2207,8 @@ static const struct sandbox_backend_ops container_ops = {
   .abandon = container_abandon,
   .free = container_free,
   .publish = container_publish,
+  .prepare_ahead = container_prepare_ahead,
+  .ahead_current = container_ahead_current,
 };
 
 /* Keep the policy's readOnly and protected roots for publication, which
@@ -1923,7 +2277,11 @@ container_prepare (struct sandbox_backend *base,
   s->base.ops = &container_ops;
   s->b = b;
   s->ev_pipe[0] = s->ev_pipe[1] = s->stop_pipe[0] = s->stop_pipe[1] = -1;
-  s->out_fd = -1;
+  s->go_pipe[0] = s->go_pipe[1] = -1;
+  pthread_mutex_lock (&b->lock);
+  s->image_id = xstrdup (b->facts.image_id);
+  pthread_mutex_unlock (&b->lock);
+  s->out_fd = s->in_fd = s->err_fd = -1;
   pthread_mutex_init (&s->lock, NULL);
   container_request_defaults (&s->req, b->cpu_seconds, b->open_files);
   if (policy->memory_bytes != 0 && policy->memory_bytes < s->req.memory_bytes)

@@ -37,6 +37,9 @@ struct job_limits
   uint64_t deadline_ms; /* from 'G' to the runner's own stop */
   uint64_t grace_ms;    /* from its SIGTERM to its SIGKILL */
   uint64_t changes_max; /* bytes of content the 'D' frames may carry */
+  /* Standard streams of the command's own ("stdio=1"; jobproto.h): 0 or
+   * 1, last so that a caller built before it lines up.  */
+  uint64_t stdio;
 };
 
 /* The default bounds when a job leaves them 0.  */

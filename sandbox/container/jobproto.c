@@ -15,7 +15,8 @@
 static bool
 jobproto_known (uint8_t type)
 {
-  static const char types[] = "VLECWGKROXDUZF";
+  /* The letters after F were appended with the standard streams.  */
+  static const char types[] = "VLECWGKROXDUZFINY";
   return type != 0 && memchr (types, type, sizeof types - 1) != NULL;
 }
 

@@ -179,4 +179,32 @@ bool jobproto_path_ok (const char *name);
  * descent through links ends inside too.  */
 bool jobproto_link_inside (const char *name, const char *target);
 
+/* --- appended for workloads with standard streams of their own (an MCP
+ * server: sandbox_command.stdio) ---------------------------------------
+ *
+ * A job whose 'L' frame says "stdio=1" gives the command a standard input
+ * of its own and keeps its standard error apart.  Nothing above changes
+ * meaning; without the key a job is as before (input /dev/null, stdout
+ * and stderr joined in 'O').  With it, after 'G':
+ *   crucible to the runner:
+ *   'I'  input: bytes for the command's standard input, in order.
+ *   'N'  no more input: the runner closes the command's standard input
+ *        (once what 'I' gave is written).  'K' and the end of the
+ *        stream keep their meaning.
+ *   the runner to crucible:
+ *   'O'  the command's standard output alone;
+ *   'Y'  its standard error, in order.
+ * The runner holds at most JOBPROTO_INPUT_MAX bytes of input the command
+ * has not read; past that it stops reading crucible's stream until the
+ * command reads (the engine's connection carries the back-pressure).  */
+#define JOBPROTO_LIMIT_STDIO "stdio"
+#define JOBPROTO_INPUT_MAX ((size_t) 1 << 20)
+
+/* The frame types added with them (enum jobproto_type's values are the
+ * letters; these are not in that enum so that nothing switching on it
+ * changes).  */
+#define JOB_INPUT ((enum jobproto_type) 'I')
+#define JOB_INPUT_END ((enum jobproto_type) 'N')
+#define ANS_ERROR_OUTPUT ((enum jobproto_type) 'Y')
+
 #endif

@@ -373,12 +373,55 @@ test_job_put (void **state)
   free (rm);
 }
 
+/* The frames appended for standard streams of the workload's own ('I',
+ * 'N' in, 'Y' out) are read like the others, and a job asking for them
+ * says "stdio=1" in its limits; one that does not is as before.  */
+static void
+test_frames_stdio (void **state)
+{
+  (void) state;
+  struct buf b = BUF_INIT, got = BUF_INIT;
+  struct cr_error *err = NULL;
+  assert_int_equal (jobproto_put (&b, JOB_INPUT, "in", 2, &err), 0);
+  assert_int_equal (jobproto_put (&b, JOB_INPUT_END, "", 0, &err), 0);
+  assert_int_equal (jobproto_put (&b, ANS_ERROR_OUTPUT, "err", 3, &err), 0);
+  struct jobproto_reader r;
+  jobproto_reader_init (&r);
+  assert_int_equal (
+      jobproto_reader_feed (&r, b.data, b.len, collect, &got, &err), 0);
+  assert_string_equal (got.data, "I:in;N:;Y:err;");
+  jobproto_reader_clear (&r);
+
+  char dir[] = "/tmp/test_jobproto_stdio.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char *envp[] = { NULL };
+  struct job job = { .line = "true",
+                     .envp = envp,
+                     .root = dir,
+                     .limits = { .deadline_ms = 5, .stdio = 1 } };
+  struct job_sent sent;
+  b.len = 0;
+  got.len = 0;
+  assert_int_equal (job_put (&job, keep, &b, &sent, &err), 0);
+  job_sent_clear (&sent);
+  rmdir (dir);
+  jobproto_reader_init (&r);
+  assert_int_equal (
+      jobproto_reader_feed (&r, b.data, b.len, collect, &got, &err), 0);
+  assert_non_null (strstr (got.data, "L:deadline_ms=5\nchanges_max=268435456\n"
+                                     "stdio=1\n;"));
+  jobproto_reader_clear (&r);
+  buf_free (&b);
+  buf_free (&got);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_frames_round_trip),
     cmocka_unit_test (test_frames_refused),
+    cmocka_unit_test (test_frames_stdio),
     cmocka_unit_test (test_kv),
     cmocka_unit_test (test_names),
     cmocka_unit_test (test_tar_round_trip),

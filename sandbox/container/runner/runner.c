@@ -37,6 +37,7 @@ struct runner_job
   size_t n_env;
   char *line;
   uint64_t cpu, as, fsize, nproc, nofile, deadline_ms, grace_ms, changes_max;
+  bool stdio; /* "stdio=1": standard streams of its own (jobproto.h) */
 };
 
 /* Where the job's reading is.  */
@@ -62,6 +63,12 @@ struct runner
   int status;
   bool exited, stopped, deadline_hit, input_gone;
   int64_t deadline_at, kill_at; /* monotonic ms; 0: none */
+  /* With stdio: the command's stdin (our write end, nonblocking), what
+   * 'I' gave that it has not read, whether 'N' came; its stderr (our
+   * read end); and the child's ends, before the fork.  -1: none.  */
+  int in_fd, err_fd, child_in, child_err;
+  struct buf input;
+  bool input_end;
 };
 
 /* Monotonic milliseconds.  */
@@ -135,6 +142,7 @@ runner_take_limits (struct runner *r, const uint8_t *p, size_t len)
   j->deadline_ms = runner_limit (r, p, len, JOBPROTO_LIMIT_DEADLINE_MS);
   j->grace_ms = runner_limit (r, p, len, JOBPROTO_LIMIT_GRACE_MS);
   j->changes_max = runner_limit (r, p, len, JOBPROTO_LIMIT_CHANGES_MAX);
+  j->stdio = runner_limit (r, p, len, JOBPROTO_LIMIT_STDIO) != 0;
   if (j->grace_ms == 0)
     j->grace_ms = RUNNER_GRACE_MS;
   if (j->changes_max == 0)
@@ -234,9 +242,11 @@ runner_child (struct runner *r, int out, int sync)
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);
   setpgid (0, 0);
-  int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  int devnull
+      = r->job.stdio ? r->child_in : open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  int err = r->job.stdio ? r->child_err : out;
   if (devnull < 0 || dup2 (devnull, STDIN_FILENO) < 0
-      || dup2 (out, STDOUT_FILENO) < 0 || dup2 (out, STDERR_FILENO) < 0)
+      || dup2 (out, STDOUT_FILENO) < 0 || dup2 (err, STDERR_FILENO) < 0)
     _exit (127);
   /* Nothing of the runner's (the job's stream, the workspace handle)
    * reaches the command: every other descriptor goes.  */
@@ -273,6 +283,9 @@ runner_set_rlimit (struct runner *r, int resource, uint64_t value,
     }
 }
 
+static void runner_stdio_pipes (struct runner *r);
+static void runner_stdio_forked (struct runner *r);
+
 /* Start the command: fork, limits, 'R', then let it exec.  Returns the
  * read end of its output pipe.  */
 static int
@@ -282,6 +295,8 @@ runner_start (struct runner *r)
   struct cr_error *err = NULL;
   if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (sync, O_CLOEXEC) < 0)
     runner_fail (r, "making the command's pipes");
+  if (r->job.stdio)
+    runner_stdio_pipes (r);
   r->child = fork ();
   if (r->child < 0)
     runner_fail (r, "starting the command");
@@ -289,6 +304,7 @@ runner_start (struct runner *r)
     runner_child (r, out[1], sync[0]);
   close (out[1]);
   close (sync[0]);
+  runner_stdio_forked (r);
   setpgid (r->child, r->child);
   runner_set_rlimit (r, RLIMIT_CPU, r->job.cpu, JOBPROTO_LIMIT_CPU);
   runner_set_rlimit (r, RLIMIT_AS, r->job.as, JOBPROTO_LIMIT_AS);
@@ -307,13 +323,110 @@ runner_start (struct runner *r)
   return out[0];
 }
 
-/* A frame on the input while the command runs: only 'K'.  */
+/* --- standard streams of the command's own (stdio=1, jobproto.h) ----- */
+
+/* The command's stdin and stderr pipes, before the fork.  */
+static void
+runner_stdio_pipes (struct runner *r)
+{
+  int in[2], errp[2];
+  if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
+    runner_fail (r, "making the command's standard stream pipes");
+  r->child_in = in[0];
+  r->in_fd = in[1];
+  r->err_fd = errp[0];
+  r->child_err = errp[1];
+  /* The command may not read: writing its input never blocks the
+   * runner, which keeps relaying its output meanwhile.  */
+  fcntl (r->in_fd, F_SETFL, O_NONBLOCK);
+}
+
+/* After the fork: the child's ends are the child's.  */
+static void
+runner_stdio_forked (struct runner *r)
+{
+  if (r->child_in >= 0)
+    close (r->child_in);
+  if (r->child_err >= 0)
+    close (r->child_err);
+  r->child_in = r->child_err = -1;
+}
+
+/* 'I' or 'N' while the command runs.  */
+static int
+runner_stdio_frame (struct runner *r, enum jobproto_type type, const uint8_t *p,
+                    size_t len, struct cr_error **err)
+{
+  (void) err;
+  if (type == JOB_INPUT_END)
+    r->input_end = true;
+  else if (r->in_fd >= 0 && !r->input_end)
+    buf_append (&r->input, p, len);
+  return 0;
+}
+
+/* Close the command's stdin.  */
+static void
+runner_stdio_close_input (struct runner *r)
+{
+  if (r->in_fd >= 0)
+    close (r->in_fd);
+  r->in_fd = -1;
+  r->input.len = 0;
+}
+
+/* Write what waits for the command's stdin, as much as it takes; close it
+ * after 'N' once all is written, or when the command stopped reading.  */
+static void
+runner_stdio_flush (struct runner *r)
+{
+  while (r->in_fd >= 0 && r->input.len > 0)
+    {
+      ssize_t n = write (r->in_fd, r->input.data, r->input.len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return;
+      if (n <= 0)
+        {
+          runner_stdio_close_input (r);
+          return;
+        }
+      memmove (r->input.data, r->input.data + n, r->input.len - (size_t) n);
+      r->input.len -= (size_t) n;
+    }
+  if (r->input_end && r->input.len == 0)
+    runner_stdio_close_input (r);
+}
+
+/* Relay what the command wrote to its stderr as 'Y'; false at the pipe's
+ * end.  */
+static bool
+runner_stdio_relay_err (struct runner *r)
+{
+  char chunk[65536];
+  struct cr_error *err = NULL;
+  ssize_t n = read (r->err_fd, chunk, sizeof chunk);
+  if (n < 0 && errno == EINTR)
+    return true;
+  if (n <= 0)
+    return false;
+  if (jobproto_write (STDOUT_FILENO, ANS_ERROR_OUTPUT, chunk, (size_t) n, &err)
+      < 0)
+    runner_dead_man (r);
+  return true;
+}
+
+/* A frame on the input while the command runs: only 'K' (and, with
+ * stdio, 'I' and 'N').  */
 static int
 runner_run_frame (void *data, enum jobproto_type type, const uint8_t *p,
                   size_t len, struct cr_error **err)
 {
   struct runner *r = data;
   char text[16];
+  if (r->job.stdio && (type == JOB_INPUT || type == JOB_INPUT_END))
+    return runner_stdio_frame (r, type, p, len, err);
   if (type != JOB_STOP || len == 0 || len >= sizeof text)
     return cr_error_set (err, 0, "a frame other than 'K' after 'G'");
   memcpy (text, p, len);
@@ -420,16 +533,25 @@ static void
 runner_loop (struct runner *r, int out, int sigfd)
 {
   int64_t drain_end = 0;
-  while (out >= 0 || !r->exited)
+  while (out >= 0 || r->err_fd >= 0 || !r->exited)
     {
-      struct pollfd p[3] = { { STDIN_FILENO, POLLIN, 0 },
+      /* Input the command has not read is bounded: crucible's stream is
+       * not read past it (and 'K' waits behind it, as the end does).  */
+      bool room = r->input.len < JOBPROTO_INPUT_MAX;
+      struct pollfd p[5] = { { room ? STDIN_FILENO : -1, POLLIN, 0 },
                              { sigfd, POLLIN, 0 },
-                             { out, POLLIN, 0 } };
-      int n = poll (p, out >= 0 ? 3 : 2, runner_wait_ms (r, drain_end));
+                             { out, POLLIN, 0 },
+                             { r->err_fd, POLLIN, 0 },
+                             { r->input.len > 0 ? r->in_fd : -1, POLLOUT, 0 } };
+      int n = poll (p, 5, runner_wait_ms (r, drain_end));
       if (n < 0 && errno != EINTR)
         runner_fail (r, "waiting for the command");
       if (p[0].revents)
         runner_read_input (r);
+      if (r->in_fd >= 0)
+        runner_stdio_flush (r);
+      if (r->err_fd >= 0 && p[3].revents && !runner_stdio_relay_err (r))
+        close (r->err_fd), r->err_fd = -1;
       if (p[1].revents)
         {
           struct signalfd_siginfo si;
@@ -445,9 +567,12 @@ runner_loop (struct runner *r, int out, int sigfd)
           /* What the command left behind goes with it.  */
           runner_kill_all (r, SIGKILL);
           drain_end = runner_now () + RUNNER_DRAIN_MS;
+          runner_stdio_close_input (r);
         }
       if (out >= 0 && drain_end && runner_now () >= drain_end)
         close (out), out = -1;
+      if (r->err_fd >= 0 && drain_end && runner_now () >= drain_end)
+        close (r->err_fd), r->err_fd = -1;
     }
 }
 
@@ -516,7 +641,11 @@ runner_args (struct runner *r, int argc, char **argv)
 int
 main (int argc, char **argv)
 {
-  struct runner r = { .pid1 = getpid () == 1 };
+  struct runner r = { .pid1 = getpid () == 1,
+                      .in_fd = -1,
+                      .err_fd = -1,
+                      .child_in = -1,
+                      .child_err = -1 };
   struct cr_error *err = NULL;
   sigset_t chld;
 
