@@ -52,7 +52,9 @@ wal_step_from_name (const char *name)
  * (and syncing staged syncs the file's earlier records with it); apply,
  * applied and verified, because a staged plan is rolled back path by path
  * whether or not they reached the disc; rollback, because only rolledback
- * ends the transaction.  */
+ * ends the transaction.  A caller may write staged with wal_write and make
+ * it durable in one sync with the backups (sandbox/publish.c,
+ * publish_txn_stage, says when that is as safe).  */
 static bool
 wal_step_decides (enum wal_step step)
 {
