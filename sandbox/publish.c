@@ -45,6 +45,7 @@ struct publish_txn
   int wal;
   struct pubplan *plan;
   struct pubfs_dir parents; /* the root's directory last opened */
+  bool small;               /* synced path by path (publish_small) */
 };
 
 void
@@ -241,9 +242,11 @@ publish_stage_one (struct publish_txn *t, struct pubfs_dir *up, size_t i)
  * and the change fails, as a rename over it would have.  */
 static int
 publish_replace (int parent, const char *tmp, const char *base,
-                 const struct pubplan_change *c)
+                 const struct pubplan_change *c, bool small)
 {
-  if (c->before != PUBPLAN_WAS_FILE && c->before != PUBPLAN_WAS_LINK)
+  /* A small plan fsyncs each file it applies anyway: there the write the
+   * rename starts is no extra, and the exchange's unlink would be.  */
+  if (small || (c->before != PUBPLAN_WAS_FILE && c->before != PUBPLAN_WAS_LINK))
     return renameat (parent, tmp, parent, base);
   if (renameat2 (parent, tmp, parent, base, RENAME_EXCHANGE) < 0)
     return errno == EINVAL || errno == ENOENT || errno == ENOSYS
@@ -291,7 +294,7 @@ publish_apply_do (struct publish_txn *t, size_t i)
         if (rc < 0 && errno == EEXIST && pubfs_remove_tree (parent, tmp) == 0)
           rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
                                 "apply");
-        return rc < 0 ? -1 : publish_replace (parent, tmp, base, c);
+        return rc < 0 ? -1 : publish_replace (parent, tmp, base, c, t->small);
       }
     case PUBPLAN_LINK:
       {
@@ -790,6 +793,7 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
 static int
 publish_txn_apply (struct publish_txn *t, struct cr_error **err)
 {
+  t->small = publish_small (t);
   for (size_t i = 0; i < t->plan->n; i++)
     {
       char index[32];

@@ -294,7 +294,6 @@ pubplan_replaces (int upfd, const char *name, const struct stat *st)
   return fd < 0 || pubplan_opaque (fd);
 }
 
-
 /* The first thing below the lower directory rel (name in lowfd) that
  * removing it would take along and that publication keeps: a .git
  * entry, a git directory, a configured root.  NULL when none.  What

@@ -112,8 +112,8 @@ wal_write_all (int fd, const char *p, size_t n)
 
 /* Write one record, syncing it when sync says so.  */
 static int
-wal_put (int fd, enum wal_step step, const char *payload, size_t len,
-         bool sync, struct cr_error **err)
+wal_put (int fd, enum wal_step step, const char *payload, size_t len, bool sync,
+         struct cr_error **err)
 {
   char hex[SHA256_HEX_LEN + 1];
   struct buf b = BUF_INIT;
