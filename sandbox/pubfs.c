@@ -203,13 +203,14 @@ static int
 pubfs_set_meta (int fd, const struct pubfs_meta *meta)
 {
   struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, meta->mtime };
-  if (geteuid () == 0 && fchown (fd, meta->uid, meta->gid) < 0)
+  uid_t euid = geteuid ();
+  if (euid == 0 && fchown (fd, meta->uid, meta->gid) < 0)
     return -1;
   /* Not root: the group alone, which the kernel allows only to a group
    * the user holds, so a team's file changed in a sandbox that maps the
    * user's groups (sandbox/userns.h) keeps its team's group.  Best
    * effort: otherwise the user's own group, as before.  */
-  if (geteuid () != 0 && meta->gid != getegid ()
+  if (euid != 0 && meta->gid != getegid ()
       && fchown (fd, (uid_t) -1, meta->gid) < 0)
     errno = 0;
   /* After the chown, which clears setuid and setgid: a backup keeps the

@@ -45,6 +45,7 @@ struct publish_txn
   int wal;
   struct pubplan *plan;
   struct pubfs_dir parents; /* the root's directory last opened */
+  bool small;               /* synced path by path (publish_small) */
 };
 
 void
@@ -230,6 +231,34 @@ publish_stage_one (struct publish_txn *t, struct pubfs_dir *up, size_t i)
                           "stage");
 }
 
+/* Rename parent/tmp, a file just written, to base.  A file that was
+ * there (a file or a link, as the backup saw it) is exchanged with tmp
+ * rather than renamed over: ext4 (auto_da_alloc) writes a new file
+ * renamed over another back to the disc at once, one synchronous write
+ * per file, where the root's sync before the applied record writes them
+ * all together, and the exchange is just as atomic at base.  The old
+ * file, now named tmp, is unlinked (its content stays in backup/).
+ * Should base have become a directory meanwhile, the exchange is undone
+ * and the change fails, as a rename over it would have.  */
+static int
+publish_replace (int parent, const char *tmp, const char *base,
+                 const struct pubplan_change *c, bool small)
+{
+  /* A small plan fsyncs each file it applies anyway: there the write the
+   * rename starts is no extra, and the exchange's unlink would be.  */
+  if (small || (c->before != PUBPLAN_WAS_FILE && c->before != PUBPLAN_WAS_LINK))
+    return renameat (parent, tmp, parent, base);
+  if (renameat2 (parent, tmp, parent, base, RENAME_EXCHANGE) < 0)
+    return errno == EINVAL || errno == ENOENT || errno == ENOSYS
+               ? renameat (parent, tmp, parent, base)
+               : -1;
+  if (unlinkat (parent, tmp, 0) == 0)
+    return 0;
+  int saved = errno;
+  renameat2 (parent, tmp, parent, base, RENAME_EXCHANGE);
+  return errno = saved, -1;
+}
+
 /* Apply change i to the root (the cache as publish_apply_one leaves it).  */
 static int
 publish_apply_do (struct publish_txn *t, size_t i)
@@ -265,7 +294,7 @@ publish_apply_do (struct publish_txn *t, size_t i)
         if (rc < 0 && errno == EEXIST && pubfs_remove_tree (parent, tmp) == 0)
           rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
                                 "apply");
-        return rc < 0 ? -1 : renameat (parent, tmp, parent, base);
+        return rc < 0 ? -1 : publish_replace (parent, tmp, base, c, t->small);
       }
     case PUBPLAN_LINK:
       {
@@ -639,15 +668,29 @@ publish_sync_at (int dir, const char *name)
   return fsync (fd);
 }
 
-/* Make the backups durable before the log says staged, so that nothing in
- * the root is touched until it can be put back: each backed-up file and
- * the directories holding them, or the whole filesystem for a large plan
- * (an fsync costs a flush of the disc's cache each; syncfs one).  The
- * staged files need not be durable: recovery never reads them (a staged
- * plan without a commit is rolled back from the backups), and the root is
- * synced after they are copied into it.  */
+/* Whether the plan backs up a whole tree (a directory replaced or
+ * deleted).  */
+static bool
+publish_has_tree (const struct publish_txn *t)
+{
+  for (size_t i = 0; i < t->plan->n; i++)
+    if (t->plan->changes[i].before == PUBPLAN_WAS_TREE)
+      return true;
+  return false;
+}
+
+/* Make the backups durable, so that nothing in the root is touched until
+ * it can be put back: each backed-up file and the directories holding
+ * them, or the whole filesystem for a large plan (an fsync costs a flush
+ * of the disc's cache each; syncfs one).  With with_log, the log's staged
+ * record (written, not synced) is made durable in the same sync: syncfs
+ * of the transaction directory's filesystem holds the log too, and a
+ * small plan's fsyncs end with the log's.  The staged files need not be
+ * durable: recovery never reads them (a staged plan without a commit is
+ * rolled back from the backups), and the root is synced after they are
+ * copied into it.  */
 static int
-publish_sync_staged (struct publish_txn *t)
+publish_sync_staged (struct publish_txn *t, bool with_log)
 {
   if (!publish_small (t))
     return syncfs (t->dirfd);
@@ -659,7 +702,9 @@ publish_sync_staged (struct publish_txn *t)
           && publish_sync_at (t->backupfd, name) < 0)
         return -1;
     }
-  return fsync (t->backupfd) < 0 || fsync (t->dirfd) < 0 ? -1 : 0;
+  if (fsync (t->backupfd) < 0 || fsync (t->dirfd) < 0)
+    return -1;
+  return with_log ? fdatasync (t->wal) : 0;
 }
 
 /* Make what was applied durable: each changed path and the directory
@@ -683,6 +728,16 @@ publish_sync_root (struct publish_txn *t)
   return 0;
 }
 
+/* Whether the root and the transaction (in the state directory) are on
+ * one filesystem, so that a syncfs of either syncs both.  */
+static bool
+publish_same_fs (const struct publish_txn *t)
+{
+  struct stat r, d;
+  return fstat (t->rootfd, &r) == 0 && fstat (t->dirfd, &d) == 0
+         && r.st_dev == d.st_dev;
+}
+
 /* Back up and stage every change, then log the plan.  */
 static int
 publish_txn_stage (struct publish_txn *t, const char *upper,
@@ -703,17 +758,42 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
                              t->plan->changes[i].path);
       }
   pubfs_dir_forget (&up);
-  if (publish_sync_staged (t) < 0)
-    return cr_error_set (err, errno, "syncing what was staged");
   size_t len;
   cleanup_free char *text = pubplan_serialize (t->plan, &len);
-  return wal_append (t->wal, WAL_STAGED, text, len, err);
+  /* A plan that backs up a whole tree syncs its backups before the log
+   * says staged: its rollback compares each such path with its backup
+   * before deciding whether to restore it, so the backup must be whole
+   * whenever the record can be read.  */
+  if (publish_has_tree (t))
+    {
+      if (publish_sync_staged (t, false) < 0)
+        return cr_error_set (err, errno, "syncing what was staged");
+      return wal_append (t->wal, WAL_STAGED, text, len, err);
+    }
+  /* Any other plan writes the staged record first and makes it and the
+   * backups durable in one sync (one flush of the disc instead of two).
+   * The order between them does not matter, because nothing in the root
+   * is touched before that sync has returned: a crash before it leaves
+   * either no staged record on the disc (recovery removes a transaction
+   * that never touched the root) or one whose backups may be missing; its
+   * rollback (publish_undo_do) then finds every path still holding what
+   * the plan recorded it was (a file by its digest, which the root's own
+   * file still has; a link by its target; a directory by its mode; an
+   * absent path by its absence) and restores nothing, so no missing
+   * backup is ever read, and the rollback verifies.  */
+  if (wal_write (t->wal, WAL_STAGED, text, len, err) < 0)
+    return -1;
+  if (publish_sync_staged (t, true) < 0)
+    return cr_error_set (err, errno, "syncing what was staged");
+  wal_fault (wal_step_name (WAL_STAGED));
+  return 0;
 }
 
 /* Apply, verify, count and commit.  */
 static int
 publish_txn_apply (struct publish_txn *t, struct cr_error **err)
 {
+  t->small = publish_small (t);
   for (size_t i = 0; i < t->plan->n; i++)
     {
       char index[32];
@@ -725,6 +805,14 @@ publish_txn_apply (struct publish_txn *t, struct cr_error **err)
                              t->plan->changes[i].path);
     }
   publish_dir_times (t, false);
+  /* The next count is written now, unsynced, when the root's syncfs below
+   * also syncs the state directory's filesystem; it is counted (renamed
+   * over the count file) only once the root is verified, as before.  A
+   * crash between leaves a next count that is not counted and that the
+   * next publication writes again.  */
+  bool together = !publish_small (t) && publish_same_fs (t);
+  if (publock_count_prepare (t->statedir, t->root, !together, err) < 0)
+    return -1;
   if (publish_sync_root (t) < 0)
     return cr_error_set (err, errno, "syncing the workspace");
   if (wal_append (t->wal, WAL_APPLIED, "", 0, err) < 0)
@@ -734,7 +822,7 @@ publish_txn_apply (struct publish_txn *t, struct cr_error **err)
                          "the workspace does not hold what was "
                          "published");
   if (wal_append (t->wal, WAL_VERIFIED, "", 0, err) < 0
-      || publock_count_bump (t->statedir, t->root, err) < 0)
+      || publock_count_commit (t->statedir, t->root, err) < 0)
     return -1;
   return wal_append (t->wal, WAL_COMMIT, "", 0, err);
 }

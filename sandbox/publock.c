@@ -123,8 +123,8 @@ publock_count_read (const char *statedir, const char *root, uint64_t *count,
 }
 
 int
-publock_count_bump (const char *statedir, const char *root,
-                    struct cr_error **err)
+publock_count_prepare (const char *statedir, const char *root, bool sync,
+                       struct cr_error **err)
 {
   uint64_t count;
   struct timespec last, now = publock_now ();
@@ -140,9 +140,31 @@ publock_count_bump (const char *statedir, const char *root,
       = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return cr_error_set (err, errno, "writing the publication count");
-  dprintf (fd, "%" PRIu64 " %lld %ld\n", count + 1, (long long) now.tv_sec,
-           now.tv_nsec);
-  if (fdatasync (fd) < 0 || rename (tmp, path) < 0)
+  if (dprintf (fd, "%" PRIu64 " %lld %ld\n", count + 1, (long long) now.tv_sec,
+               now.tv_nsec)
+          < 0
+      || (sync && fdatasync (fd) < 0))
     return cr_error_set (err, errno, "writing the publication count");
   return 0;
+}
+
+int
+publock_count_commit (const char *statedir, const char *root,
+                      struct cr_error **err)
+{
+  cleanup_free char *path = publock_count_path (statedir, root);
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+
+  if (rename (tmp, path) < 0)
+    return cr_error_set (err, errno, "writing the publication count");
+  return 0;
+}
+
+int
+publock_count_bump (const char *statedir, const char *root,
+                    struct cr_error **err)
+{
+  if (publock_count_prepare (statedir, root, true, err) < 0)
+    return -1;
+  return publock_count_commit (statedir, root, err);
 }

@@ -28,7 +28,18 @@ void publock_drop (int fd);
 int publock_count_read (const char *statedir, const char *root, uint64_t *count,
                         struct timespec *last, struct cr_error **err);
 
-/* Count one more publication into root, now.  */
+/* Write the next count of root beside its count file, synced when sync
+ * says so (otherwise the caller makes it durable, with a syncfs of the
+ * state directory's filesystem), without counting it yet.  */
+int publock_count_prepare (const char *statedir, const char *root, bool sync,
+                           struct cr_error **err);
+
+/* Count what publock_count_prepare wrote: it replaces the count file.  */
+int publock_count_commit (const char *statedir, const char *root,
+                          struct cr_error **err);
+
+/* Count one more publication into root, now (prepare, synced, and
+ * commit).  */
 int publock_count_bump (const char *statedir, const char *root,
                         struct cr_error **err);
 

@@ -294,8 +294,6 @@ pubplan_replaces (int upfd, const char *name, const struct stat *st)
   return fd < 0 || pubplan_opaque (fd);
 }
 
-static char **pubplan_names (int fd, size_t *n);
-
 /* The first thing below the lower directory rel (name in lowfd) that
  * removing it would take along and that publication keeps: a .git
  * entry, a git directory, a configured root.  NULL when none.  What
@@ -320,7 +318,7 @@ pubplan_lower_holds (const struct pubplan_walk *w, int lowfd, const char *name,
     return xstrdup (rel);
   if (pubplan_git_shape (-1, fd))
     return xstrdup (rel);
-  char **names = pubplan_names (fd, &n);
+  char **names = pubplan_sorted_names (fd, &n);
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *child = xasprintf ("%s/%s", rel, names[i]);
@@ -568,9 +566,8 @@ pubplan_cmp (const void *a, const void *b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-/* The names in an open directory, sorted; *n gets how many.  */
-static char **
-pubplan_names (int fd, size_t *n)
+char **
+pubplan_sorted_names (int fd, size_t *n)
 {
   int dup_fd = dup (fd);
   DIR *dir = dup_fd < 0 ? NULL : fdopendir (dup_fd);
@@ -584,6 +581,8 @@ pubplan_names (int fd, size_t *n)
         close (dup_fd);
       return NULL;
     }
+  /* The duplicate shares the position of fd, which an earlier walk may
+   * have left at the end.  */
   rewinddir (dir);
   while ((de = readdir (dir)) != NULL)
     {
@@ -668,7 +667,7 @@ pubplan_scan_dir (struct pubplan_walk *w, int upfd, int lowfd, const char *rel,
 
   if (++w->depth > PUBPLAN_MAX_DEPTH)
     return cr_error_set (err, ELOOP, "scanning %s", rel);
-  char **names = pubplan_names (upfd, &n);
+  char **names = pubplan_sorted_names (upfd, &n);
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *child

@@ -87,6 +87,12 @@ char *pubplan_serialize (const struct pubplan *plan, size_t *len);
 int pubplan_parse (const char *text, size_t len, struct pubplan *plan,
                    struct cr_error **err);
 
+/* The names in the open directory fd (without "." and ".."), sorted by
+ * strcmp; *n gets how many, and each name and the array are the caller's
+ * to free.  NULL (*n 0) when empty or unreadable.  fd keeps its own
+ * position: the listing reads a duplicate, rewound.  */
+char **pubplan_sorted_names (int fd, size_t *n);
+
 /* Percent-encode a name for one line of text (the caller owns it), and
  * decode it back (NULL when malformed).  */
 char *pubplan_escape (const char *s);

@@ -52,7 +52,9 @@ wal_step_from_name (const char *name)
  * (and syncing staged syncs the file's earlier records with it); apply,
  * applied and verified, because a staged plan is rolled back path by path
  * whether or not they reached the disc; rollback, because only rolledback
- * ends the transaction.  */
+ * ends the transaction.  A caller may write staged with wal_write and make
+ * it durable in one sync with the backups (sandbox/publish.c,
+ * publish_txn_stage, says when that is as safe).  */
 static bool
 wal_step_decides (enum wal_step step)
 {
@@ -108,9 +110,10 @@ wal_write_all (int fd, const char *p, size_t n)
   return 0;
 }
 
-int
-wal_append (int fd, enum wal_step step, const char *payload, size_t len,
-            struct cr_error **err)
+/* Write one record, syncing it when sync says so.  */
+static int
+wal_put (int fd, enum wal_step step, const char *payload, size_t len, bool sync,
+         struct cr_error **err)
 {
   char hex[SHA256_HEX_LEN + 1];
   struct buf b = BUF_INIT;
@@ -121,11 +124,27 @@ wal_append (int fd, enum wal_step step, const char *payload, size_t len,
   buf_putc (&b, '\n');
   int rc = wal_write_all (fd, b.data, b.len);
   buf_free (&b);
-  if (rc < 0 || (wal_step_decides (step) && fdatasync (fd) < 0))
+  if (rc < 0 || (sync && fdatasync (fd) < 0))
     return cr_error_set (err, errno, "writing the publication log (%s)",
                          wal_step_name (step));
+  return 0;
+}
+
+int
+wal_append (int fd, enum wal_step step, const char *payload, size_t len,
+            struct cr_error **err)
+{
+  if (wal_put (fd, step, payload, len, wal_step_decides (step), err) < 0)
+    return -1;
   wal_fault (wal_step_name (step));
   return 0;
+}
+
+int
+wal_write (int fd, enum wal_step step, const char *payload, size_t len,
+           struct cr_error **err)
+{
+  return wal_put (fd, step, payload, len, false, err);
 }
 
 /* Split "W NAME LEN HEX" into its fields.  */

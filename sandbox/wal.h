@@ -41,6 +41,14 @@ int wal_open (int dirfd, struct cr_error **err);
 int wal_append (int fd, enum wal_step step, const char *payload, size_t len,
                 struct cr_error **err);
 
+/* Append a record without syncing it and without its fault point: for a
+ * caller that makes it durable in one sync with other files (a syncfs of
+ * the filesystem holding the log, or an fdatasync of fd among others) and
+ * only then calls wal_fault with the step's name.  The caller's comment
+ * says why that order is as safe as wal_append's.  */
+int wal_write (int fd, enum wal_step step, const char *payload, size_t len,
+               struct cr_error **err);
+
 struct wal_record
 {
   enum wal_step step;

@@ -17,6 +17,7 @@
 #include "lib/xalloc.h"
 #include "sandbox/container/jobproto.h"
 #include "sandbox/container/tar.h"
+#include "sandbox/pubplan.h"
 
 /* Deeper than this, a workspace is refused rather than walked with one
  * descriptor per level.  */
@@ -191,45 +192,6 @@ workspace_link (struct workspace_walk *w, int dirfd, const char *name,
 static int workspace_dir (struct workspace_walk *w, int fd, const char *rel,
                           struct cr_error **err);
 
-/* Compare names for a stable order.  */
-static int
-workspace_cmp (const void *a, const void *b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-/* The names in an open directory, sorted; NULL (and *n 0) when empty.  */
-static char **
-workspace_names (int fd, size_t *n)
-{
-  int dup_fd = dup (fd);
-  DIR *dir = dup_fd < 0 ? NULL : fdopendir (dup_fd);
-  char **names = NULL;
-  struct dirent *de;
-
-  *n = 0;
-  if (dir == NULL)
-    {
-      if (dup_fd >= 0)
-        close (dup_fd);
-      return NULL;
-    }
-  /* The duplicate shares the position of fd, which an earlier walk left
-   * at the end.  */
-  rewinddir (dir);
-  while ((de = readdir (dir)) != NULL)
-    {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      names = xrealloc (names, (*n + 1) * sizeof *names);
-      names[(*n)++] = xstrdup (de->d_name);
-    }
-  closedir (dir);
-  if (*n > 1)
-    qsort (names, *n, sizeof *names, workspace_cmp);
-  return names;
-}
-
 /* The word for a kind the archive never holds, or NULL.  */
 static const char *
 workspace_unsent (const struct stat *st)
@@ -297,7 +259,7 @@ workspace_dir (struct workspace_walk *w, int fd, const char *rel,
   if (++w->depth > WORKSPACE_DEPTH_MAX)
     return cr_error_set (err, ELOOP, "archiving %s: deeper than %d levels", rel,
                          WORKSPACE_DEPTH_MAX);
-  char **names = workspace_names (fd, &n);
+  char **names = pubplan_sorted_names (fd, &n);
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *child

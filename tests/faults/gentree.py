@@ -133,6 +133,19 @@ def main():
             continue
         claimed.append(rel)
         changes += 1
+    # With a fourth argument, that many files more, each modified in a
+    # directory of their own: a plan of over 64 changes is synced with
+    # syncfs and has its replaced files exchanged in (sandbox/publish.c).
+    if len(sys.argv) > 4:
+        bulk = "bulk-%d" % seed
+        for top in (lower, upper):
+            os.mkdir(os.path.join(top, bulk))
+            os.chmod(os.path.join(top, bulk), 0o755)
+        for k in range(int(sys.argv[4])):
+            for top, word in ((lower, b"old"), (upper, b"new")):
+                with open(os.path.join(top, bulk, "f%d" % k), "wb") as f:
+                    f.write(word + b" %d\n" % k)
+            changes += 1
     print(changes)
 
 
