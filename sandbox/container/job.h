@@ -37,6 +37,7 @@ struct job_limits
   uint64_t deadline_ms; /* from 'G' to the runner's own stop */
   uint64_t grace_ms;    /* from its SIGTERM to its SIGKILL */
   uint64_t changes_max; /* bytes of content the 'D' frames may carry */
+  uint64_t allow_binding; /* 1: allowLocalBinding (bind, listen allowed) */
 };
 
 /* The default bounds when a job leaves them 0.  */
