@@ -95,6 +95,7 @@ struct container_session
   double command_seconds;
   bool seccomp;      /* the engine filters system calls: require it inside */
   uint64_t as_bytes; /* RLIMIT_AS inside, when the policy states one */
+  bool allow_binding; /* allowLocalBinding: the runner's filter lets bind */
   char *statedir;
   /* The configured readOnly and protected roots, for publication.  */
   char **roots;
@@ -261,8 +262,10 @@ container_claims (const struct sandbox_backend *base,
     out->support[SANDBOX_MEMORY_LIMIT] = SANDBOX_ENFORCED;
   if (b->probed && b->facts.pids_limit)
     out->support[SANDBOX_PROCESS_LIMIT] = SANDBOX_ENFORCED;
-  if (b->probed && b->facts.seccomp)
-    out->support[SANDBOX_KERNEL_SURFACE] = SANDBOX_ENFORCED;
+  /* crucible's own filter, loaded by the runner whatever the engine's
+   * profile is (Podman's lets `unshare -r` through), and checked from
+   * inside at each run (a new user namespace refused).  */
+  out->support[SANDBOX_KERNEL_SURFACE] = SANDBOX_ENFORCED;
 }
 
 /* Usable when the engine answers and has the image; always confined.  */
@@ -664,6 +667,8 @@ container_verified_readback (struct container_session *s, yajl_val v)
   pthread_mutex_unlock (&s->lock);
 }
 
+static bool container_caps_zero (const char *caps);
+
 /* Append to the record what the runner's facts p (checked) said from
  * inside.  */
 static void
@@ -671,9 +676,10 @@ container_verified_inside (struct container_session *s, const uint8_t *p,
                            size_t len)
 {
   static const char *const keys[] = {
-    JOBPROTO_FACT_UID,      JOBPROTO_FACT_CAPS,     JOBPROTO_FACT_NNP,
-    JOBPROTO_FACT_SECCOMP,  JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_MEMORY_MAX,
-    JOBPROTO_FACT_SWAP_MAX, JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS
+    JOBPROTO_FACT_UID,        JOBPROTO_FACT_CAPS,     JOBPROTO_FACT_NNP,
+    JOBPROTO_FACT_SECCOMP,    JOBPROTO_FACT_FILTER,   JOBPROTO_FACT_USERNS,
+    JOBPROTO_FACT_DUMPABLE,   JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_MEMORY_MAX,
+    JOBPROTO_FACT_SWAP_MAX,   JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS
   };
   struct buf b = BUF_INIT;
   pthread_mutex_lock (&s->lock);
@@ -681,7 +687,12 @@ container_verified_inside (struct container_session *s, const uint8_t *p,
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
     {
       cleanup_free char *val = jobproto_kv (p, len, keys[i]);
-      buf_printf (&b, " %s=%s", keys[i], val != NULL ? val : "?");
+      /* The capability sets were checked all zero: said as "0", so that
+       * the record stays within the journal's bound for a string.  */
+      if (strcmp (keys[i], JOBPROTO_FACT_CAPS) == 0 && container_caps_zero (val))
+        buf_printf (&b, " %s=0", keys[i]);
+      else
+        buf_printf (&b, " %s=%s", keys[i], val != NULL ? val : "?");
     }
   free (s->verified);
   s->verified = buf_steal (&b, NULL);
@@ -736,7 +747,8 @@ container_facts_check (const struct container_session *s, const uint8_t *p,
     JOBPROTO_FACT_NNP,      JOBPROTO_FACT_CAPS,       JOBPROTO_FACT_SECCOMP,
     JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_WORKSPACE,  JOBPROTO_FACT_TMP,
     JOBPROTO_FACT_NET,      JOBPROTO_FACT_MEMORY_MAX, JOBPROTO_FACT_SWAP_MAX,
-    JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS,
+    JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS,    JOBPROTO_FACT_FILTER,
+    JOBPROTO_FACT_USERNS,   JOBPROTO_FACT_DUMPABLE,
   };
   enum
   {
@@ -754,6 +766,9 @@ container_facts_check (const struct container_session *s, const uint8_t *p,
     SWAP,
     PIDS,
     RLIMITS,
+    FILTER,
+    USERNS,
+    DUMPABLE,
     NKEYS
   };
   char *v[NKEYS];
@@ -798,6 +813,17 @@ container_facts_check (const struct container_session *s, const uint8_t *p,
                      "crucible asked for %" PRIu64
                      " (the engine accepted a limit it does not enforce)",
                      v[PIDS], s->req.pids);
+  else if (strcmp (v[FILTER], "crucible") != 0)
+    why = xasprintf ("kernel_surface: the runner's own seccomp filter is "
+                     "not loaded (%s)",
+                     v[FILTER]);
+  else if (strcmp (v[USERNS], "refused") != 0)
+    why = xasprintf ("kernel_surface: a new user namespace is %s inside",
+                     v[USERNS]);
+  else if (strcmp (v[DUMPABLE], "0") != 0)
+    why = xasprintf ("the job runner is dumpable (%s): the command could "
+                     "ptrace it and forge its answer",
+                     v[DUMPABLE]);
 out:
   for (size_t i = 0; i < NKEYS; i++)
     free (v[i]);
@@ -1074,6 +1100,7 @@ container_start_job (struct container_run *r, struct cr_error **err)
       .grace_ms = CONTAINER_GRACE_MS,
       .changes_max = CONTAINER_CHANGES_MAX,
       .stdio = s->stdio,
+      .allow_binding = s->allow_binding,
     },
   };
   r->writer_fd = p[1];
@@ -2292,6 +2319,7 @@ container_prepare (struct sandbox_backend *base,
       = policy->command_seconds > 0 ? policy->command_seconds : 600.0;
   s->seccomp = b->facts.seccomp;
   s->as_bytes = policy->memory_bytes;
+  s->allow_binding = policy->allow_local_binding;
   container_roots_copy (s, policy);
   cleanup_close int statefd = -1;
   if (statedir_open (b->state_parent, getuid (), getgid (), &s->statedir,

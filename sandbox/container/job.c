@@ -55,6 +55,7 @@ job_limits_text (const struct job_limits *l, size_t *len)
     { JOBPROTO_LIMIT_CHANGES_MAX,
       l->changes_max ? l->changes_max : JOB_CHANGES_MAX_DEFAULT },
     { JOBPROTO_LIMIT_STDIO, l->stdio ? 1 : 0 },
+    { JOBPROTO_LIMIT_BIND, l->allow_binding },
   };
   struct buf b = BUF_INIT;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -40,6 +40,7 @@ struct job_limits
   /* Standard streams of the command's own ("stdio=1"; jobproto.h): 0 or
    * 1, last so that a caller built before it lines up.  */
   uint64_t stdio;
+  uint64_t allow_binding; /* 1: allowLocalBinding (bind, listen allowed) */
 };
 
 /* The default bounds when a job leaves them 0.  */

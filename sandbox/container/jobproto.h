@@ -123,6 +123,14 @@ enum jobproto_type
 #define JOBPROTO_FACT_MEMORY_MAX "memory_max" /* the cgroup's, or "none" */
 #define JOBPROTO_FACT_SWAP_MAX "memsw_max"    /* memory+swap, or "none" */
 #define JOBPROTO_FACT_PIDS_MAX "pids_max"     /* the cgroup's, or "none" */
+/* Appended (ctattack): the runner's own seccomp filter ("crucible" or
+ * "none"), whether a new user namespace is refused inside ("refused"),
+ * and the runner's dumpable state (0: the command cannot ptrace it or
+ * open its descriptors); 'L''s "bind=1": allowLocalBinding.  */
+#define JOBPROTO_FACT_FILTER "filter"
+#define JOBPROTO_FACT_USERNS "userns"
+#define JOBPROTO_FACT_DUMPABLE "dumpable"
+#define JOBPROTO_LIMIT_BIND "bind"
 
 /* Append one frame to out.  */
 int jobproto_put (struct buf *out, enum jobproto_type type, const void *data,

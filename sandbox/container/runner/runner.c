@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -38,6 +39,7 @@ struct runner_job
   char *line;
   uint64_t cpu, as, fsize, nproc, nofile, deadline_ms, grace_ms, changes_max;
   bool stdio; /* "stdio=1": standard streams of its own (jobproto.h) */
+  uint64_t bind; /* allowLocalBinding: bind(2) and listen(2) allowed */
 };
 
 /* Where the job's reading is.  */
@@ -143,6 +145,7 @@ runner_take_limits (struct runner *r, const uint8_t *p, size_t len)
   j->grace_ms = runner_limit (r, p, len, JOBPROTO_LIMIT_GRACE_MS);
   j->changes_max = runner_limit (r, p, len, JOBPROTO_LIMIT_CHANGES_MAX);
   j->stdio = runner_limit (r, p, len, JOBPROTO_LIMIT_STDIO) != 0;
+  j->bind = runner_limit (r, p, len, JOBPROTO_LIMIT_BIND);
   if (j->grace_ms == 0)
     j->grace_ms = RUNNER_GRACE_MS;
   if (j->changes_max == 0)
@@ -649,6 +652,15 @@ main (int argc, char **argv)
   struct cr_error *err = NULL;
   sigset_t chld;
 
+  /* The command runs as the runner's own uid: dumpable, the runner would
+   * be its to ptrace, to write through /proc/1/mem, and to open through
+   * /proc/1/fd (its answer stream, where forged frames would go, and the
+   * job's).  Undumpable, none of that is allowed without CAP_SYS_PTRACE;
+   * the command's exec makes the command dumpable again, for its own
+   * debuggers.  */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    runner_fail (&r, "making the runner undumpable");
+
   /* A write to a crucible that went away fails with EPIPE, which is the
    * dead-man switch, instead of killing the runner before it kills the
    * command.  */
@@ -668,6 +680,10 @@ main (int argc, char **argv)
   if (runner_unpack_finish (&r.unpack, &err) < 0
       || runner_baseline_take (r.wsfd, &base, &err) < 0)
     runner_fail (&r, err->msg);
+  /* The kernel's surface, whatever the engine's profile is: crucible's
+   * own refusals on the runner and on all it forks (runner_filter.c).  */
+  runner_filter_state
+      = runner_filter_load (r.job.bind != 0) == 0 ? "crucible" : "none";
   int out = runner_start (&r);
   /* 'K' frames that came with 'G'.  */
   if (jobproto_reader_feed (&r.in, "", 0, runner_run_frame, &r, &err) < 0)

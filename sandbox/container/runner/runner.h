@@ -90,4 +90,17 @@ int runner_changes_send (int wsfd, struct runner_baseline *b,
  * the command's limits (read back from the process pid).  */
 char *runner_facts (const char *workspace, pid_t pid, size_t *len);
 
+/* runner_filter.c: load crucible's own seccomp filter on the runner (and
+ * so on the command it forks), bind(2) and listen(2) refused unless
+ * allow_binding; 0, or -1 with errno (ENOSYS: no filter for this
+ * architecture).  */
+int runner_filter_load (bool allow_binding);
+
+/* Whether a process of the container can make a new user namespace,
+ * tried in a child: "refused", "allowed" or "unknown".  */
+const char *runner_userns_probe (void);
+
+/* What runner_facts reports of the filter: set by main before it.  */
+extern const char *runner_filter_state; /* "crucible" or "none" */
+
 #endif

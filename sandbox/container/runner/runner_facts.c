@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/container/jobproto.h"
+
+const char *runner_filter_state = "none";
 
 /* A cgroup v1 limit at or over this is no limit.  */
 #define RUNNER_V1_UNLIMITED (UINT64_C (1) << 62)
@@ -208,5 +211,8 @@ runner_facts (const char *workspace, pid_t pid, size_t *len)
               v = runner_cgroup ("/sys/fs/cgroup/pids.max",
                                  "/sys/fs/cgroup/pids/pids.max"));
   free (v);
+  buf_printf (&b, "%s=%s\n%s=%s\n%s=%d\n", JOBPROTO_FACT_FILTER,
+              runner_filter_state, JOBPROTO_FACT_USERNS, runner_userns_probe (),
+              JOBPROTO_FACT_DUMPABLE, prctl (PR_GET_DUMPABLE, 0, 0, 0, 0));
   return buf_steal (&b, len);
 }
