@@ -960,8 +960,8 @@ mcp_net_response (struct mcp *m, const char *id, yajl_val msg)
       jsonrpc_journal (m->journal, "mcp_client", "answer_ignored", ignored, 0);
       return;
     }
-  mcp_net_settle (q, mcp_allow_answered (msg) ? MCP_NET_COMMAND
-                                              : MCP_NET_REFUSE);
+  mcp_net_settle (q,
+                  mcp_allow_answered (msg) ? MCP_NET_COMMAND : MCP_NET_REFUSE);
 }
 
 /* The client's answer to a server's own question, handed back to that

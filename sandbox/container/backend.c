@@ -93,8 +93,8 @@ struct container_session
   /* What prepare settled.  */
   struct container_request req;
   double command_seconds;
-  bool seccomp;      /* the engine filters system calls: require it inside */
-  uint64_t as_bytes; /* RLIMIT_AS inside, when the policy states one */
+  bool seccomp;       /* the engine filters system calls: require it inside */
+  uint64_t as_bytes;  /* RLIMIT_AS inside, when the policy states one */
   bool allow_binding; /* allowLocalBinding: the runner's filter lets bind */
   char *statedir;
   /* The configured readOnly and protected roots, for publication.  */
@@ -676,10 +676,10 @@ container_verified_inside (struct container_session *s, const uint8_t *p,
                            size_t len)
 {
   static const char *const keys[] = {
-    JOBPROTO_FACT_UID,        JOBPROTO_FACT_CAPS,     JOBPROTO_FACT_NNP,
-    JOBPROTO_FACT_SECCOMP,    JOBPROTO_FACT_FILTER,   JOBPROTO_FACT_USERNS,
-    JOBPROTO_FACT_DUMPABLE,   JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_MEMORY_MAX,
-    JOBPROTO_FACT_SWAP_MAX,   JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS
+    JOBPROTO_FACT_UID,      JOBPROTO_FACT_CAPS,     JOBPROTO_FACT_NNP,
+    JOBPROTO_FACT_SECCOMP,  JOBPROTO_FACT_FILTER,   JOBPROTO_FACT_USERNS,
+    JOBPROTO_FACT_DUMPABLE, JOBPROTO_FACT_ROOT_RO,  JOBPROTO_FACT_MEMORY_MAX,
+    JOBPROTO_FACT_SWAP_MAX, JOBPROTO_FACT_PIDS_MAX, JOBPROTO_FACT_RLIMITS
   };
   struct buf b = BUF_INIT;
   pthread_mutex_lock (&s->lock);
@@ -689,7 +689,8 @@ container_verified_inside (struct container_session *s, const uint8_t *p,
       cleanup_free char *val = jobproto_kv (p, len, keys[i]);
       /* The capability sets were checked all zero: said as "0", so that
        * the record stays within the journal's bound for a string.  */
-      if (strcmp (keys[i], JOBPROTO_FACT_CAPS) == 0 && container_caps_zero (val))
+      if (strcmp (keys[i], JOBPROTO_FACT_CAPS) == 0
+          && container_caps_zero (val))
         buf_printf (&b, " %s=0", keys[i]);
       else
         buf_printf (&b, " %s=%s", keys[i], val != NULL ? val : "?");

@@ -111,15 +111,15 @@ enum jobproto_type
 /* The keys of the 'R' frame: what the runner reads about itself.  */
 #define JOBPROTO_FACT_UID "uid"
 #define JOBPROTO_FACT_GID "gid"
-#define JOBPROTO_FACT_GROUPS "groups"     /* supplementary, comma-separated */
-#define JOBPROTO_FACT_NNP "no_new_privs"  /* /proc/self/status NoNewPrivs */
-#define JOBPROTO_FACT_CAPS "caps"         /* CapEff, CapPrm, CapBnd, CapAmb */
-#define JOBPROTO_FACT_SECCOMP "seccomp"   /* /proc/self/status Seccomp */
-#define JOBPROTO_FACT_ROOT_RO "root_ro"   /* / is mounted read-only */
+#define JOBPROTO_FACT_GROUPS "groups"    /* supplementary, comma-separated */
+#define JOBPROTO_FACT_NNP "no_new_privs" /* /proc/self/status NoNewPrivs */
+#define JOBPROTO_FACT_CAPS "caps"        /* CapEff, CapPrm, CapBnd, CapAmb */
+#define JOBPROTO_FACT_SECCOMP "seccomp"  /* /proc/self/status Seccomp */
+#define JOBPROTO_FACT_ROOT_RO "root_ro"  /* / is mounted read-only */
 #define JOBPROTO_FACT_WORKSPACE "workspace_mount" /* fstype,options */
 #define JOBPROTO_FACT_TMP "tmp_mount"             /* fstype,options */
-#define JOBPROTO_FACT_NET "net"           /* interfaces other than lo */
-#define JOBPROTO_FACT_RLIMITS "rlimits"   /* cpu,as,fsize,nproc,nofile */
+#define JOBPROTO_FACT_NET "net"                   /* interfaces other than lo */
+#define JOBPROTO_FACT_RLIMITS "rlimits"       /* cpu,as,fsize,nproc,nofile */
 #define JOBPROTO_FACT_MEMORY_MAX "memory_max" /* the cgroup's, or "none" */
 #define JOBPROTO_FACT_SWAP_MAX "memsw_max"    /* memory+swap, or "none" */
 #define JOBPROTO_FACT_PIDS_MAX "pids_max"     /* the cgroup's, or "none" */

@@ -38,7 +38,7 @@ struct runner_job
   size_t n_env;
   char *line;
   uint64_t cpu, as, fsize, nproc, nofile, deadline_ms, grace_ms, changes_max;
-  bool stdio; /* "stdio=1": standard streams of its own (jobproto.h) */
+  bool stdio;    /* "stdio=1": standard streams of its own (jobproto.h) */
   uint64_t bind; /* allowLocalBinding: bind(2) and listen(2) allowed */
 };
 
