@@ -97,19 +97,19 @@ struct mserver
   uint64_t publish_until; /* when the wait for the lock gives up */
   struct pubjob *job;
   unsigned restarts;
-  char **initial; /* tool names of the first listing of the run */
-  size_t n_initial;
   bool listed;        /* the first listing of the run is recorded */
-  char *pub_failure;  /* why its writes could not be published, or NULL */
-  char *blocked_why;  /* why its cleanup is unconfirmed, or NULL */
-  char *start_why;    /* why this start failed before it was ready, or NULL */
   bool peer_recorded; /* this start's broken connection is in the journal */
+  bool allow_private; /* its policy's domains may resolve to private hosts */
+  char **initial;     /* tool names of the first listing of the run */
+  size_t n_initial;
+  char *pub_failure; /* why its writes could not be published, or NULL */
+  char *blocked_why; /* why its cleanup is unconfirmed, or NULL */
+  char *start_why;   /* why this start failed before it was ready, or NULL */
   /* A policy with domains (sandbox.network.domains): the names, its
    * client of the host's proxy (its own credential, for this start) and
    * the net channel watched for its connections (-1 when not).  */
   char **domains;
   size_t n_domains;
-  bool allow_private;
   struct proxy_client *proxy_client;
   int net_fd;
   uint64_t refusal_facts;

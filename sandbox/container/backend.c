@@ -93,8 +93,8 @@ struct container_session
   /* What prepare settled.  */
   struct container_request req;
   double command_seconds;
-  bool seccomp;       /* the engine filters system calls: require it inside */
   uint64_t as_bytes;  /* RLIMIT_AS inside, when the policy states one */
+  bool seccomp;       /* the engine filters system calls: require it inside */
   bool allow_binding; /* allowLocalBinding: the runner's filter lets bind */
   char *statedir;
   /* The configured readOnly and protected roots, for publication.  */
@@ -122,9 +122,9 @@ struct container_session
    * workspace root it was made for, resolved, and the image ID it runs:
    * a kept container is used only while both are still so.  */
   bool ahead;
+  bool joined; /* dispose joined the thread of a session never started */
   char *ahead_root;
   int go_pipe[2];
-  bool joined; /* dispose joined the thread of a session never started */
   char *image_id;
   /* The thread and its two pipes: events to the supervisor (ev_pipe[0]
    * is the status descriptor), stops from it (stop_pipe[1]).  */
@@ -142,16 +142,16 @@ struct container_session
    * back from the engine and the runner's facts from inside.  Written by
    * the thread before it queues EXITED; owned.  */
   char *verified;
-  bool done; /* DONE was queued: the container is gone */
   /* A kept container that cannot run a command: its making failed or it
    * ended while it waited.  The words, owned (NULL: none).  */
   char *ahead_broken;
+  struct job_changes *changes; /* what came after 'X', checked, staged */
+  bool done;                   /* DONE was queued: the container is gone */
   bool abandoned;
   bool thread_ended;
   /* What the thread read of the answer.  */
   char id[80];
-  bool ordinary_exit;          /* 'X' said an exit, with no deadline or stop */
-  struct job_changes *changes; /* what came after 'X', checked, staged */
+  bool ordinary_exit; /* 'X' said an exit, with no deadline or stop */
   bool published;
 };
 

@@ -93,8 +93,13 @@ static const struct runner_refusal runner_refusals[] = {
 #endif
 };
 
-/* Append one instruction.  */
-#define RUNNER_PUT(ins) (prog[n++] = (struct sock_filter) ins)
+/* Append one instruction.  ins is a brace initializer (BPF_STMT,
+ * BPF_JUMP), which parentheses would turn into something else.  prog has
+ * room for twice as many instructions as the refusals and the fixed
+ * checks take.  */
+#define RUNNER_PUT(ins)                                                        \
+  (prog[n++]                                                                   \
+   = (struct sock_filter) ins) /* NOLINT(bugprone-macro-parentheses) */
 
 /* Refuse nr with err: two instructions, with the call's number in the
  * accumulator.  */
