@@ -1479,14 +1479,8 @@ command_net_begin (struct command *cmd, const struct sandbox_policy *policy,
     cmd->ports[cmd->n_ports++] = policy->ports[i];
   if (policy->n_domains == 0)
     return 0;
-  if (sup->proxy == NULL)
-    {
-      sup->proxy = proxy_new (sup->loop, sup->host_env, err);
-      if (sup->proxy == NULL)
-        return -1;
-      if (sup->asker != NULL)
-        proxy_set_asker (sup->proxy, sup->asker, sup->asker_data);
-    }
+  if (supervisor_proxy (sup, err) == NULL)
+    return -1;
   struct proxy_grant g = { .sandbox_id = cmd->sandbox_id,
                            .domains = (char *const *) policy->domains,
                            .n_domains = policy->n_domains,
