@@ -29,20 +29,7 @@ containers() {
   engine_api "$1" GET "/v1.41/containers/json?all=1" | grep -o '"Id":"' | wc -l
 }
 
-start_mcp() {
-  coproc MCP { exec "$CRUCIBLE" mcp 2>"$TEST_TMP/mcp.err"; }
-  mcp_pid=$MCP_PID
-  mcp_in=${MCP[1]}
-  mcp_out=${MCP[0]}
-  send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}'
-  recv >/dev/null
-  send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
-}
-send() { printf '%s\n' "$1" >&"$mcp_in"; }
-recv() {
-  local line
-  if IFS= read -r -t "${1:-60}" line <&"$mcp_out"; then printf '%s' "$line"; else printf TIMEOUT; fi
-}
+. "$CRUCIBLE_SRCDIR/tests/integration/mcpcoproc.sh"
 call() { # call ID TOOL
   send "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":{}}}"
 }
