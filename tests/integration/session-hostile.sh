@@ -3,11 +3,11 @@
 # nesting, an agent that stops reading, 100,000 bash_output calls in one
 # turn, a closed standard input, and an agent outliving a SIGKILLed crucible.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
-plan 10
+plan 11
 new_workspace
 
 peer_checks <<'EOF'
-import os, subprocess, sys, time
+import os, select, subprocess, sys, time
 from peer import *
 
 TMP = os.environ["TEST_TMP"]
@@ -33,26 +33,38 @@ def session(agent_cmd, prompts=b"go\n", timeout=30, **kw):
     start = time.monotonic()
     p.stdin.write(prompts)
     p.stdin.close()
+    # Read as it comes (a sleep between reads would throttle crucible on
+    # a full pipe) and join once (joining as it comes is quadratic).
     peak = 0
-    out = b""
-    os.set_blocking(p.stdout.fileno(), False)
+    chunks = []
+    fd = p.stdout.fileno()
+    os.set_blocking(fd, False)
     while p.poll() is None and time.monotonic() - start < timeout:
         peak = max(peak, vm_rss_kib(p.pid))
-        try:
-            out += p.stdout.read() or b""
-        except (BlockingIOError, TypeError):
-            pass
-        time.sleep(0.05)
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if chunk:
+                chunks.append(chunk)
+            else:
+                time.sleep(0.05)
     rc = p.poll()
     if rc is None:
         p.kill()
         p.wait()
     # Only what is there: an agent left behind may hold the pipe open.
     time.sleep(0.1)
-    try:
-        out += p.stdout.read() or b""
-    except (BlockingIOError, TypeError):
-        pass
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    out = b"".join(chunks)
     return rc, out.decode("utf-8", "replace"), time.monotonic() - start, peak
 
 # --- A: an agent message nested 500,000 deep is refused, not a crash -----
@@ -89,19 +101,30 @@ def section_1():
           "the journal says the agent was ended for unread output", facts)
 
 # --- 100,000 bash_output calls in one turn are linear ----------------------
-def section_2():
-    cmd = agent("poll", "inp.readline()\n"
-                "for i in range(100000):\n"
-                "    out.write(json.dumps({'type': 'bash_output', 'id': 'c%d' % i,"
+# Linear, not fast: the same agent making a tenth of the calls is the
+# baseline of the same run, so the check holds on a loaded or sanitized
+# build; a cost per call that grows with the calls made (quadratic) puts
+# the ratio near 100.
+def polls(n):
+    cmd = agent("poll%d" % n, "inp.readline()\n"
+                "for i in range(%d):\n"
+                "    out.write(json.dumps({'type': 'bash_output', 'id': 'c%%d' %% i,"
                 " 'number': 1}).encode() + b'\\n')\n"
-                "    if i % 100 == 99:\n"
+                "    if i %% 100 == 99:\n"
                 "        out.flush()\n"
-                "        while inp.readline().find(b'c%d\"' % i) < 0: pass\n"
+                "        while inp.readline().find(b'c%%d\"' %% i) < 0: pass\n"
                 "send({'type': 'end_turn'})\n"
-                "inp.readline()\n")
-    rc, out, took, _ = session(cmd, timeout=60, )
-    check(rc == 0 and took < 20, "100,000 bash_output calls in one turn take "
-          "under 20 seconds", "status %r, %.1f s" % (rc, took))
+                "inp.readline()\n" % n)
+    return session(cmd, timeout=120)
+
+def section_2():
+    rc_small, _, small, _ = polls(10000)
+    rc, out, took, _ = polls(100000)
+    print("# 10,000 calls: %.1f s; 100,000: %.1f s" % (small, took))
+    check(rc_small == 0 and rc == 0, "100,000 bash_output calls in one turn "
+          "are answered", "status %r and %r" % (rc_small, rc), out[-2000:])
+    check(took < 40 * small, "and take under 40 times what 10,000 take",
+          "%.1f s against %.1f s" % (took, small))
 
 # --- crucible session <&- leaves ---------------------------------------------
 def section_3():
