@@ -1107,6 +1107,18 @@ session_close (struct session *s)
   session_kick_soon (s);
 }
 
+void
+session_end_now (struct session *s)
+{
+  /* A prompt queued behind the running turn would start a turn after
+   * the cancel, one nobody is there to end.  */
+  for (size_t i = 0; i < s->n_queue; i++)
+    free (s->queue[i]);
+  s->n_queue = 0;
+  session_cancel (s);
+  session_close (s);
+}
+
 bool
 session_done (const struct session *s)
 {

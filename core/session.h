@@ -124,6 +124,11 @@ bool session_detach (struct session *s);
  * every command and let the agent go.  */
 void session_close (struct session *s);
 
+/* Leave now (quit, SIGTERM, SIGHUP): the queued prompts are dropped, the
+ * running turn is cancelled, and then everything stops as after
+ * session_close.  */
+void session_end_now (struct session *s);
+
 /* Whether the session has closed, every command is cleaned and the agent
  * is gone.  */
 bool session_done (const struct session *s);

@@ -276,8 +276,7 @@ line_on_signal (struct loop *loop, int signo, void *data)
     return;
   if (fe->host_signal == 0)
     fe->host_signal = signo;
-  session_cancel (fe->session);
-  session_close (fe->session);
+  session_end_now (fe->session);
 }
 
 /* The wait for everything to be gone ran out.  */

@@ -967,8 +967,7 @@ ui_quit (struct ui *ui)
     }
   ui_net_settle (ui, NETASK_REFUSE);
   ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL);
-  session_cancel (ui->session);
-  session_close (ui->session);
+  session_end_now (ui->session);
 }
 
 /* --- keys at the prompt ------------------------------------------------ */

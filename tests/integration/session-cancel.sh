@@ -5,7 +5,7 @@
 # is stopped.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/session-lib.sh"
-plan 11
+plan 12
 new_workspace
 FG="sleep 30.1$$"
 BGC="sleep 30.2$$"
@@ -53,13 +53,27 @@ agent_script <<EOF2
 expect "type":"hello"
 $HELLO
 expect "type":"prompt"
-send {"type":"bash","id":"fg","command":"echo up; sleep 1; echo late; exit 5"}
+send {"type":"bash","id":"fg","command":"echo up; >u; until [ -e g ]; do sleep .1; done; echo late; rm u; exit 5"}
 expect {"type":"tool_result","id":"fg","text":"up\n\n[left running as #1; the developer pressed ctrl+b to leave it running rather than keep waiting; carry on with what does not depend on it; ask bash_output what it has printed so far, and its output is handed over when it ends; do not poll or wait for it]","is_error":false}
 send {"type":"end_turn"}
-expect {"type":"endings","text":"[#1 Bash(echo up; sleep 1; echo late; exit 5) ended on its own · exit status 5 · 2 lines; what it printed:]\nup\nlate\n[exit status 5]","starts_turn":true}
+expect {"type":"endings","text":"[#1 Bash(echo up; >u; until [ -e g ]; do sleep .1; done; echo late; rm u; exit 5) ended on its own · exit status 5 · 2 lines; what it printed:]\nup\nlate\n[exit status 5]","starts_turn":true}
 send {"type":"end_turn"}
 EOF2
-input() { echo go; sleep 0.5; echo /detach; sleep 2; }
+# until_file [!] PATH: wait (30 s at most) until PATH is there, or is not.
+until_file() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if [ "$1" = ! ]; then [ -e "$2" ] || return 0; else [ -e "$2" ] && return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+# The command waits for g, which the person's side makes once the detach
+# is sent, so neither waits on a clock that load could outrun.
+input() {
+  echo go; until_file -e u; sleep 0.3; echo /detach; sleep 0.5; : >g
+  until_file ! u; rm -f g; sleep 1
+}
 session input --yes
 agent_clean "detach: answered as left running by the developer, its ending told later"
 out=$(printf '/detach\n' | timeout 30 "$CRUCIBLE" session)
@@ -84,3 +98,29 @@ gone_all $pids
 ok $? "the agent is gone"
 no_process "$FG"
 ok $? "no foreground command is left"
+
+# SIGTERM ends the session now: a prompt queued behind a turn whose agent
+# ignores the cancel is dropped, not started once the agent is stopped.
+agent_script <<EOF2
+expect "type":"hello"
+$HELLO
+expect {"type":"prompt","text":"go"}
+send {"type":"text","text":"thinking"}
+expect {"type":"cancel"}
+sleep 30
+EOF2
+input() {
+  echo go; sleep 0.5; echo queued
+  until_file -e "$LOG"; sleep 0.5
+  # crucible is the child of session()'s timeout, which would take a
+  # SIGTERM as its own and kill crucible 5 s later.
+  local me="session --agent $AGENT $SCRIPT" i
+  pkill -TERM -P "$(pgrep -o -f -- "timeout .*$me")" -f -- "$me"
+  for ((i = 0; i < 200; i++)); do pgrep -f -- "$me" >/dev/null || break; sleep 0.1; done
+}
+session input
+[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && ! grep -q queued "$LOG" \
+  && [ "$(agent_pids | wc -l)" -eq 1 ]
+r=$?
+ok $r "SIGTERM drops the queued prompt and ends the session"
+[ $r -eq 0 ] || diag "status $rc; $(agent_log)"

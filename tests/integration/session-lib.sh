@@ -15,7 +15,7 @@ session() {
   local input=$1
   shift
   rm -f "$LOG" "$LOG.lives"
-  out=$("$input" | SCRIPTED_AGENT_LOG="$LOG" timeout 60 "$CRUCIBLE" session \
+  out=$("$input" | SCRIPTED_AGENT_LOG="$LOG" timeout -k 5 60 "$CRUCIBLE" session \
     --agent "$AGENT $SCRIPT" "$@" 2>"$TEST_TMP/stderr") && rc=0 || rc=$?
   err=$(cat "$TEST_TMP/stderr")
 }
