@@ -115,7 +115,15 @@ err
   crun run --timeout 2 'echo y >stopped.txt; sleep 30'
   is "$rc|$([ -e stopped.txt ] && echo there || echo absent)" "124|absent" \
     "$engine: a command stopped at its deadline publishes nothing"
-  (sleep 1; echo host >host.txt) &
+  # The host's write comes once the run's start fact is in the journal,
+  # after the baseline (taken before the container is made) and while
+  # the command sleeps: a sleep here was outrun by a loaded engine.
+  starts=$(cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null | grep -c '"fact":"start"')
+  (for _ in $(seq 300); do
+    [ "$(cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null | grep -c '"fact":"start"')" -gt "$starts" ] && break
+    sleep 0.1
+  done
+  echo host >host.txt) &
   racer=$!
   crun run 'sleep 3; echo z >raced.txt'
   wait "$racer"

@@ -146,8 +146,13 @@ for who in $ids; do
   fi
 
   # The call that leaves things behind; scanned while it runs.
-  ah_call 1 "{\"command\":\"$(sed 's/"/\\"/g' <<<"$LEAVE"); sleep 2\",\"env\":{\"GIVEN\":\"one\"}}"
-  sleep 1.2
+  ah_call 1 "{\"command\":\"$(sed 's/"/\\"/g' <<<"$LEAVE"); sleep 3.7\",\"env\":{\"GIVEN\":\"one\"}}"
+  # Scanned once the call's last sleep runs (a fixed wait was outrun by
+  # load: the call had not started, or had ended).
+  for _ in $(seq 200); do
+    pgrep -f 'sleep 3[.]7$' >/dev/null && break
+    sleep 0.1
+  done
   during=
   [ -z "$SANITIZED" ] && during=$(ah_scan "$mcp_pid" "$VAL")
   reply=$(ah_recv)
