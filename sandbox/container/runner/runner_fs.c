@@ -267,8 +267,8 @@ runner_walk (int fd, const char *rel, int depth, runner_visit_fn fn, void *data,
    * with one descriptor per level.  */
   if (depth > RUNNER_DEPTH_MAX)
     return cr_error_set (err, 0,
-                         "the workspace's %.200s is deeper than %d levels",
-                         rel, RUNNER_DEPTH_MAX);
+                         "the workspace's %.200s is deeper than %d levels", rel,
+                         RUNNER_DEPTH_MAX);
   char **names = runner_names (fd, &n);
   for (size_t i = 0; i < n; i++)
     {
