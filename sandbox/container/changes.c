@@ -79,15 +79,17 @@ job_changes_complete (const struct job_changes *ch)
   return ch->complete && ch->refusal == NULL;
 }
 
-/* A name as the note shows it: printable ASCII, at most 100 bytes.  */
+/* Text of the workload's as the note shows it: printable ASCII, at most
+ * max bytes (a control byte could draw on the person's terminal, or a
+ * newline forge a line of crucible's own).  */
 static char *
-changes_shown (const char *name)
+changes_shown_max (const char *name, size_t max)
 {
   struct buf b = BUF_INIT;
   size_t i = 0;
   for (const unsigned char *p = (const unsigned char *) name; *p; p++, i++)
     {
-      if (i == 100)
+      if (i == max)
         {
           buf_puts (&b, "...");
           break;
@@ -98,6 +100,13 @@ changes_shown (const char *name)
         buf_putc (&b, (char) *p);
     }
   return buf_steal (&b, NULL);
+}
+
+/* A name as the note shows it: at most 100 bytes.  */
+static char *
+changes_shown (const char *name)
+{
+  return changes_shown_max (name, 100);
 }
 
 /* Refuse the whole set for what name is: the first reason stays.  -1.  */
@@ -123,7 +132,10 @@ void
 job_changes_refuse (struct job_changes *ch, const char *why)
 {
   struct cr_error *ignored = NULL;
-  changes_refuse_path (ch, NULL, why, &ignored);
+  /* why may carry the runner's 'F' words, which name the workload's
+   * paths (a tree too deep, a file over the bound).  */
+  cleanup_free char *shown = changes_shown_max (why, 600);
+  changes_refuse_path (ch, NULL, shown, &ignored);
   cr_error_free (ignored);
 }
 

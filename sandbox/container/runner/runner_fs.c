@@ -263,8 +263,12 @@ runner_walk (int fd, const char *rel, int depth, runner_visit_fn fn, void *data,
 {
   size_t n;
   int rc = 0;
+  /* A tree deeper than the bound is refused, named, rather than walked
+   * with one descriptor per level.  */
   if (depth > RUNNER_DEPTH_MAX)
-    return cr_error_set (err, ELOOP, "walking the workspace's %.200s", rel);
+    return cr_error_set (err, 0,
+                         "the workspace's %.200s is deeper than %d levels", rel,
+                         RUNNER_DEPTH_MAX);
   char **names = runner_names (fd, &n);
   for (size_t i = 0; i < n; i++)
     {
@@ -374,6 +378,8 @@ struct runner_send
   int out;
   struct buf tar; /* archive bytes not yet sent as 'D' */
   bool over;      /* changes_max was passed */
+  char *over_at;  /* the file that passed it (its size, never its
+                   * content: a sparse file is never read); owned */
 };
 
 /* Send what the archive holds as 'D' frames: all of it, or only whole
@@ -424,6 +430,7 @@ runner_send_file (struct runner_send *s, int dirfd, const char *name,
   if (size > s->max - s->bytes)
     {
       s->over = true;
+      s->over_at = xstrdup (path);
       return 1;
     }
   s->bytes += size;
@@ -554,15 +561,16 @@ runner_changes_send (int wsfd, struct runner_baseline *b, uint64_t changes_max,
     if (runner_gone_at_top (b, i))
       rc = runner_send_deleted (&s, b->v[i].path, err);
   buf_free (&s.tar);
+  cleanup_free char *over_at = s.over_at;
   if (rc < 0)
     return -1;
   if (s.over)
     {
-      char why[128];
-      int n = snprintf (why, sizeof why,
-                        "the changes are over the %llu-byte bound",
-                        (unsigned long long) changes_max);
-      return jobproto_write (out_fd, ANS_FAILED, why, (size_t) n, err);
+      /* The path is the workload's: crucible shows it escaped.  */
+      cleanup_free char *why
+          = xasprintf ("the changes are over the %llu-byte bound at %.200s",
+                       (unsigned long long) changes_max, over_at);
+      return jobproto_write (out_fd, ANS_FAILED, why, strlen (why), err);
     }
   char end[64];
   int n
