@@ -148,8 +148,10 @@ await_waiting 2
 with nodeletekept
 sleep 0.05
 echo "$CONFIG" >"$HOME/.crucible/config.json"
+t0=$(date +%s%N)
 call 2 'echo again'
 reply=$(recv)
+diag "the call that found the kept container stale was answered in $((($(date +%s%N) - t0) / 1000000)) ms; its removal takes two 5 s rounds"
 # How many times the engine was asked to remove the stale one when the
 # call was answered: the disposal waits for none of the three rounds of
 # its removal (two of the 5 s budget, so 10 s), which used to hold the
