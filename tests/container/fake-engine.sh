@@ -12,7 +12,7 @@
 
 . "$(dirname "$0")/../integration/lib.sh"
 
-plan 18
+plan 21
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 new_workspace
@@ -90,6 +90,26 @@ like "$(result)" "the image crucible-sandbox:latest is not on the engine $ENGINE
 crun sandbox inspect
 like "$out" "image +crucible-sandbox:latest, not on the engine \\(crucible sandbox image build makes it\\)" \
   "inspect says the image is not on the engine"
+
+# --- image build ------------------------------------------------------------
+crun sandbox image build --from nosuch:1
+like "$rc|$err" "^1\\|Building the image on the engine $ENGINE_RE…
+crucible: building the image crucible-sandbox:latest: the image to build from \\(--from nosuch:1\\) must be on the engine already; crucible pulls nothing: engine $ENGINE_RE: GET /v1\\.41/images/nosuch:1/json: 404: No such image: nosuch:1$" \
+  "image build says which engine it builds on; --from an image the engine lacks is refused, pulling nothing"
+echo '{"sandbox": {"enabled": true, "backend": "container", "container": {"image": "crucible-sandbox@sha256:'"$(printf 'cd%.0s' $(seq 32))"'"}}}' >"$HOME/.crucible/config.json"
+crun sandbox image build
+like "$rc|$err" "^1\\|.*the image crucible-sandbox@sha256:(cd){32} is named by digest, which names what exists and cannot be built; name it by tag$" \
+  "image build refuses an image named by digest"
+echo "$CONFIG" >"$HOME/.crucible/config.json"
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+  # /bin is /usr/bin on Debian: a tmpfs over it leaves no /bin/busybox.
+  out=$(unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /bin && exec "$@"' \
+    sh "$CRUCIBLE" sandbox image build 2>&1) && rc=0 || rc=$?
+  like "$rc|$out" "^1\\|.*crucible: building the image crucible-sandbox:latest: no /bin/busybox: the image is made from the host's busybox-static \\(apt-get install busybox-static\\)$" \
+    "image build without /bin/busybox names the package"
+else
+  skip "image build without busybox" "needs root and unshare" unprivileged
+fi
 
 # --- the engine's answers ---------------------------------------------------
 with notjson

@@ -23,7 +23,8 @@ matters, so one engine serves a whole test:
   readback   the container's description says NetworkMode "bridge"
   label      the image's runner label differs from this build's
   nolabel    the image has no runner label
-  noimage    the image is not on the engine (404)
+  noimage    the image is not on the engine (404); an image of another
+             name never is
   notjson    /info answers something that is not JSON
   bigping    /_ping answers more than crucible reads of it
   gonetake   a kept container (started, waiting for its job) ends when
@@ -243,8 +244,10 @@ def container_of(path):
         return CONTAINERS.get(parts[2]) if len(parts) > 2 else None
 
 
-def image_json():
+def image_json(name):
     f = fault()
+    if name not in ("crucible-sandbox:latest", IMAGE_ID):
+        return 404, {"message": "No such image: " + name}
     if f == "noimage":
         return 404, {"message": "No such image: crucible-sandbox:latest"}
     labels = {"org.crucible.runner.sha256": RUNNER_SHA}
@@ -290,7 +293,7 @@ def serve(sock):
                         out(ct, 2, b"fake-runner: ended while it waited")
                         end(ct)
                     time.sleep(1)
-                answer(c, *image_json())
+                answer(c, *image_json(path[len("/images/"):-len("/json")]))
             elif path == "/containers/create":
                 SEQ[0] += 1
                 cid = ("%02x" % SEQ[0]) * 32
