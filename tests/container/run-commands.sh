@@ -205,16 +205,19 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   [ -n "$desc" ] && [[ "$desc" != *tok-3141592653* ]] && [[ "$desc" == *'"org.crucible.made-by":"crucible"'* ]]
   ok $? "$engine: the command's credential is not in the container's stored description, which carries crucible's labels"
   # The hardening table's rows no other check reads: the engine keeps no
-  # log, the IPC namespace is private, no bind and no mount but tmpfs (as
+  # log, the IPC namespace is the container's own, no bind and no mount but tmpfs (as
   # the engine stored them), and the CPU rlimit inside.
   held=$(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1]); hc = d["HostConfig"]
-print(hc["LogConfig"]["Type"], hc["IpcMode"], len(hc.get("Binds") or []),
+# Podman stores "shareable" for an IPC namespace of the container alone,
+# as dockerd does by default: either is neither the host one nor another.
+ipc = "own" if hc["IpcMode"] in ("private", "shareable") else hc["IpcMode"]
+print(hc["LogConfig"]["Type"], ipc, len(hc.get("Binds") or []),
       sorted(set(m["Type"] for m in d.get("Mounts") or [])) in ([], ["tmpfs"]))' "$desc" 2>&1)
   crun run 'ulimit -t'
-  is "$held|$out" "none private 0 True|3600" \
-    "$engine: the engine keeps no log of the output, the IPC namespace is private, no bind or mount but tmpfs; CPU seconds capped inside"
+  is "$held|$out" "none own 0 True|3600" \
+    "$engine: the engine keeps no log of the output, the IPC namespace is the container's own, no bind or mount but tmpfs; CPU seconds capped inside"
 
   # --- endings ----------------------------------------------------------------
   "$CRUCIBLE" run 'sleep 120' >/dev/null 2>&1 &
