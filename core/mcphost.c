@@ -29,6 +29,7 @@
 #include "lib/xalloc.h"
 #include "sandbox/netchan.h"
 #include "sandbox/policy.h"
+#include "sandbox/registry.h"
 
 /* How often a publication that found the lock held asks again.  */
 #define MCPHOST_PUBLISH_RETRY_MS 50
@@ -1108,17 +1109,35 @@ mserver_scope_done (struct mserver *s)
     }
 }
 
-/* Record how s's workload ended.  */
+/* Record how s's workload ended, with what the backend verified of its
+ * scope (verified: the EXITED event's "NAME TEXT" lines, a container's
+ * hardening read back; NULL when it says nothing), one field a line, as
+ * a command's finish fact carries them.  */
 static void
-mserver_fact_finish (struct mserver *s)
+mserver_fact_finish (struct mserver *s, const char *verified)
 {
   bool sig = WIFSIGNALED (s->wait_status);
-  struct journal_field f[] = {
+  struct journal_field f[6] = {
     JOURNAL_STR ("outcome", sig ? "signaled" : "exited"),
     JOURNAL_INT64 ("status", sig ? WTERMSIG (s->wait_status)
                                  : WEXITSTATUS (s->wait_status)),
   };
-  mserver_fact (s, JOURNAL_FINISH, f, sizeof f / sizeof *f);
+  size_t n = 2;
+  cleanup_free char *lines = verified != NULL ? xstrdup (verified) : NULL;
+  for (char *line = lines, *next; line != NULL && n < 6; line = next)
+    {
+      next = strchr (line, '\n');
+      if (next != NULL)
+        *next++ = '\0';
+      char *sp = strchr (line, ' ');
+      if (sp == NULL || sp == line
+          || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
+                 != (size_t) (sp - line))
+        continue;
+      *sp = '\0';
+      f[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);
+    }
+  mserver_fact (s, JOURNAL_FINISH, f, n);
 }
 
 /* The scope's status channel is readable.  */
@@ -1154,7 +1173,7 @@ mserver_on_status (struct loop *loop, int fd, short revents, void *data)
               mserver_fact1 (s, JOURNAL_FINISH, "outcome", "start_failed");
             }
           else
-            mserver_fact_finish (s);
+            mserver_fact_finish (s, ev.message);
           if (s->state == MS_STARTING)
             {
               if (ev.kind == SANDBOX_EVENT_FAILED)
@@ -1543,6 +1562,8 @@ mserver_launch (struct mserver *s, struct cr_error **err)
   struct journal_field f[] = {
     JOURNAL_STR ("backend", sandbox_backend_id (h->cfg.backend)),
     JOURNAL_INT64 ("restart", s->restarts),
+    JOURNAL_STR ("isolation", sandbox_registry_isolation (
+                                  sandbox_backend_id (h->cfg.backend))),
   };
   mserver_fact (s, JOURNAL_START, f, sizeof f / sizeof *f);
   struct mcpclient_config cc = {

@@ -73,6 +73,15 @@ struct container_backend
   char *runner_why; /* why the image's runner is not this build's, or NULL */
   unsigned live;    /* session threads still running */
   char *why;        /* why the engine cannot be used, from the last try */
+  /* Kept containers disposed of unused whose removal their threads are
+   * still confirming (container_dispose does not wait for it, which would
+   * hold the supervisor's loop for the engine's removal): counted, and
+   * waited for (left) when the backend is freed, as crucible leaves.  */
+  unsigned leaving;
+  pthread_cond_t left;
+  /* The ID of such a container the engine did not confirm gone: every
+   * later preparation is refused while the engine still has it.  */
+  char *kept_stuck;
 };
 
 /* One event for the supervisor, queued by the session's thread.  */
@@ -123,6 +132,7 @@ struct container_session
    * a kept container is used only while both are still so.  */
   bool ahead;
   bool joined; /* dispose joined the thread of a session never started */
+  bool leaving; /* disposed of unused: its thread removes it, unwaited */
   char *ahead_root;
   int go_pipe[2];
   char *image_id;
@@ -1781,9 +1791,19 @@ container_thread_main (void *data)
   pthread_mutex_lock (&s->lock);
   s->thread_ended = true;
   bool abandoned = s->abandoned;
+  bool leaving = s->leaving;
   pthread_mutex_unlock (&s->lock);
   pthread_mutex_lock (&b->lock);
   b->live--;
+  if (leaving)
+    {
+      /* Disposed of unused, and nobody waited: what was not confirmed
+       * gone is the next preparation's to say.  */
+      if (!gone && b->kept_stuck == NULL)
+        b->kept_stuck = xstrdup (s->id);
+      b->leaving--;
+      pthread_cond_broadcast (&b->left);
+    }
   pthread_mutex_unlock (&b->lock);
   if (abandoned)
     {
@@ -2087,6 +2107,8 @@ container_stop (struct sandbox_session *base, int signo, struct cr_error **err)
   return 0;
 }
 
+static void container_abandon (struct sandbox_session *base);
+
 /* Release the session once its container is confirmed gone.  */
 static int
 container_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
@@ -2097,25 +2119,24 @@ container_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
     memset (usage, 0, sizeof *usage);
   if (s->ahead && !s->started && !s->joined)
     {
-      /* Kept and never used: the thread closes the connection (the
-       * runner's dead-man switch), removes the container and confirms it
-       * gone before this returns.  */
-      ssize_t n = write (s->go_pipe[1], "q", 1);
-      (void) n;
-      pthread_join (s->thread, NULL);
-      s->joined = true;
-    }
-  if (s->ahead && !s->started)
-    {
+      /* Kept and never used: its command never started, so nothing of it
+       * runs once the thread closes the connection (the runner's dead-man
+       * switch).  The thread then removes the container and confirms it
+       * gone on its own, as it does after a command, and frees the
+       * session: the supervisor's loop does not wait for the engine's
+       * removal.  A removal it cannot confirm refuses the backend's later
+       * preparations (container_prepare); crucible leaving waits for it
+       * (container_free).  */
+      pthread_mutex_lock (&s->b->lock);
       pthread_mutex_lock (&s->lock);
-      bool done = s->done;
+      s->leaving = !s->thread_ended;
+      s->b->leaving += s->leaving ? 1 : 0;
       pthread_mutex_unlock (&s->lock);
-      if (!done)
-        return cr_error_set (err, 0,
-                             "the container kept for a command has not been "
-                             "confirmed gone from the engine");
+      pthread_mutex_unlock (&s->b->lock);
+      container_abandon (base);
+      return 0;
     }
-  else if (s->started)
+  if (s->started)
     {
       pthread_mutex_lock (&s->lock);
       bool done = s->done;
@@ -2195,7 +2216,16 @@ static void
 container_free (struct sandbox_backend *base)
 {
   struct container_backend *b = (struct container_backend *) base;
+  struct timespec until;
+  clock_gettime (CLOCK_REALTIME, &until);
+  until.tv_sec += 3 * CONTAINER_REMOVE_BUDGET_MS / 1000;
   pthread_mutex_lock (&b->lock);
+  /* Kept containers disposed of unused are removed before crucible
+   * leaves, as a command's are; their threads' own bounds end the wait,
+   * and this one stands behind them.  */
+  while (b->leaving > 0
+         && pthread_cond_timedwait (&b->left, &b->lock, &until) == 0)
+    ;
   unsigned live = b->live;
   pthread_mutex_unlock (&b->lock);
   /* An abandoned session's thread still uses the client (crucible is
@@ -2213,6 +2243,8 @@ container_free (struct sandbox_backend *base)
   free (b->why);
   free (b->runner_why);
   free (b->state_parent);
+  free (b->kept_stuck);
+  pthread_cond_destroy (&b->left);
   pthread_mutex_destroy (&b->lock);
   free (b);
 }
@@ -2263,6 +2295,36 @@ container_roots_copy (struct container_session *s,
                                 .git_templates = PUBGUARD_GIT_TEMPLATES };
 }
 
+/* Whether the kept container whose removal was not confirmed is gone now
+ * (its description answers 404; it is removed again first); b->lock
+ * held.  Forgotten once it is.  */
+static bool
+container_stuck_gone (struct container_backend *b)
+{
+  cleanup_free char *del
+      = xasprintf ("/containers/%s?force=1&v=1", b->kept_stuck);
+  cleanup_free char *path = xasprintf ("/containers/%s/json", b->kept_stuck);
+  struct engine_request rm
+      = { .method = "DELETE", .path = del, .timeout_ms = 5000 };
+  struct engine_request get
+      = { .method = "GET", .path = path, .timeout_ms = 5000 };
+  struct engine_answer a;
+  struct cr_error *err = NULL;
+  engine_call (b->client, &rm, &a, &err);
+  cr_error_clear (&err);
+  engine_answer_clear (&a);
+  engine_call (b->client, &get, &a, &err);
+  bool gone = a.status == 404;
+  cr_error_free (err);
+  engine_answer_clear (&a);
+  if (gone)
+    {
+      free (b->kept_stuck);
+      b->kept_stuck = NULL;
+    }
+  return gone;
+}
+
 /* Prepare a session: refuse what the engine cannot hold, by name; reach
  * the engine and its image; remove containers of makers provably gone.  */
 static int
@@ -2287,6 +2349,10 @@ container_prepare (struct sandbox_backend *base,
       container_sweep (b);
       b->swept = true;
     }
+  if (ret == 0 && b->kept_stuck != NULL && !container_stuck_gone (b))
+    ret = cr_error_set (err, 0,
+                        "the container kept for a command has not been "
+                        "confirmed gone from the engine");
   pthread_mutex_unlock (&b->lock);
   if (ret < 0)
     return cr_error_prefix (err, "the container backend");
@@ -2365,5 +2431,6 @@ container_backend_new (const struct container_config *cfg)
   for (size_t i = 0; i < cfg->n_unreadable; i++)
     b->unreadable[b->n_unreadable++] = xstrdup (cfg->unreadable[i]);
   pthread_mutex_init (&b->lock, NULL);
+  pthread_cond_init (&b->left, NULL);
   return &b->base;
 }

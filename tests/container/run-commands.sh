@@ -3,7 +3,8 @@
 # (tests/container/lib.sh starts dockerd and Podman's service once):
 # `crucible sandbox image build` makes the image; each command runs in a
 # container of its own and its result notes are every backend's (exit
-# status, ran too long with what it printed); an ordinary exit publishes
+# status, killed, ran too long with what it printed, the head and tail
+# of a long output, the output ceiling); an ordinary exit publishes
 # (new, changed, deleted; a nonzero exit too), a stop discards, a root
 # changed while it ran publishes nothing, and a changes stream with a link
 # out is refused; the hardening is checked item by item from inside; the
@@ -16,7 +17,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PER_ENGINE=31
+PER_ENGINE=35
 plan $((2 * PER_ENGINE))
 
 new_workspace
@@ -103,6 +104,18 @@ err
   echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
   crun run 'seq 1 200000 | tail -n 1'
   is "$rc|$out" "0|200000" "$engine: a pipeline's output arrives whole"
+  # The other endings' notes, as every backend gives them: a signal
+  # crucible did not send, the capture's head and tail, the ceiling.
+  crun run 'echo k; kill -KILL $$'
+  like "$out" $'^k\n\\[the command was killed\\]$' "$engine: a command killed by a signal crucible did not send is noted as killed"
+  crun run 'head -c 41200 /dev/zero | tr "\0" a; exit 1'
+  like "$out" $'^a+\n\\[process output was 41200 bytes; 11456 bytes omitted from the middle during capture\\]\na+\n\\[exit status 1\\]$' \
+    "$engine: a long output keeps its head and tail, the capture note at the cut"
+  echo '{"sandbox": {"enabled": true, "backend": "container", "limits": {"outputBytes": 100000}}}' >"$HOME/.crucible/config.json"
+  crun run 'yes | head -c 1000000; sleep 30'
+  like "$out" $'\\[stopped: the command printed more than 100000 bytes, the output ceiling \\(sandbox.limits.outputBytes\\)\\]$' \
+    "$engine: a command past the output ceiling is stopped, the ceiling noted"
+  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
 
   # --- publication ----------------------------------------------------------
   echo one >a.txt
@@ -199,6 +212,20 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   wait "$pid"
   [ -n "$desc" ] && [[ "$desc" != *tok-3141592653* ]] && [[ "$desc" == *'"org.crucible.made-by":"crucible"'* ]]
   ok $? "$engine: the command's credential is not in the container's stored description, which carries crucible's labels"
+  # The hardening table's rows no other check reads: the engine keeps no
+  # log, the IPC namespace is the container's own, no bind and no mount but tmpfs (as
+  # the engine stored them), and the CPU rlimit inside.
+  held=$(python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); hc = d["HostConfig"]
+# Podman stores "shareable" for an IPC namespace of the container alone,
+# as dockerd does by default: either is neither the host one nor another.
+ipc = "own" if hc["IpcMode"] in ("private", "shareable") else hc["IpcMode"]
+print(hc["LogConfig"]["Type"], ipc, len(hc.get("Binds") or []),
+      sorted(set(m["Type"] for m in d.get("Mounts") or [])) in ([], ["tmpfs"]))' "$desc" 2>&1)
+  crun run 'ulimit -t'
+  is "$held|$out" "none own 0 True|3600" \
+    "$engine: the engine keeps no log of the output, the IPC namespace is the container's own, no bind or mount but tmpfs; CPU seconds capped inside"
 
   # --- endings ----------------------------------------------------------------
   "$CRUCIBLE" run 'sleep 120' >/dev/null 2>&1 &

@@ -12,7 +12,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PER_ENGINE=5
+PER_ENGINE=6
 plan $((2 * PER_ENGINE))
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -72,5 +72,11 @@ for engine in docker podman; do
   like "$(cat "$TEST_TMP/mcp.err")|$(grep -c '"fact":"start","sandbox":"[0-9a-f]*","identity":"mcp:t","backend":"container"' <<<"$facts")|$(grep -c '"fact":"publication",.*"outcome":"published","paths":1,' <<<"$facts")" \
     'mcp:t: sh-server: wrote made-by-server.txt.*\|1\|1$' \
     "$engine: its stderr reached crucible's apart from its answers; its start and publication facts say the container backend and one path published"
+  # Its lifecycle facts say how strongly it was contained, as a command's
+  # do: the start fact's isolation, the finish fact's readback from the
+  # engine and facts from inside.
+  like "$(grep -c '"fact":"start",.*"backend":"container","restart":0,"isolation":"container"' <<<"$facts")|$(grep '"fact":"finish"' <<<"$facts")" \
+    '^1\|.*"outcome":"exited","status":0,"container":"[0-9a-f]{12}","image":"sha256:[0-9a-f]{64}","read_back":"NetworkMode none, ReadonlyRootfs, .*","inside":"uid=65534 caps=0 no_new_privs=1 seccomp=[0-9] filter=crucible userns=refused dumpable=0 ' \
+    "$engine: its start fact says isolation container; its finish fact carries the container, the image ID, the hardening read back and the facts from inside"
   unset DOCKER_HOST
 done
