@@ -49,6 +49,9 @@ send {"type":"tool","id":"w","name":"mcp__q__sh","arguments":{"line":"while [ ! 
 expect {"type":"tool_result","id":"w","text":"went
 send {"type":"tool","id":"g","name":"mcp__b__garbage","arguments":{}}
 expect {"type":"tool_result","id":"g"
+send {"type":"tool","id":"w2","name":"mcp__q__sh","arguments":{"line":"while [ ! -e $GO.2 ]; do sleep 0.1; done; echo went"}}
+expect {"type":"tools","tools":[{"name":"mcp__q__echo"
+expect {"type":"tool_result","id":"w2","text":"went
 send {"type":"end_turn"}
 EOF2
 rm -f "$LOG" "$LOG.lives"
@@ -60,7 +63,7 @@ tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
 tui_keys one Enter
 tui_wait 'MCP server `b` did not start (' 20
 ok $? "a required server whose handshake fails is named, with its reason"
-like "$SCREEN" 'MCP server `b` did not start \([^)]+\); it is not optional, so the run stops' \
+like "$(tr -s ' \n' '  ' <<<"$SCREEN")" 'MCP server `b` did not start \(MCP server `b`: initialize: [^)]+\); it is not optional, so the run stops' \
   "the message says the server is not optional and the run (the turn) stops"
 tui_gone "✳ running" 20
 ok $? "the turn ends there, not waiting for the agent"
@@ -92,7 +95,8 @@ else
 fi
 touch "$GO"
 tui_wait 'MCP server `b`: its process scope has not been confirmed empty' 20
-ok $? "the stop whose cleanup is not confirmed is said"
+ok $? "the stop whose cleanup is not confirmed is said while the turn goes on"
+touch "$GO.2"
 tui_gone "✳ running" 30
 tui_wait 'MCP server `b`: disposing of it failed: its process scope has not been confirmed empty' 10
 ok $? "the turn's end is a disposal failure"
