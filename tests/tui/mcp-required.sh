@@ -87,6 +87,8 @@ done
 keeper=$(ps -o ppid= -p "${server:-0}" 2>/dev/null | tr -d ' ')
 crucible_pid=$(tui_crucible_pid)
 if [ -n "$keeper" ] && [ "$keeper" != "$crucible_pid" ] && [ "$keeper" != 1 ]; then
+  # Whatever happens, the keeper runs again before the test's files go.
+  trap 'kill -CONT "$keeper" 2>/dev/null; for s in $TUI_SOCKS; do tmux -L "$s" kill-server 2>/dev/null; done; rm -rf "$TEST_TMP"' EXIT
   kill -STOP "$keeper"
   ok 0 "control: with the server able to start, the agent is sent the prompt (its keeper $keeper is stopped)"
 else
