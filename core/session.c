@@ -1292,8 +1292,7 @@ session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
 const char *
 session_net_server (const struct session *s, const char *sandbox_id)
 {
-  return s->servers != NULL ? mcphost_net_owner (s->servers, sandbox_id)
-                            : NULL;
+  return s->servers != NULL ? mcphost_net_owner (s->servers, sandbox_id) : NULL;
 }
 
 /* Make the session's MCP servers' host, the session listening to it.  */

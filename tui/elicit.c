@@ -118,14 +118,14 @@ elicit_parse_enum (struct elicit_field *f, yajl_val prop, yajl_val values)
       if (!YAJL_IS_STRING (v))
         return false;
       f->values[i] = xstrdup (YAJL_GET_STRING (v));
-      yajl_val name = names != NULL && YAJL_IS_ARRAY (names)
-                              && i < names->u.array.len
-                          ? names->u.array.values[i]
-                          : NULL;
-      f->labels[i] = utf8_show_dup (
-          name != NULL && YAJL_IS_STRING (name) ? YAJL_GET_STRING (name)
-                                                : f->values[i],
-          0);
+      yajl_val name
+          = names != NULL && YAJL_IS_ARRAY (names) && i < names->u.array.len
+                ? names->u.array.values[i]
+                : NULL;
+      f->labels[i] = utf8_show_dup (name != NULL && YAJL_IS_STRING (name)
+                                        ? YAJL_GET_STRING (name)
+                                        : f->values[i],
+                                    0);
     }
   const char *dflt = json_member_str (prop, "default");
   for (size_t i = 0; dflt != NULL && i < n; i++)
@@ -298,7 +298,7 @@ elicit_is_date (const char *s)
   if (strlen (s) < 10 || !elicit_digits (s, 4) || s[4] != '-'
       || !elicit_digits (s + 5, 2) || s[7] != '-' || !elicit_digits (s + 8, 2))
     return false;
-  int month = atoi (s + 5), day = atoi (s + 8);
+  long month = strtol (s + 5, NULL, 10), day = strtol (s + 8, NULL, 10);
   return month >= 1 && month <= 12 && day >= 1 && day <= 31;
 }
 
@@ -370,9 +370,9 @@ elicit_parse_number (const struct elicit_field *f, double *out)
 static const char *
 elicit_refusal (const struct elicit_field *f, char *why, size_t n)
 {
-  bool empty = f->kind == ELICIT_ENUM ? f->pick < 0
+  bool empty = f->kind == ELICIT_ENUM      ? f->pick < 0
                : f->kind == ELICIT_BOOLEAN ? false
-                                            : f->text.len == 0;
+                                           : f->text.len == 0;
   if (empty)
     return f->required ? _ ("it is required") : NULL;
   if (f->kind == ELICIT_STRING)
@@ -431,7 +431,7 @@ static int
 elicit_first_refused (const struct elicit *e)
 {
   char why[160];
-  for (int i = 0; i < e->n_fields; i++)
+  for (int i = 0; e->fields != NULL && i < e->n_fields; i++)
     if (elicit_refusal (&e->fields[i], why, sizeof why) != NULL)
       return i;
   return -1;
@@ -444,7 +444,7 @@ elicit_content (const struct elicit *e)
 {
   struct jsonw *w = jsonw_new ();
   jsonw_object_open (w);
-  for (int i = 0; i < e->n_fields; i++)
+  for (int i = 0; e->fields != NULL && i < e->n_fields; i++)
     {
       const struct elicit_field *f = &e->fields[i];
       double v;
@@ -562,7 +562,7 @@ elicit_draw_field (const struct elicit *e, int i, struct screen_lines *out)
 static const char *
 elicit_keys_text (const struct elicit *e)
 {
-  if (e->n_fields == 0)
+  if (e->n_fields == 0 || e->fields == NULL)
     return _ ("enter chooses \xc2\xb7 esc cancels");
   if (e->sel >= e->n_fields)
     return _ ("\xe2\x86\x91\xe2\x86\x93 moves \xc2\xb7 enter chooses \xc2\xb7 "
@@ -570,11 +570,13 @@ elicit_keys_text (const struct elicit *e)
   switch (e->fields[e->sel].kind)
     {
     case ELICIT_BOOLEAN:
-      return _ ("space toggles \xc2\xb7 \xe2\x86\x91\xe2\x86\x93 moves \xc2\xb7 "
-                "esc cancels");
+      return _ (
+          "space toggles \xc2\xb7 \xe2\x86\x91\xe2\x86\x93 moves \xc2\xb7 "
+          "esc cancels");
     case ELICIT_ENUM:
-      return _ ("\xe2\x86\x90\xe2\x86\x92 picks \xc2\xb7 \xe2\x86\x91\xe2\x86\x93 "
-                "moves \xc2\xb7 esc cancels");
+      return _ (
+          "\xe2\x86\x90\xe2\x86\x92 picks \xc2\xb7 \xe2\x86\x91\xe2\x86\x93 "
+          "moves \xc2\xb7 esc cancels");
     default:
       return _ ("type to fill in \xc2\xb7 \xe2\x86\x91\xe2\x86\x93 moves "
                 "\xc2\xb7 esc cancels");
@@ -607,7 +609,7 @@ elicit_draw (void *state, int cols, struct screen_lines *out)
                       _ ("it asks for fields this panel cannot fill in; it "
                          "can only be declined"));
   screen_lines_add (out, THEME_TEXT, "%s", "");
-  for (int i = 0; i < e->n_fields; i++)
+  for (int i = 0; e->fields != NULL && i < e->n_fields; i++)
     elicit_draw_field (e, i, out);
   if (e->n_fields > 0)
     screen_lines_add (out, THEME_TEXT, "%s", "");
@@ -704,7 +706,8 @@ elicit_keysym (struct elicit *e, const TermKeyKey *key)
   int n;
   const enum mcpclient_elicit_action *c = elicit_choices (e, &n);
   int rows = e->n_fields + n;
-  struct elicit_field *f = e->sel < e->n_fields ? &e->fields[e->sel] : NULL;
+  struct elicit_field *f
+      = e->fields != NULL && e->sel < e->n_fields ? &e->fields[e->sel] : NULL;
   bool back = key->code.sym == TERMKEY_SYM_UP
               || (key->code.sym == TERMKEY_SYM_TAB
                   && (key->modifiers & TERMKEY_KEYMOD_SHIFT) != 0);
@@ -715,7 +718,8 @@ elicit_keysym (struct elicit *e, const TermKeyKey *key)
     }
   if (back)
     e->sel = e->sel > 0 ? e->sel - 1 : 0;
-  else if (key->code.sym == TERMKEY_SYM_DOWN || key->code.sym == TERMKEY_SYM_TAB)
+  else if (key->code.sym == TERMKEY_SYM_DOWN
+           || key->code.sym == TERMKEY_SYM_TAB)
     e->sel = e->sel < rows - 1 ? e->sel + 1 : e->sel;
   else if (key->code.sym == TERMKEY_SYM_ENTER && f != NULL)
     e->sel++; /* on to the next row */
@@ -760,7 +764,7 @@ elicit_key (void *state, TermKey *tk, const TermKeyKey *key)
            && (key->modifiers & ~TERMKEY_KEYMOD_SHIFT) == 0)
     {
       uint32_t cp = key->code.codepoint;
-      if (e->sel < e->n_fields)
+      if (e->fields != NULL && e->sel < e->n_fields)
         elicit_type (&e->fields[e->sel], key);
       else if (cp >= '1' && cp < '1' + (uint32_t) n)
         {
