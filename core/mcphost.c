@@ -1875,6 +1875,16 @@ mcphost_blocked (const struct mcphost *h)
   return h->blocked;
 }
 
+const char *
+mcphost_net_owner (const struct mcphost *h, const char *sandbox_id)
+{
+  for (size_t i = 0; h != NULL && sandbox_id != NULL && i < h->n_servers; i++)
+    if (h->servers[i].proxy_client != NULL
+        && strcmp (h->servers[i].sandbox_id, sandbox_id) == 0)
+      return h->servers[i].cfg->name;
+  return NULL;
+}
+
 void
 mcphost_offer_elicitation (struct mcphost *h, bool on)
 {

@@ -180,4 +180,9 @@ bool mcphost_busy (const struct mcphost *h);
  * preparation.  */
 bool mcphost_blocked (const struct mcphost *h);
 
+/* The configured name of the server whose client of the host's proxy
+ * was granted with sandbox_id (the one asking a network question), or
+ * NULL when it is no server's (a command's).  */
+const char *mcphost_net_owner (const struct mcphost *h, const char *sandbox_id);
+
 #endif

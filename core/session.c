@@ -96,6 +96,8 @@ static void session_sweep_calls (struct session *s);
 static void session_start_turn (struct session *s, char *prompt);
 static void session_send_tools (struct session *s);
 static void session_agent_first (struct session *s, const char *prompt);
+static void session_servers_stop_turn (struct session *s,
+                                       const struct cr_error *err);
 static void session_servers_make (struct session *s,
                                   const struct mcphost_config *cfg);
 
@@ -885,9 +887,11 @@ session_servers_begin (struct session *s, const char *prompt)
   cleanup_free char *run = xasprintf ("turn-%" PRIu64, s->turn_no);
   if (mcphost_begin (s->servers, run, &err) < 0)
     {
-      session_notice (s, err->msg);
+      /* No server is prepared (an earlier scope's cleanup is not
+       * confirmed): the turn's run stops there, its prompt unsent.  */
+      session_servers_stop_turn (s, err);
       cr_error_free (err);
-      return true;
+      return false;
     }
   if (mcphost_settled (s->servers))
     return true;
@@ -1189,11 +1193,32 @@ session_call_tool (const struct session_call *call)
 
 /* --- the MCP servers of a turn ---------------------------------------- */
 
-/* The servers settled: the turn's first message goes out, tools first.  */
+/* The turn's run of the servers stopped before the agent heard of it (a
+ * required server did not start, or none could be prepared; err says
+ * which and why): said, the held prompt dropped, the turn ended, as
+ * crucible mcp ends the connection.  */
+static void
+session_servers_stop_turn (struct session *s, const struct cr_error *err)
+{
+  session_notice (s, err->msg);
+  s->servers_waiting = false;
+  free (s->held_prompt);
+  s->held_prompt = NULL;
+  s->end_turn_seen = true;
+}
+
+/* The servers settled: the turn's first message goes out, tools first;
+ * with err (a required server did not start) the turn ends instead.  */
 static void
 session_servers_on_settled (void *data, const struct cr_error *err)
 {
   struct session *s = data;
+  if (err != NULL && s->servers_waiting && s->turn)
+    {
+      session_servers_stop_turn (s, err);
+      session_maybe_end_turn (s);
+      return;
+    }
   if (err != NULL)
     session_notice (s, err->msg);
   if (!s->servers_waiting || !s->turn)
@@ -1274,6 +1299,12 @@ session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
 {
   if (s->servers != NULL)
     mcphost_elicit_answer (s->servers, q, action, content);
+}
+
+const char *
+session_net_server (const struct session *s, const char *sandbox_id)
+{
+  return s->servers != NULL ? mcphost_net_owner (s->servers, sandbox_id) : NULL;
 }
 
 /* Make the session's MCP servers' host, the session listening to it.  */

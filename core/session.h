@@ -161,6 +161,11 @@ void session_elicit_answer (struct session *s, struct mcphost_elicitation *q,
                             enum mcpclient_elicit_action action,
                             const char *content);
 
+/* The configured name of the session's MCP server whose client of the
+ * proxy has sandbox_id (the one asking a network question), or NULL.  */
+const char *session_net_server (const struct session *s,
+                                const char *sandbox_id);
+
 /* What a call is.  Strings are owned by the call.  */
 bool session_call_is_output (const struct session_call *call); /* bash_output */
 const char *session_call_line (const struct session_call *call);

@@ -922,10 +922,10 @@ mcp_net_timeout (struct loop *loop, void *data)
 }
 
 /* Ask the client's person about a connection to name: the one grant
- * offered is for this command.  */
+ * offered is for this command (or this start of the server).  */
 void
 mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
-             mcp_net_answer_fn fn, void *data)
+             const char *server, mcp_net_answer_fn fn, void *data)
 {
   if (!m->can_elicit || m->output_lost)
     {
@@ -940,11 +940,19 @@ mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
   q->next = m->nets;
   m->nets = q;
   struct buf msg = BUF_INIT;
-  buf_printf (&msg,
-              _ ("A command wants to reach %s, which its configuration does "
-                 "not allow (sandbox.network.domains). Allow it for this "
-                 "command only?"),
-              name);
+  /* Who asks: a server's question names it.  */
+  if (server != NULL)
+    buf_printf (&msg,
+                _ ("MCP server `%s` wants to reach %s, which its "
+                   "configuration does not allow (sandbox.network.domains). "
+                   "Allow it for this server only?"),
+                server, name);
+  else
+    buf_printf (&msg,
+                _ ("A command wants to reach %s, which its configuration "
+                   "does not allow (sandbox.network.domains). Allow it for "
+                   "this command only?"),
+                name);
   mcp_ask_allow (m, &m->net_asks, q, &msg);
 }
 
@@ -1262,8 +1270,9 @@ mcp_on_net_question (void *data, uint64_t question, struct proxy_client *c,
                      const char *name)
 {
   struct mcp *m = data;
-  (void) c;
-  mcp_net_ask (m, question, name, mcp_net_answered, m);
+  mcp_net_ask (m, question, name,
+               mcphost_net_owner (m->servers, proxy_client_sandbox_id (c)),
+               mcp_net_answered, m);
 }
 
 /* --- the MCP servers of the connection --------------------------------- */

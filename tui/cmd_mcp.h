@@ -26,11 +26,12 @@ struct mcp;
 typedef void (*mcp_net_answer_fn) (void *data, uint64_t question,
                                    enum mcp_net_answer a);
 
-/* Ask through elicitation whether the connection may reach name; fn hears
- * the answer exactly once: refused at once when the client cannot be
- * asked, when it declines or fails, and when MCP_NET_WAIT_MS pass.  */
+/* Ask through elicitation whether the connection may reach name (made by
+ * the MCP server server, or with NULL by a command); fn hears the answer
+ * exactly once: refused at once when the client cannot be asked, when it
+ * declines or fails, and when MCP_NET_WAIT_MS pass.  */
 #define MCP_NET_WAIT_MS 60000u
 void mcp_net_ask (struct mcp *m, uint64_t question, const char *name,
-                  mcp_net_answer_fn fn, void *data);
+                  const char *server, mcp_net_answer_fn fn, void *data);
 
 #endif

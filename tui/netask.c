@@ -40,7 +40,10 @@ netask_draw_choice (struct screen_lines *out, const struct netask_question *q,
 {
   const char *mark = selected ? "\xe2\x80\xba" : " ";
   enum theme_role role = selected ? THEME_ACCENT : THEME_TEXT;
-  if (netask_choices[i] == NETASK_COMMAND)
+  if (netask_choices[i] == NETASK_COMMAND && q->server != NULL)
+    screen_lines_add (out, role, _ ("%s %d. Allow %s for this server"), mark,
+                      i + 1, q->name);
+  else if (netask_choices[i] == NETASK_COMMAND)
     screen_lines_add (out, role, _ ("%s %d. Allow %s for this command"), mark,
                       i + 1, q->name);
   else if (netask_choices[i] == NETASK_ALWAYS)
@@ -61,9 +64,16 @@ netask_draw (void *state, int cols, struct screen_lines *out)
   char *rule = screen_rule (cols);
   screen_lines_add (out, THEME_BORDER, "%s", rule);
   free (rule);
-  screen_lines_add (out, THEME_ACCENT,
-                    _ ("A command wants to reach %s, which is not allowed"),
-                    q->name);
+  /* Who asks: a server's question names it (shown as configured).  */
+  if (q->server != NULL)
+    screen_lines_add (out, THEME_ACCENT,
+                      _ ("MCP server `%s` wants to reach %s, which is not "
+                         "allowed"),
+                      q->server, q->name);
+  else
+    screen_lines_add (out, THEME_ACCENT,
+                      _ ("A command wants to reach %s, which is not allowed"),
+                      q->name);
   if (q->label != NULL)
     screen_lines_add (out, THEME_TEXT, "  %s", q->label);
   screen_lines_add (out, THEME_DIM,

@@ -685,7 +685,7 @@ ui_host (struct ui *ui)
 struct ui_net
 {
   struct netask_question q;
-  char *name, *label;
+  char *name, *label, *server;
   uint64_t question; /* the asker's id */
   uint64_t timer;    /* NETASK_WAIT_MS from when it was asked */
   ui_net_answer_fn fn;
@@ -706,6 +706,7 @@ ui_net_settle (struct ui *ui, enum netask_answer a)
   net->fn (net->data, net->question, a);
   free (net->name);
   free (net->label);
+  free (net->server);
   free (net);
 }
 
@@ -818,8 +819,14 @@ ui_net_ask (struct ui *ui, uint64_t question, const char *name,
   const char *label = ui_net_label (ui, sandbox_id);
   net->name = xstrdup (name);
   net->label = label != NULL ? xstrdup (label) : NULL;
+  /* An MCP server's question says which server asks.  */
+  const char *server = label == NULL && ui->session != NULL
+                           ? session_net_server (ui->session, sandbox_id)
+                           : NULL;
+  net->server = server != NULL ? xstrdup (server) : NULL;
   net->q = (struct netask_question){ .name = net->name,
                                      .label = net->label,
+                                     .server = net->server,
                                      .deadline_ms
                                      = loop_now_ms () + NETASK_WAIT_MS };
   net->question = question;
@@ -863,14 +870,15 @@ ui_on_net_question (void *data, uint64_t question, struct proxy_client *c,
 struct ui_elicit
 {
   struct elicit_question q;
-  char *server, *message;
+  char *server, *message, *schema;
   struct mcphost_elicitation *handle;
 };
 
-/* Let the held question go with answer a (accepted: {}, since the panel
- * is offered accept only where nothing is required).  */
+/* Let the held question go with answer a (accepted: content, the
+ * fields' values as a JSON object).  */
 static void
-ui_elicit_settle (struct ui *ui, enum mcpclient_elicit_action a)
+ui_elicit_settle (struct ui *ui, enum mcpclient_elicit_action a,
+                  const char *content)
 {
   struct ui_elicit *e = ui->elicit;
   if (e == NULL)
@@ -879,9 +887,10 @@ ui_elicit_settle (struct ui *ui, enum mcpclient_elicit_action a)
   if (ui->panel.ops == &elicit_panel_ops)
     ui_panel_close (ui);
   session_elicit_answer (ui->session, e->handle, a,
-                         a == MCPCLIENT_ELICIT_ACCEPT ? "{}" : NULL);
+                         a == MCPCLIENT_ELICIT_ACCEPT ? content : NULL);
   free (e->server);
   free (e->message);
+  free (e->schema);
   free (e);
 }
 
@@ -896,10 +905,11 @@ ui_elicit_question (void *data)
 /* The person answered the server's question; a question waiting behind
  * it comes next.  */
 static void
-ui_elicit_answer (void *data, enum mcpclient_elicit_action a)
+ui_elicit_answer (void *data, enum mcpclient_elicit_action a,
+                  const char *content)
 {
   struct ui *ui = data;
-  ui_elicit_settle (ui, a);
+  ui_elicit_settle (ui, a, content);
   ui_net_show (ui);
 }
 
@@ -925,10 +935,11 @@ ui_on_elicit (void *data, const char *server, struct mcphost_elicitation *q,
   struct ui_elicit *e = xcalloc (1, sizeof *e);
   e->server = xstrdup (server);
   e->message = xstrdup (message);
+  e->schema = xstrdup (schema != NULL ? schema : "");
   e->handle = q;
   e->q = (struct elicit_question){ .server = e->server,
                                    .message = e->message,
-                                   .can_accept = elicit_schema_empty (schema) };
+                                   .schema = e->schema };
   ui->elicit = e;
   ui->elicit_host = (struct elicit_host){ .question = ui_elicit_question,
                                           .answer = ui_elicit_answer,
@@ -966,7 +977,7 @@ ui_quit (struct ui *ui)
       session_answer_approval (ui->session, call, false);
     }
   ui_net_settle (ui, NETASK_REFUSE);
-  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL);
+  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL, NULL);
   session_end_now (ui->session);
 }
 
@@ -1607,7 +1618,7 @@ ui_run (struct ui *ui, const struct ui_options *opts)
                 ui->stopped_at_exit),
             ui->stopped_at_exit);
   /* A server's question still held goes before its host does.  */
-  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL);
+  ui_elicit_settle (ui, MCPCLIENT_ELICIT_CANCEL, NULL);
   session_free (ui->session);
   return status;
 }

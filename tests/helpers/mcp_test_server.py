@@ -18,7 +18,9 @@ MODE:
   paged           lists its tools over three pages (cursors "2", "3")
   asks            calling "ask" sends roots/list, sampling/createMessage,
                   elicitation/create and ping to the client and answers
-                  with what came back
+                  with what came back (the elicitation's message and
+                  requestedSchema are the call's "message" and "schema"
+                  when it has them)
   slow            "echo" answers after ARG seconds; a cancellation for
                   it is written to standard error
   host            as normal, with "grow" as in list-changed, a tool
@@ -156,8 +158,9 @@ def call(mid, params):
         sampling = ask("sampling/createMessage",
                        {"messages": [], "maxTokens": 1})
         elicit = ask("elicitation/create",
-                     {"message": "Pick one", "requestedSchema":
-                      {"type": "object", "properties": {}}})
+                     {"message": args.get("message", "Pick one"),
+                      "requestedSchema": args.get(
+                          "schema", {"type": "object", "properties": {}})})
         ping = ask("ping", {})
         text(mid, json.dumps({
             "roots": roots.get("result", {}).get("roots"),
