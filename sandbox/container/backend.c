@@ -1985,8 +1985,8 @@ container_roots_hooks (struct container_session *s)
   s->guard_roots = xrealloc (s->guard_roots, (n + 2) * sizeof *s->guard_roots);
   s->roots[n] = rel;
   s->roots[n + 1] = NULL;
-  s->guard_roots[n] = (struct pubguard_root){ .path = rel,
-                                              .why = "a git hooks directory" };
+  s->guard_roots[n]
+      = (struct pubguard_root){ .path = rel, .why = "a git hooks directory" };
   s->guard_roots[n + 1] = (struct pubguard_root){ 0 };
   s->n_roots = n + 1;
   s->guard.roots = s->guard_roots;
