@@ -39,6 +39,30 @@ githooks_path_in (const char *path)
   return pubguard_git_config_value (text, len, "core", "hookspath");
 }
 
+/* The repository's own configuration file when its git directory was not
+ * given: .git/config, or, when .git is a file saying "gitdir: PATH" (a
+ * worktree, --separate-git-dir), PATH/config.  Owned.  */
+static char *
+githooks_config_of (const char *workspace)
+{
+  cleanup_free char *name = xasprintf ("%s/.git", workspace);
+  cleanup_close int fd
+      = open (name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  char buf[4097];
+  ssize_t n;
+
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
+      || (n = read (fd, buf, sizeof buf - 1)) <= 0
+      || strncmp (buf, "gitdir: ", 8) != 0)
+    return xasprintf ("%s/.git/config", workspace);
+  buf[n] = '\0';
+  char *path = buf + 8, *end = path + strcspn (path, "\r\n");
+  *end = '\0';
+  return path[0] == '/' ? xasprintf ("%s/config", path)
+                        : xasprintf ("%s/%s/config", workspace, path);
+}
+
 /* core.hooksPath as git reads it for the workspace's repository: the
  * person's global files, then the repository's own, the last one set
  * winning.  NULL when none sets it.  */
@@ -54,8 +78,8 @@ githooks_path (const char *workspace, const char *gitdir)
     files[0] = xasprintf ("%s/.config/git/config", home);
   if (home != NULL)
     files[1] = xasprintf ("%s/.gitconfig", home);
-  files[2]
-      = xasprintf ("%s/%s/config", workspace, gitdir != NULL ? gitdir : ".git");
+  files[2] = gitdir != NULL ? xasprintf ("%s/%s/config", workspace, gitdir)
+                            : githooks_config_of (workspace);
   for (size_t i = 0; i < 3; i++)
     {
       char *v = files[i] != NULL ? githooks_path_in (files[i]) : NULL;

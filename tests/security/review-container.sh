@@ -55,10 +55,12 @@ for engine in docker podman; do
   # A .git file whose gitdir: names .realgit, inside the workspace.
   new_workspace
   git init -q --separate-git-dir="$WS/.realgit" .
-  crun run 'echo "#!/bin/sh" >.realgit/hooks/pre-commit; echo done'
+  git config core.hooksPath hooks
+  mkdir -p hooks
+  crun run 'echo "#!/bin/sh" >.realgit/hooks/pre-commit; echo "#!/bin/sh" >hooks/pre-commit; echo done'
   diag "gitdir: rc=$rc out=$out"
-  ok "$([ ! -e .realgit/hooks/pre-commit ] && echo 0 || echo 1)" \
-    "$engine: a write into the hooks of the git directory a .git file names is not published"
+  ok "$([ ! -e .realgit/hooks/pre-commit ] && [ ! -e hooks/pre-commit ] && echo 0 || echo 1)" \
+    "$engine: a write into the hooks of the git directory a .git file names, or into its core.hooksPath, is not published"
 
   # Kept before core.hooksPath was set.
   new_workspace
