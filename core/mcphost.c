@@ -1330,8 +1330,21 @@ mserver_on_failed (void *data, struct mcpclient *c, const struct cr_error *err)
                   !closed);
 }
 
+/* Whether a call of s is in flight.  */
+static bool
+mserver_calling (const struct mserver *s)
+{
+  for (const struct mcphost_call *c = s->h->calls; c != NULL; c = c->next)
+    if (c->s == s)
+      return true;
+  return false;
+}
+
 /* The server's own elicitation/create: kept with the client that asked
- * it, and put to the person through the listener.  */
+ * it, and put to the person through the listener.  One asked while no
+ * call of the server runs is cancelled unseen: a question nobody's call
+ * caused would open a panel out of nowhere, where a key meant for the
+ * prompt or for another question answers it.  */
 static void
 mserver_on_elicit (void *data, struct mcpclient *c,
                    struct mcpclient_elicitation *e, const char *message,
@@ -1339,7 +1352,11 @@ mserver_on_elicit (void *data, struct mcpclient *c,
 {
   struct mserver *s = data;
   struct mcphost *h = s->h;
-  (void) c;
+  if (!mserver_calling (s))
+    {
+      mcpclient_elicit_answer (c, e, MCPCLIENT_ELICIT_CANCEL, NULL);
+      return;
+    }
   struct mcphost_elicitation *q = xcalloc (1, sizeof *q);
   *q = (struct mcphost_elicitation){
     .next = h->questions, .s = s, .gen = s->client_gen, .e = e

@@ -329,6 +329,11 @@ policy_put_network (struct jsonw *w, const struct policy_input *in,
   jsonw_member_bool (w, "allow_local_binding", allow_local_binding);
   jsonw_key (w, "unix_sockets");
   policy_put_digests (w, "crucible-unix_socket-v1", &in->unix_sockets);
+  /* Whether the proxy may reach private addresses: two policies that
+   * differ in it are not the same policy.  Only when set, so the digests
+   * of every policy without it stay what they were.  */
+  if (in->allow_private_addresses)
+    jsonw_member_bool (w, "allow_private_addresses", true);
   /* sandbox.network.ports, in the order given; only when there are any,
    * so the digests of every policy without them stay what they were.  */
   if (in->ports.count > 0)

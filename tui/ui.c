@@ -333,6 +333,7 @@ ui_turn_started (void *data, enum session_turn_reason reason,
   struct ui *ui = data;
   ui->busy = true;
   ui->turn_started_ms = loop_now_ms ();
+  ui->elicit_cancel_told = false;
   ui->turn_bytes = 0;
   if (reason == SESSION_TURN_PROMPT)
     {
@@ -915,7 +916,7 @@ ui_elicit_answer (void *data, enum mcpclient_elicit_action a,
 
 /* A server asks the person (session_frontend.elicit): put in the elicit
  * panel, one at a time; one asked while another question is open is
- * cancelled, saying so.  */
+ * cancelled, saying so once a turn.  */
 static void
 ui_on_elicit (void *data, const char *server, struct mcphost_elicitation *q,
               const char *message, const char *schema)
@@ -925,6 +926,9 @@ ui_on_elicit (void *data, const char *server, struct mcphost_elicitation *q,
       || ui->panel.ops == &approval_panel_ops)
     {
       session_elicit_answer (ui->session, q, MCPCLIENT_ELICIT_CANCEL, NULL);
+      if (ui->elicit_cancel_told)
+        return;
+      ui->elicit_cancel_told = true;
       cleanup_free char *text = xasprintf (
           _ ("the question of MCP server `%s` was cancelled: another "
              "question was open"),

@@ -61,6 +61,10 @@ struct ui
   /* A server's question held (tui/elicit.h), and what its panel asks.  */
   struct ui_elicit *elicit;
   struct elicit_host elicit_host;
+  /* A server's question was cancelled this turn and the person told:
+   * the next are cancelled unsaid, or a flood of them would push the
+   * whole transcript out.  */
+  bool elicit_cancel_told;
 
   uint64_t turn_started_ms;
   uint64_t turn_bytes; /* what the turn's commands printed */

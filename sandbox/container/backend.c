@@ -27,6 +27,7 @@
 #include "sandbox/container/job.h"
 #include "sandbox/container/jobproto.h"
 #include "sandbox/publish.h"
+#include "sandbox/githooks.h"
 #include "sandbox/pubguard.h"
 #include "sandbox/statedir.h"
 
@@ -1989,6 +1990,29 @@ container_ahead_current (const struct sandbox_session *base, const char *cwd,
          && container_image_current (s->b, s->image_id);
 }
 
+/* The directory core.hooksPath names inside the workspace as the command
+ * starts (a kept container was made before it was set), refused at
+ * publication as the bwrap backend refuses it: git would run what the
+ * command wrote there at the person's next commit.  */
+static void
+container_roots_hooks (struct container_session *s)
+{
+  char *rel = githooks_dir (s->root, NULL);
+  if (rel == NULL)
+    return;
+  size_t n = s->n_roots;
+  s->roots = xrealloc (s->roots, (n + 2) * sizeof *s->roots);
+  s->guard_roots = xrealloc (s->guard_roots, (n + 2) * sizeof *s->guard_roots);
+  s->roots[n] = rel;
+  s->roots[n + 1] = NULL;
+  s->guard_roots[n]
+      = (struct pubguard_root){ .path = rel, .why = "a git hooks directory" };
+  s->guard_roots[n + 1] = (struct pubguard_root){ 0 };
+  s->n_roots = n + 1;
+  s->guard.roots = s->guard_roots;
+  s->guard.n_roots = s->n_roots;
+}
+
 /* Start the command: copy what it is given and start the thread that
  * makes its container, or give it to the kept one.  */
 static int
@@ -2023,6 +2047,7 @@ container_start (struct sandbox_session *base,
   if (s->root == NULL)
     return cr_error_set (err, errno, "resolving the workspace %s", cmd->cwd);
   s->leave_out = container_leave_out (s->b, s->root);
+  container_roots_hooks (s);
   /* The workspace as the command starts: a root changed while it runs
    * publishes nothing (sandbox/publish.c).  */
   if (publish_baseline_take (s->statedir, s->root, PUBLISH_WAIT_PREPARE_MS,
