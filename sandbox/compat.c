@@ -1,6 +1,4 @@
-/* Compatibility execution: a scope keeper per command, spawned (crucible
- * itself, exec'd in its keeper mode) or, in a program that has no keeper
- * mode, forked.  */
+/* Compatibility execution: a forked scope keeper per command.  */
 #include <config.h>
 
 #include "sandbox/compat.h"
@@ -11,7 +9,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,17 +33,6 @@
 
 /* How long a signal other than SIGKILL is given before the sweep escalates.  */
 #define COMPAT_GRACE_MS 1000
-
-/* The argument that makes crucible a keeper (compat_keeper_dispatch).  */
-#define COMPAT_KEEPER_ARG "--crucible-scope-keeper"
-
-/* The keeper's own executable: crucible's, whatever its path now is.  */
-#define COMPAT_SELF_EXE "/proc/self/exe"
-
-/* Whether this program answers COMPAT_KEEPER_ARG (it called
- * compat_keeper_dispatch), so a keeper can be exec'd from a spawned child
- * rather than forked.  */
-static bool compat_self_keeper;
 
 /* How the keeper is named in messages about its channel.  */
 #define COMPAT_WHO "the command's process scope"
@@ -256,22 +242,11 @@ compat_keeper_fds (const struct sandbox_command *cmd, int devnull, int channel)
   return (int) syscall (SYS_close_range, COMPAT_CHANNEL_FD + 1, ~0U, 0);
 }
 
-/* The signals the keeper keeps blocked and reads from a signalfd:
- * SIGCHLD and the polite ending signals.  SIGTERM, SIGINT or SIGHUP to the
- * keeper (the last one comes from the kernel when crucible dies while the
- * keeper is stopped) end the scope rather than leave it behind.  */
-static void
-compat_keeper_sigset (sigset_t *set)
-{
-  sigemptyset (set);
-  sigaddset (set, SIGCHLD);
-  sigaddset (set, SIGTERM);
-  sigaddset (set, SIGINT);
-  sigaddset (set, SIGHUP);
-}
-
-/* Reset what a forked keeper inherited from crucible's loop: handlers and
- * mask; then the signalfd.  */
+/* Reset what the keeper inherited from crucible's loop: handlers and mask.
+ * SIGCHLD and the polite ending signals stay blocked and are read from a
+ * signalfd: SIGTERM, SIGINT or SIGHUP to the keeper (the last one comes
+ * from the kernel when crucible dies while the keeper is stopped) end the
+ * scope rather than leave it behind.  */
 static int
 compat_keeper_signals (void)
 {
@@ -279,7 +254,11 @@ compat_keeper_signals (void)
 
   for (int s = 1; s < NSIG; s++)
     signal (s, SIG_DFL);
-  compat_keeper_sigset (&set);
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGHUP);
   if (sigprocmask (SIG_SETMASK, &set, NULL) < 0)
     return -1;
   return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -342,16 +321,21 @@ compat_keeper_serve (pid_t workload, int sigfd)
   _exit (0);
 }
 
-/* The keeper once its descriptors (0-2 the workload's streams, 3 the
- * channel) and signals (sigfd) are in place: a child subreaper that starts
- * the workload and serves the channel.  */
+/* The keeper: a child subreaper in its own process group, so a Ctrl+C at
+ * crucible's terminal reaches crucible, which decides, and not the scope.  */
 static void __attribute__ ((noreturn))
-compat_keeper_run (const struct sandbox_command *cmd, int sigfd)
+compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
 {
-  if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+  int sigfd = -1;
+
+  setpgid (0, 0);
+  /* Descriptors first: the signalfd must come after the sweep that closes
+   * everything the keeper inherited, or the sweep closes it too.  */
+  if (compat_keeper_fds (cmd, devnull, channel) < 0
+      || (sigfd = compat_keeper_signals ()) < 0
+      || prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
     {
-      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno,
-                   BROKER_STAGE_SETUP);
+      compat_send (channel, BROKER_MSG_FAILED, errno, BROKER_STAGE_SETUP);
       _exit (125);
     }
   pid_t workload = compat_spawn_workload (cmd);
@@ -381,140 +365,6 @@ compat_keeper_run (const struct sandbox_command *cmd, int sigfd)
   compat_keeper_serve (workload, sigfd);
 }
 
-/* The forked keeper: a child subreaper in its own process group, so a
- * Ctrl+C at crucible's terminal reaches crucible, which decides, and not
- * the scope.  */
-static void __attribute__ ((noreturn))
-compat_keeper_main (const struct sandbox_command *cmd, int devnull, int channel)
-{
-  int sigfd = -1;
-
-  setpgid (0, 0);
-  /* Descriptors first: the signalfd must come after the sweep that closes
-   * everything the keeper inherited, or the sweep closes it too.  */
-  if (compat_keeper_fds (cmd, devnull, channel) < 0
-      || (sigfd = compat_keeper_signals ()) < 0)
-    {
-      compat_send (channel, BROKER_MSG_FAILED, errno, BROKER_STAGE_SETUP);
-      _exit (125);
-    }
-  compat_keeper_run (cmd, sigfd);
-}
-
-void
-compat_keeper_dispatch (int argc, char **argv)
-{
-  if (argc != 5 || strcmp (argv[1], COMPAT_KEEPER_ARG) != 0)
-    {
-      compat_self_keeper = true;
-      return;
-    }
-  /* Only as spawned by compat_spawn_keeper, with the channel (a seqpacket
-   * socket) as descriptor 3: run by hand, this is no keeper's place.  */
-  int type = 0;
-  socklen_t len = sizeof type;
-  if (getsockopt (COMPAT_CHANNEL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
-      || type != SOCK_SEQPACKET)
-    {
-      fprintf (stderr, "crucible: %s is crucible's own, not a command\n",
-               COMPAT_KEEPER_ARG);
-      _exit (125);
-    }
-  struct sandbox_command cmd = { .shell = argv[2],
-                                 .cwd = argv[3],
-                                 .line = argv[4],
-                                 .envp = environ };
-  sigset_t set;
-  compat_keeper_sigset (&set);
-  /* The workload must not inherit the channel: it closes on exec.  The
-   * mask and the default handlers came with the spawn.  */
-  int sigfd = -1;
-  if (fcntl (COMPAT_CHANNEL_FD, F_SETFD, FD_CLOEXEC) < 0
-      || (sigfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-    {
-      compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_FAILED, errno,
-                   BROKER_STAGE_SETUP);
-      _exit (125);
-    }
-  compat_keeper_run (&cmd, sigfd);
-}
-
-/* Start the keeper as crucible's own executable in its keeper mode, by
- * posix_spawn: glibc's child shares crucible's memory (CLONE_VM |
- * CLONE_VFORK) and makes only async-signal-safe system calls (dup2, the
- * descriptor sweep, setpgid, the signal mask and default handlers) until
- * its execve, so nothing of crucible is copied and no page of it faults
- * copy-on-write afterwards, as it did after a fork: the larger part of an
- * unconfined start, where each fault flushes a virtual machine's TLB.
- * The keeper's descriptors are moved above 9 first, so that placing one
- * on 0-3 cannot overwrite another still to be placed.  Its arguments are
- * its mode, the shell, the directory and the line (which the workload's
- * own sh -c shows anyway); the workload's environment is the keeper's
- * environment, never its arguments: /proc/PID/cmdline is readable by
- * every user, /proc/PID/environ by the owner alone, and a credential
- * (sandbox.credentials) may be in it.  It is the same user's, unconfined,
- * so what the loader takes from it (LD_PRELOAD) the workload takes too.
- * Returns the pid, or -1 with errno.  */
-static pid_t
-compat_spawn_keeper (const struct sandbox_command *cmd, int devnull,
-                     int channel)
-{
-  int src[4] = { cmd->stdio ? cmd->input_fd : devnull, cmd->output_fd,
-                 cmd->stdio ? cmd->error_fd : cmd->output_fd, channel };
-  int high[4] = { -1, -1, -1, -1 };
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  sigset_t all, mask;
-  pid_t pid = -1;
-  int rc = 0;
-
-  for (int i = 0; i < 4 && rc == 0; i++)
-    if ((high[i] = fcntl (src[i], F_DUPFD_CLOEXEC, 10)) < 0)
-      rc = errno;
-  if (rc == 0)
-    {
-      char *const argv[]
-          = { (char *) "crucible", (char *) COMPAT_KEEPER_ARG,
-              (char *) cmd->shell, (char *) cmd->cwd, (char *) cmd->line,
-              NULL };
-      sigfillset (&all);
-      compat_keeper_sigset (&mask);
-      posix_spawn_file_actions_init (&fa);
-      posix_spawnattr_init (&attr);
-      for (int i = 0; i < 4 && rc == 0; i++)
-        rc = posix_spawn_file_actions_adddup2 (&fa, high[i], i);
-      if (rc == 0)
-        rc = posix_spawn_file_actions_addclosefrom_np (&fa,
-                                                       COMPAT_CHANNEL_FD + 1);
-      /* Its own process group (pgroup 0), no handler or ignored signal of
-       * crucible's, and the keeper's signals blocked from the start.  */
-      if (rc == 0)
-        rc = posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETPGROUP
-                                                  | POSIX_SPAWN_SETSIGDEF
-                                                  | POSIX_SPAWN_SETSIGMASK);
-      if (rc == 0)
-        rc = posix_spawnattr_setpgroup (&attr, 0);
-      if (rc == 0)
-        rc = posix_spawnattr_setsigdefault (&attr, &all);
-      if (rc == 0)
-        rc = posix_spawnattr_setsigmask (&attr, &mask);
-      if (rc == 0)
-        rc = posix_spawn (&pid, COMPAT_SELF_EXE, &fa, &attr, argv,
-                          cmd->envp);
-      posix_spawnattr_destroy (&attr);
-      posix_spawn_file_actions_destroy (&fa);
-    }
-  for (int i = 0; i < 4; i++)
-    if (high[i] >= 0)
-      close (high[i]);
-  if (rc != 0)
-    {
-      errno = rc;
-      return -1;
-    }
-  return pid;
-}
-
 /* Start the keeper, which starts the workload.  */
 static int
 compat_start (struct sandbox_session *base, const struct sandbox_command *cmd,
@@ -530,17 +380,12 @@ compat_start (struct sandbox_session *base, const struct sandbox_command *cmd,
                          "opening /dev/null for the command's input");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return cr_error_set (err, errno, "making the command's status channel");
-  pid_t pid;
-  if (compat_self_keeper)
-    pid = compat_spawn_keeper (cmd, devnull, pair[1]);
-  else
-    pid = fork ();
+  pid_t pid = fork ();
   if (pid < 0)
     {
-      int saved = errno;
       close (pair[0]);
       close (pair[1]);
-      return cr_error_set (err, saved, "starting the command's process scope");
+      return cr_error_set (err, errno, "starting the command's process scope");
     }
   if (pid == 0)
     {

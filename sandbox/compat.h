@@ -18,11 +18,4 @@
 
 struct sandbox_backend *compat_backend_new (void);
 
-/* Called first in main by a program whose own executable may serve as the
- * keeper (crucible): with argv naming the keeper mode it becomes the
- * keeper of the command it was spawned for and never returns; otherwise it
- * records that keepers are to be spawned from this executable rather than
- * forked, and returns.  */
-void compat_keeper_dispatch (int argc, char **argv);
-
 #endif

@@ -14,7 +14,6 @@
 
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
-#include "sandbox/compat.h"
 #include "tui/cmd_mcp.h"
 #include "tui/cmd_run.h"
 #include "tui/cmd_sandbox.h"
@@ -128,9 +127,6 @@ main_std_fds (void)
 int
 main (int argc, char **argv)
 {
-  /* First: a command's scope keeper is this program exec'd, and needs
-   * nothing of what follows (sandbox/compat.c).  */
-  compat_keeper_dispatch (argc, argv);
   main_std_fds ();
   main_locale ();
   /* A closed pipe is reported where it is written, not by dying.  */
