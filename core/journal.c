@@ -33,6 +33,7 @@ struct journal
   int fd;
   char session[JOURNAL_SESSION_LEN + 1];
   char *path;    /* NULL when opened on a descriptor */
+  int dirfd;     /* O_PATH descriptor of path's directory, or -1 */
   uint64_t seq;  /* the last seq given out */
   uint64_t lost; /* facts whose line was not written */
   bool torn;     /* a partial line was left: end it before the next */
@@ -375,10 +376,16 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
     return 0;
   cleanup_free char *dir = xstrdup (j->path);
   *strrchr (dir, '/') = '\0';
-  cleanup_close int pathfd = journal_dir_open (*dir != '\0' ? dir : "/", err);
-  if (pathfd < 0)
+  /* The directory the journal was created in, as checked then (one walk
+   * of the state directory per start, not two): retention judges the
+   * same directory the session writes, even if its path was moved since.  */
+  cleanup_close int pathfd = -1;
+  if (j->dirfd < 0)
+    pathfd = journal_dir_open (*dir != '\0' ? dir : "/", err);
+  if (j->dirfd < 0 && pathfd < 0)
     return -1;
-  int dirfd = openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dirfd = openat (j->dirfd >= 0 ? j->dirfd : pathfd, ".",
+                      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     return cr_error_set (err, errno, _ ("reading journal directory %s"), dir);
   DIR *d = fdopendir (dirfd);
@@ -424,6 +431,7 @@ journal_new (int fd, const char *session, char *path)
    * only that retention may not see this file as live.  */
   (void) flock (fd, LOCK_EX | LOCK_NB);
   j->fd = fd;
+  j->dirfd = -1;
   memcpy (j->session, session, JOURNAL_SESSION_LEN + 1);
   j->path = path;
   return j;
@@ -461,6 +469,7 @@ journal_open_session (struct journal **out, const char *dir,
   if (fd < 0)
     return cr_error_set (err, errno, _ ("creating journal %s"), path);
   *out = journal_new (fd, id, steal_pointer (&path));
+  (*out)->dirfd = steal_fd (&dirfd);
   return 0;
 }
 
@@ -603,17 +612,46 @@ journal_put_string (struct jsonw *w, const char *s, size_t len, size_t cap)
   buf_free (&cut);
 }
 
-/* The current time, RFC 3339 in UTC with milliseconds.  */
+/* The civil date (proleptic Gregorian) of days since 1970-01-01, by
+ * whole eras of 400 years (H. Hinnant's days_from_civil, inverted).  */
+static void
+journal_civil (int64_t days, int64_t *y, unsigned *m, unsigned *d)
+{
+  days += 719468;
+  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  unsigned doe = (unsigned) (days - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t) yoe + era * 400 + (*m <= 2);
+}
+
+/* The current time, RFC 3339 in UTC with milliseconds.  Computed here
+ * rather than by gmtime_r, whose first call loads the time zone
+ * (/etc/localtime) at every start though journal times are UTC.  */
 static void
 journal_timestamp (char out[32])
 {
   struct timespec now;
-  struct tm tm;
+  int64_t y;
+  unsigned m, d;
 
   clock_gettime (CLOCK_REALTIME, &now);
-  gmtime_r (&now.tv_sec, &tm);
-  size_t n = strftime (out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000L);
+  int64_t secs = (int64_t) now.tv_sec;
+  int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
+  int64_t rem = secs - days * 86400;
+  journal_civil (days, &y, &m, &d);
+  /* Room for any value of each field; a real one is 24 characters.  */
+  char full[128];
+  int n = snprintf (full, sizeof full,
+                    "%04" PRId64 "-%02u-%02uT%02u:%02u:%02u.%03ldZ", y, m, d,
+                    (unsigned) (rem / 3600), (unsigned) (rem / 60 % 60),
+                    (unsigned) (rem % 60), now.tv_nsec / 1000000L);
+  size_t len = n < 0 ? 0 : (size_t) n < 31 ? (size_t) n : 31;
+  memcpy (out, full, len);
+  out[len] = '\0';
 }
 
 /* What one line holds before it is laid out.  */
@@ -820,6 +858,8 @@ journal_close (struct journal *j)
     return;
   if (j->fd >= 0)
     close (j->fd);
+  if (j->dirfd >= 0)
+    close (j->dirfd);
   free (j->path);
   free (j);
 }
