@@ -8,7 +8,10 @@
 //   exec: OUTPUT · stderr: LINE (crucible's) · exit STATUS
 //
 // node mcp_sdk_client.cjs CRUCIBLE [--elicit accept|decline] STEP...
-//   list · call NAME JSON · wait-changed · sleep MS · exec SHELL-LINE
+//   list · call NAME JSON · wait-changed · wait-tool NAME · sleep MS ·
+//   exec SHELL-LINE
+// (wait-tool: list the tools until NAME is among them, 30 s at most, as a
+// server being restarted offers none until it is ready again.)
 // Run with NODE_PATH naming tests/mcp-servers/node_modules.  After the last
 // step crucible's input is closed (the end of the run) and its exit awaited
 // (60 s); "kill" as a step ends it with SIGTERM instead.
@@ -79,6 +82,14 @@ async function main() {
       while (changed === 0 && Date.now() < until)
         await new Promise((r) => setTimeout(r, 50));
       changed = 0;
+    } else if (step === "wait-tool") {
+      const name = argv.shift();
+      const until = Date.now() + 30000;
+      while (Date.now() < until) {
+        const r = await client.listTools();
+        if (r.tools.some((t) => t.name === name)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     } else if (step === "sleep") {
       await new Promise((r) => setTimeout(r, Number(argv.shift())));
     } else if (step === "exec") {

@@ -132,7 +132,8 @@ own_cases() {
     call mcp__t__grow '{}' wait-changed \
     call mcp__t__grown '{}' \
     call mcp__crash__echo '{"text":"x"}' sleep 1000 list \
-    exec "kill -9 \$(pgrep -f '^/usr/bin/python3 .*[k]-$way-$$') && echo killed" sleep 1000 \
+    exec "k=\$(pgrep -f '^/usr/bin/python3 .*[k]-$way-$$'); kill -9 \$k && echo killed; for i in \$(seq 300); do n=\$(pgrep -f '^/usr/bin/python3 .*[k]-$way-$$'); [ -n \"\$n\" ] && [ \"\$n\" != \"\$k\" ] && break; sleep 0.1; done" \
+    wait-tool mcp__k__echo \
     call mcp__k__echo '{"text":"after the kill"}'
   local listed=$(grep -c '^tool mcp__t__echo$' <<<"$out")
   like "$out" $'\ntool mcp__t__echo\n(.*\n)?tool mcp__t__sh\n' "$way: the own server's tools are listed as mcp__t__<tool> to the SDK client"

@@ -27,7 +27,16 @@ send {"type":"bash_output","id":"o","number":1}
 expect {"type":"tool_result","id":"o","text":"[#1 is running and has printed nothing yet]","is_error":false}
 send {"type":"end_turn"}
 EOF2
-input() { echo first; sleep 1.5; echo second; sleep 0.5; }
+# The second prompt once the foreground command is gone (started, then
+# killed with its agent), so its ending is printed before the prompt: a
+# fixed sleep was outrun by load.
+input() {
+  local i
+  echo first
+  for ((i = 0; i < 300; i++)); do pgrep -f "$FG" >/dev/null && break; sleep 0.1; done
+  for ((i = 0; i < 300; i++)); do pgrep -f "$FG" >/dev/null || break; sleep 0.1; done
+  sleep 0.5; echo second; sleep 0.5
+}
 session input --yes
 agent_clean "the agent met its script in both lives"
 like "$out" "● Bash\\($FG\\)
