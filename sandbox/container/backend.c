@@ -132,7 +132,7 @@ struct container_session
    * workspace root it was made for, resolved, and the image ID it runs:
    * a kept container is used only while both are still so.  */
   bool ahead;
-  bool joined; /* dispose joined the thread of a session never started */
+  bool joined;  /* dispose joined the thread of a session never started */
   bool leaving; /* disposed of unused: its thread removes it, unwaited */
   char *ahead_root;
   int go_pipe[2];
