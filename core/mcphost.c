@@ -23,6 +23,7 @@
 #include "core/mcpservers.h"
 #include "core/proxy.h"
 #include "core/pubjob.h"
+#include "core/rules.h"
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
@@ -30,6 +31,8 @@
 #include "sandbox/netchan.h"
 #include "sandbox/policy.h"
 #include "sandbox/registry.h"
+#include "sandbox/sha256.h"
+#include "sandbox/statedir.h"
 
 /* How often a publication that found the lock held asks again.  */
 #define MCPHOST_PUBLISH_RETRY_MS 50
@@ -101,7 +104,7 @@ struct mserver
   bool listed;        /* the first listing of the run is recorded */
   bool peer_recorded; /* this start's broken connection is in the journal */
   bool allow_private; /* its policy's domains may resolve to private hosts */
-  char **initial;     /* tool names of the first listing of the run */
+  char **initial;     /* what mcp__<server> allows (see record_initial) */
   size_t n_initial;
   char *pub_failure; /* why its writes could not be published, or NULL */
   char *blocked_why; /* why its cleanup is unconfirmed, or NULL */
@@ -298,8 +301,98 @@ mcphost_tools_changed (struct mcphost *h, struct mserver *s)
     h->cfg.listener.tools_changed (h->cfg.listener.data, s->cfg->name);
 }
 
-/* Remember the first listing of the run: the tools an mcp__<server> rule
- * allows.  */
+/* Whether the home configuration allows s's tools by the rule mcp__<server>
+ * (permissions.allow, or workspaces.<this workspace>.allow).  A project
+ * file cannot allow, so no other rule grants anything.  */
+static bool
+mserver_has_server_rule (const struct mserver *s, const char *rule)
+{
+  const struct config *c = s->h->cfg.config;
+  if (c->home_file == NULL)
+    return false;
+  for (size_t i = 0; i < c->allow.count; i++)
+    if (strcmp (c->allow.items[i], rule) == 0)
+      return true;
+  for (size_t i = 0; i < c->workspace_allow.count; i++)
+    if (strcmp (c->workspace_allow.items[i], rule) == 0)
+      return true;
+  return false;
+}
+
+/* The tool names of a listing (n of them), NULL-terminated.  */
+static char **
+mserver_listing_names (const struct mcpclient_tool *t, size_t n)
+{
+  char **names = xcalloc (n + 1, sizeof *names);
+  for (size_t i = 0; i < n; i++)
+    names[i] = xstrdup (t[i].name);
+  return names;
+}
+
+/* Take the tools the rule mcp__<server> covers from its record in this
+ * user's state directory, recording this listing (t, n) when there is
+ * none yet: the tools the server had when crucible first saw the rule,
+ * across runs.  A record that cannot be read or written covers nothing,
+ * with a warning naming it; never every tool.  */
+static void
+mserver_grant_load (struct mserver *s, const char *rule,
+                    const struct mcpclient_tool *t, size_t n)
+{
+  const char *name = s->cfg->name;
+  char key[SHA256_HEX_LEN + 1];
+  struct cr_error *err = NULL;
+  uid_t uid = getuid ();
+  gid_t gid = getgid ();
+
+  statedir_grant_key (s->h->cfg.config->home_file, name, rule, key);
+  int got = statedir_grant_recall (STATEDIR_PARENT, uid, gid, key, name, rule,
+                                   &s->initial, &s->n_initial, &err);
+  if (got == 0)
+    {
+      char **names = mserver_listing_names (t, n);
+      int rc = statedir_grant_remember (STATEDIR_PARENT, uid, gid, key, name,
+                                        rule, names, n, &err);
+      if (rc == 0)
+        {
+          s->initial = names;
+          s->n_initial = n;
+          return;
+        }
+      for (size_t i = 0; i < n; i++)
+        free (names[i]);
+      free (names);
+      if (rc < 0)
+        {
+          cleanup_free char *path
+              = statedir_grant_path (STATEDIR_PARENT, uid, key);
+          mcphost_notice (s->h,
+                          "MCP server `%s`: the record of the tools your "
+                          "allow rule %s covers, %s, could not be written "
+                          "(%s); every tool of the server is asked about",
+                          name, rule, path, err->msg);
+          cr_error_free (err);
+          return;
+        }
+      /* Another crucible recorded it first: its record holds.  */
+      got = statedir_grant_recall (STATEDIR_PARENT, uid, gid, key, name, rule,
+                                   &s->initial, &s->n_initial, &err);
+    }
+  if (got < 0)
+    {
+      cleanup_free char *path = statedir_grant_path (STATEDIR_PARENT, uid, key);
+      mcphost_notice (s->h,
+                      "MCP server `%s`: the record of the tools your allow "
+                      "rule %s covers, %s, cannot be used (%s); every tool of "
+                      "the server is asked about until it is removed",
+                      name, rule, path, err != NULL ? err->msg : "");
+      cr_error_free (err);
+    }
+}
+
+/* Remember, at the first listing of the run, the tools an mcp__<server>
+ * rule allows: those of its record when the home configuration has the
+ * rule, or else this listing (which no rule grants by; it tells a tool
+ * added later apart for the question).  */
 static void
 mserver_record_initial (struct mserver *s)
 {
@@ -308,9 +401,14 @@ mserver_record_initial (struct mserver *s)
   if (s->listed)
     return;
   s->listed = true;
-  s->initial = xcalloc (n + 1, sizeof *s->initial);
-  for (size_t i = 0; i < n; i++)
-    s->initial[s->n_initial++] = xstrdup (t[i].name);
+  cleanup_free char *rule = xasprintf (RULES_TOOL_PREFIX "%s", s->cfg->name);
+  if (mserver_has_server_rule (s, rule))
+    {
+      mserver_grant_load (s, rule, t, n);
+      return;
+    }
+  s->initial = mserver_listing_names (t, n);
+  s->n_initial = n;
 }
 
 /* --- calls ------------------------------------------------------------- */

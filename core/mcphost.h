@@ -67,7 +67,7 @@ struct mcphost_tool
   const char *qualified; /* mcp__<server>__<tool> */
   const char *server;
   const struct mcpclient_tool *tool;
-  bool initial; /* in the server's first listing of the run */
+  bool initial; /* one the rule mcp__<server> covers, as recorded */
 };
 
 struct mcphost_listener

@@ -22,7 +22,7 @@ struct rule
   size_t len;
   bool opt_tail; /* ends with " *", which may also match nothing */
   /* A tool rule (mcp__server__tool, or mcp__server for the tools of the
-   * server's first listing): never a command pattern, so no command
+   * server's recorded listing): never a command pattern, so no command
    * matches it, and it is matched only by rules_decide_tool.  tool is
    * NULL for mcp__server.  */
   bool is_tool;
@@ -501,7 +501,7 @@ rules_decide (const struct rules *r, const struct cmdline *cl,
 }
 
 /* Whether tool rule r names the tool of server.  An allow rule naming the
- * server alone covers only the tools of its first listing (initial); a
+ * server alone covers only the tools of its recorded listing (initial); a
  * deny rule naming it covers them all.  */
 static bool
 tool_rule_matches (const struct rule *r, const char *server, const char *tool,

@@ -17,7 +17,8 @@
  *
  * A rule beginning "mcp__" is a tool rule, not a command pattern:
  * mcp__SERVER__TOOL names one tool of a configured MCP server, and
- * mcp__SERVER the tools of the server's first listing in a run.  No
+ * mcp__SERVER the tools the server had when crucible first saw the rule
+ * with its listing (recorded across runs, core/mcphost.c).  No
  * command matches one; rules_decide_tool decides with them.
  * doc/cmdline.md is the reference.  */
 #ifndef CRUCIBLE_CORE_RULES_H
@@ -83,10 +84,11 @@ enum rules_verdict rules_decide (const struct rules *r,
                                  const char **rule_out);
 
 /* Decide about a call of tool, of the MCP server named server.  initial:
- * the tool was in the server's first listing of the run (not added later
- * by list_changed).  A deny rule naming the tool, or the server, refuses
- * it in every mode (RULES_DENY, *rule_out the first such rule as
- * written).  Otherwise fullAccess allows it (*rule_out NULL); in ask mode
+ * the tool is one an mcp__<server> allow rule covers, those of the
+ * listing recorded when crucible first saw the rule (not added later
+ * by list_changed or at a later start).  A deny rule naming the tool,
+ * or the server, refuses it in every mode (RULES_DENY, *rule_out the
+ * first such rule as written).  Otherwise fullAccess allows it (*rule_out NULL); in ask mode
  * an allow rule naming the tool, or the server when initial, allows it
  * (*rule_out that rule), and anything else is RULES_ASK (*rule_out
  * NULL).  Command rules take no part.  rule_out may be NULL.  */

@@ -3,6 +3,7 @@
 
 #include "sandbox/statedir.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -14,8 +15,10 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/sha256.h"
 
 /* Deeper than this, a finished upper is left for the next cleanup rather
  * than walked with one descriptor per level.  */
@@ -484,4 +487,227 @@ statedir_probe_forget (const char *parent, uid_t uid, gid_t gid,
     return;
   statedir_probe_name (key_digest, name, sizeof name);
   unlinkat (dir, name, 0);
+}
+
+/* --- the tools an mcp__<server> rule covers --------------------------------
+ */
+
+/* The name of the grant record for a key's digest, in buf.  */
+static void
+statedir_grant_name (const char *key_digest, char *buf, size_t n)
+{
+  snprintf (buf, n, STATEDIR_GRANT_PREFIX "%s", key_digest);
+}
+
+void
+statedir_grant_key (const char *home_file, const char *server,
+                    const char *rule, char *hex)
+{
+  /* NUL-separated, so that no two keys run together into one text.  */
+  struct buf key = BUF_INIT;
+  buf_puts (&key, STATEDIR_GRANT_HEAD);
+  buf_putc (&key, '\0');
+  buf_puts (&key, home_file);
+  buf_putc (&key, '\0');
+  buf_puts (&key, server);
+  buf_putc (&key, '\0');
+  buf_puts (&key, rule);
+  sha256_buffer (key.data, key.len, hex);
+  buf_free (&key);
+}
+
+char *
+statedir_grant_path (const char *parent, uid_t uid, const char *key_digest)
+{
+  char name[STATEDIR_PROBE_NAME_MAX];
+  statedir_grant_name (key_digest, name, sizeof name);
+  return xasprintf (STATEDIR_FORMAT "/%s", parent, (unsigned long) uid, name);
+}
+
+/* Whether name can be a recorded tool's: what core/mcpclient.c lets a
+ * listing offer.  */
+static bool
+statedir_grant_tool_ok (const char *name, size_t n)
+{
+  if (n == 0 || n > 128)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(isascii ((unsigned char) name[i])
+          && (isalnum ((unsigned char) name[i]) || name[i] == '-'
+              || name[i] == '_')))
+      return false;
+  return true;
+}
+
+/* Free a NULL-terminated list of n names.  */
+static void
+statedir_grant_names_free (char **names, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (names[i]);
+  free (names);
+}
+
+/* Parse a record's text (NUL-terminated, len bytes) for server and rule
+ * into *tools_out: the head, "server S", "rule R", one "tool T" a name,
+ * then "end" and nothing after it.  -1 when it is anything else.  */
+static int
+statedir_grant_parse (const char *text, size_t len, const char *server,
+                      const char *rule, char ***tools_out, size_t *n_out)
+{
+  cleanup_free char *top = xasprintf (STATEDIR_GRANT_HEAD "\nserver %s\n"
+                                                          "rule %s\n",
+                                      server, rule);
+  size_t top_len = strlen (top), n = 0;
+  char **tools = NULL;
+  const char *p = text + top_len;
+
+  if (strlen (text) != len || len < top_len || memcmp (text, top, top_len) != 0)
+    return -1;
+  tools = xcalloc (1, sizeof *tools);
+  while (strncmp (p, "tool ", 5) == 0)
+    {
+      size_t w = strcspn (p + 5, "\n");
+      if (p[5 + w] != '\n' || !statedir_grant_tool_ok (p + 5, w))
+        {
+          statedir_grant_names_free (tools, n);
+          return -1;
+        }
+      tools = xrealloc (tools, (n + 2) * sizeof *tools);
+      tools[n++] = xstrndup (p + 5, w);
+      tools[n] = NULL;
+      p += 5 + w + 1;
+    }
+  if (strcmp (p, "end\n") != 0)
+    {
+      statedir_grant_names_free (tools, n);
+      return -1;
+    }
+  *tools_out = tools;
+  *n_out = n;
+  return 0;
+}
+
+/* The text of fd, a record, into a new string (*len bytes); NULL when it
+ * cannot be read or is longer than any record crucible writes.  */
+static char *
+statedir_grant_read (int fd, size_t *len)
+{
+  cleanup_free char *text = xmalloc (STATEDIR_GRANT_BYTES + 1);
+  size_t got = 0;
+
+  for (;;)
+    {
+      ssize_t r = read (fd, text + got, STATEDIR_GRANT_BYTES + 1 - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return NULL;
+      if (r == 0)
+        break;
+      got += (size_t) r;
+      if (got > STATEDIR_GRANT_BYTES)
+        return NULL;
+    }
+  text[got] = '\0';
+  *len = got;
+  return steal_pointer (&text);
+}
+
+int
+statedir_grant_recall (const char *parent, uid_t uid, gid_t gid,
+                       const char *key_digest, const char *server,
+                       const char *rule, char ***tools_out, size_t *n_out,
+                       struct cr_error **err)
+{
+  char name[STATEDIR_PROBE_NAME_MAX];
+  cleanup_free char *path
+      = xasprintf (STATEDIR_FORMAT, parent, (unsigned long) uid);
+  cleanup_close int dir = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *text = NULL;
+  struct stat st;
+  size_t len = 0;
+
+  *tools_out = NULL;
+  *n_out = 0;
+  /* No state directory yet: nothing was ever recorded.  One that is
+   * there is judged by descriptor; a directory another uid owns or can
+   * write is never read from (it could hand this user any grant).  */
+  if (lstat (path, &st) < 0 && errno == ENOENT)
+    return 0;
+  if (statedir_open_made (path, uid, gid, &dir, err) < 0)
+    return -1;
+  statedir_grant_name (key_digest, name, sizeof name);
+  fd = openat (dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return cr_error_set (err, errno, "opening it");
+  /* Anyone else who could write it could widen the rule to any tool.  */
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_nlink != 1
+      || st.st_uid != geteuid () || (st.st_mode & 022) != 0)
+    return cr_error_set (err, 0,
+                         "it is not a regular file of one name that only "
+                         "you can write");
+  text = statedir_grant_read (fd, &len);
+  if (text == NULL)
+    return cr_error_set (err, errno, "reading it");
+  if (statedir_grant_parse (text, len, server, rule, tools_out, n_out) < 0)
+    return cr_error_set (err, 0, "it is not a record crucible wrote for %s",
+                         rule);
+  return 1;
+}
+
+int
+statedir_grant_remember (const char *parent, uid_t uid, gid_t gid,
+                         const char *key_digest, const char *server,
+                         const char *rule, char *const *tools, size_t n,
+                         struct cr_error **err)
+{
+  char name[STATEDIR_PROBE_NAME_MAX], tmp[STATEDIR_PROBE_NAME_MAX + 24];
+  cleanup_free char *path = NULL;
+  cleanup_close int dir = -1;
+  struct buf text = BUF_INIT;
+
+  if (statedir_open (parent, uid, gid, &path, &dir, err) < 0)
+    return -1;
+  statedir_grant_name (key_digest, name, sizeof name);
+  snprintf (tmp, sizeof tmp, "%s.%ld.tmp", name, (long) getpid ());
+  buf_printf (&text, STATEDIR_GRANT_HEAD "\nserver %s\nrule %s\n", server,
+              rule);
+  for (size_t i = 0; i < n; i++)
+    buf_printf (&text, "tool %s\n", tools[i]);
+  buf_puts (&text, "end\n");
+  /* Written aside and moved into place: a reader sees a whole record or
+   * none, and a crash leaves at most a .tmp, which is never read.  */
+  int fd = openat (dir, tmp,
+                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      buf_free (&text);
+      return cr_error_set (err, errno, "creating %s/%s", path, tmp);
+    }
+  bool whole = text.len <= STATEDIR_GRANT_BYTES
+               && write (fd, text.data, text.len) == (ssize_t) text.len;
+  int saved = errno;
+  buf_free (&text);
+  if (close (fd) < 0 || !whole)
+    {
+      unlinkat (dir, tmp, 0);
+      return cr_error_set (err, whole ? errno : saved, "writing %s/%s", path,
+                           tmp);
+    }
+  /* Never over another record: the first listing seen with the rule
+   * stays what it covers, also when two crucible processes race.  */
+  if (renameat2 (dir, tmp, dir, name, RENAME_NOREPLACE) < 0)
+    {
+      saved = errno;
+      unlinkat (dir, tmp, 0);
+      if (saved == EEXIST)
+        return 1;
+      return cr_error_set (err, saved, "moving the record into place as "
+                                       "%s/%s", path, name);
+    }
+  return 0;
 }

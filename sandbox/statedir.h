@@ -103,4 +103,44 @@ int statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
 void statedir_probe_forget (const char *parent, uid_t uid, gid_t gid,
                             const char *key_digest);
 
+/* The tools an allow rule mcp__<server> covers (core/mcphost.c): a record
+ * in the state directory, named for the digest of its key (the home
+ * configuration file, the server, the rule as written), holding the tool
+ * names of the listing crucible saw first together with the rule.  It is
+ * written once, aside and renamed into place without replacing one that
+ * is there, mode 0600; read only from this user's own state directory,
+ * judged by descriptor, and only when it is a regular file of one name
+ * that this user owns and nobody else can write.  */
+#define STATEDIR_GRANT_PREFIX "mcpgrant-"
+#define STATEDIR_GRANT_HEAD "crucible mcp grant record v1"
+#define STATEDIR_GRANT_BYTES ((size_t) 256 * 1024)
+
+/* The digest (SHA256_HEX_LEN + 1 bytes into hex) naming the record of
+ * rule, an allow rule mcp__<server> in home_file.  */
+void statedir_grant_key (const char *home_file, const char *server,
+                         const char *rule, char *hex);
+
+/* The path the record for key_digest has in uid's state directory (owned
+ * by the caller), for messages.  */
+char *statedir_grant_path (const char *parent, uid_t uid,
+                           const char *key_digest);
+
+/* 1 with the recorded tool names (*tools_out, NULL-terminated, *n_out of
+ * them, owned by the caller) when the record for key_digest is there and
+ * sound; 0 when there is none; -1 when one is there that cannot be read,
+ * is not to be trusted or does not parse (or the state directory is
+ * refused), err saying why.  */
+int statedir_grant_recall (const char *parent, uid_t uid, gid_t gid,
+                           const char *key_digest, const char *server,
+                           const char *rule, char ***tools_out, size_t *n_out,
+                           struct cr_error **err);
+
+/* Record tools (n names) for key_digest, making the state directory when
+ * absent.  0 when written; 1 when another record was there first (it is
+ * kept: recall it); -1 with err when it could not be written.  */
+int statedir_grant_remember (const char *parent, uid_t uid, gid_t gid,
+                             const char *key_digest, const char *server,
+                             const char *rule, char *const *tools, size_t n,
+                             struct cr_error **err);
+
 #endif

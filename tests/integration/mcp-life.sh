@@ -17,16 +17,23 @@
 #   the call; a fact of a server's end is in the journal before the result
 #   it causes; a server killed from outside is restarted only after its
 #   cleanup is confirmed; after the run every scope's cleanup is recorded.
+# - grants: the allow rule mcp__g covers the tools of the listing crucible
+#   first saw with it, across runs: run 1 lists {echo, ...} and records
+#   them (0600, in this uid's 0700 state directory); run 2's server also
+#   offers b, which is asked about while echo is not; a corrupt record
+#   makes every tool asked about, with a warning naming it.  Unconfined
+#   and as 65534 (the record is the host's, not the sandbox's).
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/mcp-servers/life.sh"
 N_REQUIRED=5
 N_AUDIT=4
 N_BLOCKED=5
 N_CALLS=7
-plan $((3 * (N_REQUIRED + N_AUDIT + N_BLOCKED + N_CALLS)))
+N_GRANTS=6
+plan $((3 * (N_REQUIRED + N_AUDIT + N_BLOCKED + N_CALLS) + 2 * N_GRANTS))
 
 life_checks <<EOF2
-import os, resource, signal, time
+import hashlib, os, resource, signal, stat, time
 from lifelib import *
 
 def required(way):
@@ -166,8 +173,59 @@ def calls(way):
     check(not any(o.get("id") == "slow-1" for o in m.others + m.notes), "%s: the cancelled call is never answered" % w, m.others)
     check(rc == 0 and not cleaned(facts), "%s: after the run every scope's cleanup is in the journal" % w, rc, *diag)
 
+def grants(way):
+    w = way.name
+    uid = way.uid if way.uid is not None else os.getuid()
+    home_file = os.path.join(way.home, ".crucible", "config.json")
+    key = b"\0".join(s.encode() for s in ("crucible mcp grant record v1", home_file, "g", "mcp__g"))
+    statedir = "/var/tmp/crucible-code-sandbox-%d-v1" % uid
+    record = os.path.join(statedir, "mcpgrant-" + hashlib.sha256(key).hexdigest())
+    if os.path.lexists(record):
+        os.unlink(record)
+    way.config({"g": ("normal", "-")})
+    m = Mcp(way)
+    m.initialize()
+    first = m.tools() or []
+    e1, t1 = m.call("mcp__g__echo", {"text": "one"})
+    rc1 = m.close()
+    st = os.lstat(record) if os.path.lexists(record) else None
+    dst = os.lstat(statedir)
+    text = open(record).read() if st is not None else ""
+    check(rc1 == 0 and e1 is False and t1 == "one" and st is not None and stat.S_ISREG(st.st_mode)
+          and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == uid and dst.st_uid == uid
+          and stat.S_IMODE(dst.st_mode) == 0o700 and "\ntool echo\n" in text and "tool b\n" not in text,
+          "%s: run 1 (tools {echo, ...}): echo is allowed by mcp__g, and the listing is recorded 0600 in this uid's state directory" % w,
+          rc1, e1, t1, st, text, first, m.stderr())
+    way.config({"g": ("normal", "-", "b")})
+    m = Mcp(way)
+    m.initialize()
+    second = m.tools() or []
+    e2, t2 = m.call("mcp__g__b")
+    e3, t3 = m.call("mcp__g__echo", {"text": "two"})
+    rc2 = m.close()
+    check("mcp__g__b" in second and e2 is True and "[refused: the developer declined" in t2,
+          "%s: run 2: b, which the server offers now, is asked about (declined, not run)" % w, second, e2, t2, m.stderr())
+    check(e3 is False and t3 == "two" and rc2 == 0,
+          "%s: run 2: echo, in the recorded listing, is still allowed unasked" % w, e3, t3, rc2, m.stderr())
+    check(open(record).read() == text, "%s: run 2 keeps the record as it was written" % w)
+    with open(record, "w") as f:
+        f.write("not a record\n")
+    m = Mcp(way)
+    m.initialize()
+    m.tools()
+    e4, t4 = m.call("mcp__g__echo", {"text": "three"})
+    m.close()
+    err = m.stderr()
+    check(e4 is True and "[refused: the developer declined" in t4,
+          "%s: a corrupt record: echo too is asked about (declined, not run)" % w, e4, t4, err)
+    check("MCP server \x60g\x60: the record of the tools your allow rule mcp__g covers, %s, cannot be used (" % record in err
+          and "every tool of the server is asked about until it is removed" in err,
+          "%s: with a warning naming the record" % w, err)
+    os.unlink(record)
+
 ways(required, $N_REQUIRED)
 ways(audit, $N_AUDIT)
 ways(blocked, $N_BLOCKED)
 ways(calls, $N_CALLS)
+ways(grants, $N_GRANTS, ("unconfined", "nobody"))
 EOF2

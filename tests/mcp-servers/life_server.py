@@ -5,9 +5,10 @@ paths of a server's life that real servers cannot be made to take, and
 the moves of a hostile one.  Python, so that a start costs tens of
 milliseconds, not a node's second.
 
-    life_server.py MODE [MARK]
+    life_server.py MODE [MARK [EXTRA...]]
 
 MARK is only there for the tests to find the process by its arguments.
+Each EXTRA is the name of one more tool, which answers "extra NAME".
 
 MODE:
   normal   answers; its tools are below
@@ -36,6 +37,8 @@ import sys
 MODE = sys.argv[1]
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}}
          for n in ("echo", "sh", "quit", "garbage", "slow", "stderr")]
+EXTRA = sys.argv[3:]
+TOOLS += [{"name": n, "inputSchema": {"type": "object"}} for n in EXTRA]
 pending = []  # messages read while a slow call waited
 
 
@@ -103,6 +106,8 @@ def call(mid, params):
         sys.stderr.write(args.get("line", "") + "\n")
         sys.stderr.flush()
         text(mid, "wrote")
+    elif name in EXTRA:
+        text(mid, "extra " + name)
     else:
         send({"jsonrpc": "2.0", "id": mid,
               "error": {"code": -32602, "message": "unknown tool"}})
