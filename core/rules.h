@@ -88,10 +88,11 @@ enum rules_verdict rules_decide (const struct rules *r,
  * listing recorded when crucible first saw the rule (not added later
  * by list_changed or at a later start).  A deny rule naming the tool,
  * or the server, refuses it in every mode (RULES_DENY, *rule_out the
- * first such rule as written).  Otherwise fullAccess allows it (*rule_out NULL); in ask mode
- * an allow rule naming the tool, or the server when initial, allows it
- * (*rule_out that rule), and anything else is RULES_ASK (*rule_out
- * NULL).  Command rules take no part.  rule_out may be NULL.  */
+ * first such rule as written).  Otherwise fullAccess allows it
+ * (*rule_out NULL); in ask mode an allow rule naming the tool, or the
+ * server when initial, allows it (*rule_out that rule), and anything
+ * else is RULES_ASK (*rule_out NULL).  Command rules take no part.
+ * rule_out may be NULL.  */
 enum rules_verdict rules_decide_tool (const struct rules *r, const char *server,
                                       const char *tool, bool initial,
                                       const char **rule_out);

@@ -500,8 +500,8 @@ statedir_grant_name (const char *key_digest, char *buf, size_t n)
 }
 
 void
-statedir_grant_key (const char *home_file, const char *server,
-                    const char *rule, char *hex)
+statedir_grant_key (const char *home_file, const char *server, const char *rule,
+                    char *hex)
 {
   /* NUL-separated, so that no two keys run together into one text.  */
   struct buf key = BUF_INIT;
@@ -706,8 +706,8 @@ statedir_grant_remember (const char *parent, uid_t uid, gid_t gid,
       unlinkat (dir, tmp, 0);
       if (saved == EEXIST)
         return 1;
-      return cr_error_set (err, saved, "moving the record into place as "
-                                       "%s/%s", path, name);
+      return cr_error_set (err, saved, "moving the record into place as %s/%s",
+                           path, name);
     }
   return 0;
 }

@@ -173,6 +173,13 @@ def calls(way):
     check(not any(o.get("id") == "slow-1" for o in m.others + m.notes), "%s: the cancelled call is never answered" % w, m.others)
     check(rc == 0 and not cleaned(facts), "%s: after the run every scope's cleanup is in the journal" % w, rc, *diag)
 
+def read_record(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
 def grants(way):
     w = way.name
     uid = way.uid if way.uid is not None else os.getuid()
@@ -190,10 +197,10 @@ def grants(way):
     rc1 = m.close()
     st = os.lstat(record) if os.path.lexists(record) else None
     dst = os.lstat(statedir)
-    text = open(record).read() if st is not None else ""
+    text = read_record(record)
     check(rc1 == 0 and e1 is False and t1 == "one" and st is not None and stat.S_ISREG(st.st_mode)
           and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == uid and dst.st_uid == uid
-          and stat.S_IMODE(dst.st_mode) == 0o700 and "\ntool echo\n" in text and "tool b\n" not in text,
+          and stat.S_IMODE(dst.st_mode) == 0o700 and "\ntool echo\n" in (text or "") and "tool b\n" not in text,
           "%s: run 1 (tools {echo, ...}): echo is allowed by mcp__g, and the listing is recorded 0600 in this uid's state directory" % w,
           rc1, e1, t1, st, text, first, m.stderr())
     way.config({"g": ("normal", "-", "b")})
@@ -207,9 +214,11 @@ def grants(way):
           "%s: run 2: b, which the server offers now, is asked about (declined, not run)" % w, second, e2, t2, m.stderr())
     check(e3 is False and t3 == "two" and rc2 == 0,
           "%s: run 2: echo, in the recorded listing, is still allowed unasked" % w, e3, t3, rc2, m.stderr())
-    check(open(record).read() == text, "%s: run 2 keeps the record as it was written" % w)
-    with open(record, "w") as f:
-        f.write("not a record\n")
+    check(text is not None and read_record(record) == text, "%s: run 2 keeps the record as it was written" % w)
+    # Its owner and mode are kept: only its words are wrong.
+    fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, b"not a record\n")
+    os.close(fd)
     m = Mcp(way)
     m.initialize()
     m.tools()

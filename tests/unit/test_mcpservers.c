@@ -1,6 +1,7 @@
 /* Tests for the MCP server table: mcpServers and disabledMcpServers as
  * core/config.c reads them (every error names the file, the line and the
- * key) and the name rules of core/mcpservers.c.  */
+ * key), the name rules of core/mcpservers.c, and the record of the tools
+ * an allow rule mcp__<server> covers (sandbox/statedir.c).  */
 #include <config.h>
 
 #include <setjmp.h>
@@ -10,12 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/mcpservers.h"
+#include "lib/error.h"
+#include "sandbox/sha256.h"
+#include "sandbox/statedir.h"
 
 #define HOME "home.json"
 #define PROJECT "project.json"
@@ -204,6 +210,96 @@ test_qualified (void **state)
   assert_false (mcpservers_split ("Bash(ls)", &server, &tool));
 }
 
+/* Recall the record for key in parent; its result, the tools joined by
+ * ',' into out (n bytes).  */
+static int
+grant_recall (const char *parent, const char *key, char *out, size_t n)
+{
+  char **tools = NULL;
+  size_t count = 0;
+  struct cr_error *err = NULL;
+  int rc = statedir_grant_recall (parent, getuid (), getgid (), key, "g",
+                                  "mcp__g", &tools, &count, &err);
+  out[0] = '\0';
+  for (size_t i = 0; i < count; i++)
+    {
+      if (i > 0)
+        strncat (out, ",", n - strlen (out) - 1);
+      strncat (out, tools[i], n - strlen (out) - 1);
+      free (tools[i]);
+    }
+  free (tools);
+  if (rc < 0)
+    assert_non_null (err);
+  cr_error_free (err);
+  return rc;
+}
+
+/* A record is written once (0600), recalled as written, never replaced,
+ * and one that is corrupt or writable by others is an error, not a
+ * grant.  */
+static void
+test_grant_record (void **state)
+{
+  char parent[] = "/tmp/crucible-grant-XXXXXX", key[SHA256_HEX_LEN + 1],
+       other[SHA256_HEX_LEN + 1], got[256];
+  char *first[] = { "echo", "sh", NULL }, *second[] = { "echo", "b", NULL };
+  struct cr_error *err = NULL;
+  struct stat st;
+  (void) state;
+
+  assert_non_null (mkdtemp (parent));
+  statedir_grant_key ("/h/.crucible/config.json", "g", "mcp__g", key);
+  statedir_grant_key ("/h2/.crucible/config.json", "g", "mcp__g", other);
+  assert_string_not_equal (key, other);
+  /* No state directory, no record: nothing recorded yet.  */
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), 0);
+  assert_int_equal (statedir_grant_remember (parent, getuid (), getgid (), key,
+                                             "g", "mcp__g", first, 2, &err),
+                    0);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), 1);
+  assert_string_equal (got, "echo,sh");
+  char *path = statedir_grant_path (parent, getuid (), key);
+  assert_int_equal (lstat (path, &st), 0);
+  assert_int_equal (st.st_mode & 07777, 0600);
+  /* The first record stays: a later listing does not replace it.  */
+  assert_int_equal (statedir_grant_remember (parent, getuid (), getgid (), key,
+                                             "g", "mcp__g", second, 2, &err),
+                    1);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), 1);
+  assert_string_equal (got, "echo,sh");
+  assert_int_equal (grant_recall (parent, other, got, sizeof got), 0);
+  /* Writable by the group: not believed.  */
+  assert_int_equal (chmod (path, 0620), 0);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), -1);
+  assert_string_equal (got, "");
+  assert_int_equal (chmod (path, 0600), 0);
+  /* Cut short (no "end"), or with a tool no listing can offer.  */
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (STATEDIR_GRANT_HEAD "\nserver g\nrule mcp__g\ntool echo\n", f);
+  fclose (f);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), -1);
+  f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (STATEDIR_GRANT_HEAD "\nserver g\nrule mcp__g\ntool a*\nend\n", f);
+  fclose (f);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), -1);
+  /* Written for another rule: not this rule's.  */
+  f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (STATEDIR_GRANT_HEAD "\nserver h\nrule mcp__h\ntool echo\nend\n", f);
+  fclose (f);
+  assert_int_equal (grant_recall (parent, key, got, sizeof got), -1);
+  unlink (path);
+  free (path);
+  char *dir = statedir_grant_path (parent, getuid (), "");
+  *strrchr (dir, '/') = '\0';
+  assert_int_equal (rmdir (dir), 0);
+  free (dir);
+  assert_int_equal (rmdir (parent), 0);
+}
+
 int
 main (void)
 {
@@ -212,6 +308,7 @@ main (void)
     cmocka_unit_test (test_errors),
     cmocka_unit_test (test_names),
     cmocka_unit_test (test_qualified),
+    cmocka_unit_test (test_grant_record),
   };
   return cmocka_run_group_tests_name ("mcpservers", tests, NULL, NULL);
 }
