@@ -1960,7 +1960,9 @@ supervisor_ahead_make (struct supervisor *sup, const char *call_id,
   struct sandbox_session *session = NULL;
   const char *shell = supervisor_find_shell ();
 
-  if (sup->backend == NULL || shell == NULL)
+  /* After a cleanup that was not confirmed nothing is prepared again, not
+   * even ahead: every command is refused (supervisor_admit).  */
+  if (sup->backend == NULL || shell == NULL || sup->blocked_why != NULL)
     return 0;
   char digest[POLICY_DIGEST_SIZE];
 
