@@ -98,6 +98,10 @@ struct command
   bool answered;   /* the call has its answer */
   bool ended;      /* the command's end has been composed */
   bool scope_done; /* the scope is confirmed empty */
+  /* The backend's words for a cleanup it could not confirm (its status
+   * channel failed: the keeper, or the container, is not confirmed gone),
+   * or NULL.  The slot stays held and the scope is never published.  */
+  char *cleanup_failed;
   bool start_failed;
   bool left_running; /* answered early: background or ctrl+b */
   struct cr_error *start_error;
@@ -131,6 +135,10 @@ struct supervisor
   char *const *host_env;
   struct command *commands;
   size_t slots_held;
+  /* The first command cleanup that could not be confirmed, in the
+   * backend's words: every later command is refused (the spec: unconfirmed
+   * cleanup is a disposal failure that blocks another preparation).  */
+  char *blocked_why;
   uint64_t next_number;
   uint64_t next_serial;
   uint64_t stop_ms;
@@ -342,6 +350,7 @@ command_free (struct command *cmd)
   free (cmd->credentials_note);
   proxy_client_free (cmd->proxy_client);
   free (cmd->publication);
+  free (cmd->cleanup_failed);
   cr_error_free (cmd->start_error);
   free (cmd->call_id);
   free (cmd->label);
@@ -864,6 +873,21 @@ command_publish_answered (void *data)
   command_advance (cmd);
 }
 
+/* The scope's cleanup was not confirmed: nothing it wrote is published
+ * (something of it may still write), and the result says why.  */
+static void
+command_publish_unconfirmed (struct command *cmd)
+{
+  bool kept = sandbox_keeps_writes (cmd->session);
+  cmd->published = true;
+  cmd->publication = xasprintf ("[cleanup failed: %s%s]", cmd->cleanup_failed,
+                                kept ? "; nothing the command wrote was "
+                                       "published"
+                                     : "");
+  if (kept)
+    command_fact_publication (cmd, "discarded", 0, 0);
+}
+
 /* Publish before the result is composed.  False while that waits: for
  * the scope to be confirmed empty, for another publication, or for its own
  * to answer (it runs beside the loop: see core/pubjob.h).  */
@@ -874,6 +898,11 @@ command_publish_settled (struct command *cmd)
 
   if (cmd->published)
     return true;
+  if (cmd->cleanup_failed != NULL)
+    {
+      command_publish_unconfirmed (cmd);
+      return true;
+    }
   if (!command_wants_publication (cmd))
     {
       if (sandbox_keeps_writes (cmd->session))
@@ -1133,6 +1162,30 @@ command_on_start_failure (struct command *cmd, const struct sandbox_event *ev)
   supervisor_refusal (&cmd->start_error);
 }
 
+/* The status channel failed: the keeper (bwrap's broker, the container
+ * backend's thread) is gone without confirming the scope empty.  The
+ * slot stays held, the channel is not watched any more, the journal and
+ * the result say so, and no later command is prepared; the command still
+ * gets its result, its ending read as a kill when none was heard.  */
+static void
+command_on_unconfirmed (struct command *cmd, const struct cr_error *err)
+{
+  struct supervisor *sup = cmd->sup;
+  loop_remove_fd (sup->loop, cmd->status_fd);
+  cmd->status_fd = -1;
+  if (cmd->cleanup_failed != NULL)
+    return;
+  cmd->cleanup_failed = xstrdup (err->msg);
+  if (sup->blocked_why == NULL)
+    sup->blocked_why = xstrdup (err->msg);
+  struct journal_field f[] = { JOURNAL_STR ("reason", err->msg),
+                               JOURNAL_INT64 ("errno", err->code) };
+  supervisor_fact (sup, JOURNAL_CLEANUP_FAILED, cmd, f, sizeof f / sizeof *f);
+  command_cancel (cmd, &cmd->stop_timer);
+  if (!cmd->exited)
+    command_on_exit (cmd, SIGKILL);
+}
+
 /* Read the scope's status channel.  */
 static void
 command_on_status (struct loop *loop, int fd, short revents, void *data)
@@ -1145,11 +1198,8 @@ command_on_status (struct loop *loop, int fd, short revents, void *data)
     {
       if (sandbox_next_event (cmd->session, &ev, &err) < 0)
         {
-          /* The keeper is gone without confirming: the slot stays held and
-           * the channel is not watched any more.  */
+          command_on_unconfirmed (cmd, err);
           cr_error_free (err);
-          loop_remove_fd (loop, fd);
-          cmd->status_fd = -1;
           break;
         }
       if (ev.kind == SANDBOX_EVENT_NONE)
@@ -1300,6 +1350,12 @@ supervisor_admit (struct supervisor *sup, const struct command_request *req,
                          "timeout and background were both sent, and a "
                          "command left running has no deadline; send one "
                          "or the other");
+  if (sup->blocked_why != NULL)
+    return cr_error_set (err, 0,
+                         "an earlier command's cleanup was not confirmed "
+                         "(%s); no command is prepared again until crucible "
+                         "restarts",
+                         sup->blocked_why);
   if (sup->slots_held >= sup->config->concurrency)
     return supervisor_refuse_full (sup, err);
   return 0;
@@ -1759,6 +1815,7 @@ supervisor_free (struct supervisor *sup)
   portfwd_free (sup->portfwd);
   buf_free (&sup->endings);
   free (sup->untold);
+  free (sup->blocked_why);
   free (sup->workspace);
   free (sup);
 }
@@ -1903,7 +1960,9 @@ supervisor_ahead_make (struct supervisor *sup, const char *call_id,
   struct sandbox_session *session = NULL;
   const char *shell = supervisor_find_shell ();
 
-  if (sup->backend == NULL || shell == NULL)
+  /* After a cleanup that was not confirmed nothing is prepared again, not
+   * even ahead: every command is refused (supervisor_admit).  */
+  if (sup->backend == NULL || shell == NULL || sup->blocked_why != NULL)
     return 0;
   char digest[POLICY_DIGEST_SIZE];
 

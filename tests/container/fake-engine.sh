@@ -12,7 +12,7 @@
 
 . "$(dirname "$0")/../integration/lib.sh"
 
-plan 21
+plan 26
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 new_workspace
@@ -190,5 +190,50 @@ for _ in $(seq 150); do
 done
 like "$reply" "the container kept for a command has not been confirmed gone from the engine" \
   "a kept container whose removal the engine never confirmed is reported at a later preparation"
+exec {mcp_in}>&-
+wait "$mcp_pid" 2>/dev/null
+
+# --- a command's container the engine never confirms gone -----------------
+GONE_RE="the container [0-9a-f]{12} is still on the engine $ENGINE_RE after crucible removed it"
+# The engine says every removal succeeded and keeps the container: after
+# its two rounds of the 5 s budget the backend says so, and the command
+# gets its result.  A `crucible run` used to give none until its deadline
+# (10 minutes): the timeout is a hang guard only.  crucible run and a
+# crucible mcp session run side by side, so the two waits are one.
+with nodelete
+touch "$TEST_TMP/gone-mark"
+t0=$(date +%s)
+( timeout 120 "$CRUCIBLE" run 'echo hi' >"$TEST_TMP/gone-out" 2>"$TEST_TMP/gone-err"
+  echo $? >"$TEST_TMP/gone-rc" ) &
+run_pid=$!
+: >"$LOG"
+start_mcp
+await_waiting 1
+call 1 'echo hi'
+reply=$(recv 120)
+wait "$run_pid"
+diag "the run whose container was not confirmed gone ended in $(($(date +%s) - t0)) s"
+with ok
+like "$(cat "$TEST_TMP/gone-rc")|$(tr '\n' ' ' <"$TEST_TMP/gone-out")" "^0\\|fake output \\[cleanup failed: $GONE_RE; nothing the command wrote was published\\] $" \
+  "crucible run: a command whose container is still on the engine after its removal gets its result: its output, its ending, and the cleanup failure by name"
+like "$reply" "\"text\":\"fake output\\\\n\\[cleanup failed: $GONE_RE; nothing the command wrote was published\\]\"" \
+  "crucible mcp: the call whose container stays on the engine is answered with its output and the cleanup failure"
+# Each of the two sessions' journals: its command's cleanup_failed with
+# the reason, and no cleanup invented for it.
+held=0
+for j in $(find "$HOME/.local/state/crucible" -name '*.jsonl' -newer "$TEST_TMP/gone-mark"); do
+  sbx=$(grep '"fact":"start"' "$j" | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | head -1)
+  facts=$(grep "\"sandbox\":\"$sbx\"" "$j")
+  [[ -n "$sbx" && "$(grep -c '"fact":"cleanup"' <<<"$facts")|$(grep '"fact":"cleanup_failed"' <<<"$facts")" =~ ^0\|.*\"reason\":\"$GONE_RE\" ]] && held=$((held + 1))
+done
+is "$held" 2 "the journal has the cleanup failure with its reason, and no cleanup invented for it (run and mcp)"
+# The slot stays held and the session's next command is refused, naming
+# the container.
+call 2 'echo again'
+reply=$(recv)
+like "$reply" "an earlier command's cleanup was not confirmed \\($GONE_RE\\); no command is prepared again until crucible restarts" \
+  "the next command is refused, naming the container still on the engine"
+grep -q 'fake output' <<<"$reply"
+ok $((!$?)) "the refused command did not run"
 exec {mcp_in}>&-
 wait "$mcp_pid" 2>/dev/null

@@ -33,6 +33,9 @@ matters, so one engine serves a whole test:
   nodeletekept  a container never given a job (a kept one) cannot be
              removed: its removal fails and it stays, also after the fault
              is changed
+  nodelete   a container given a job is never removed though the engine
+             says it is: its removal answers 204, and it stays listed and
+             described (latched, also after the fault is changed)
 Every request line is appended to LOG_FILE (argv[3]).
 """
 
@@ -188,6 +191,14 @@ def stuck(ct):
     return ct.get("stuck", False)
 
 
+def ghost(ct):
+    """Whether ct stays on the engine though its removal succeeds
+    (latched)."""
+    if fault() == "nodelete" and ct["job"]:
+        ct["ghost"] = True
+    return ct.get("ghost", False)
+
+
 def end(ct):
     """The container's process ended: its stream closes, and AutoRemove
     takes it unless removals fail."""
@@ -195,7 +206,7 @@ def end(ct):
         if ct["state"] == "exited":
             return
         ct["state"] = "exited"
-        if not stuck(ct) and ct["create"].get("HostConfig", {}).get("AutoRemove"):
+        if not stuck(ct) and not ghost(ct) and ct["create"].get("HostConfig", {}).get("AutoRemove"):
             CONTAINERS.pop(ct["id"], None)
     try:
         ct["conn"].sock.shutdown(socket.SHUT_RDWR)
@@ -317,8 +328,9 @@ def serve(sock):
                         answer(c, 500, {"message": "fake: the removal failed"})
                     else:
                         end(ct)
-                        with LOCK:
-                            CONTAINERS.pop(ct["id"], None)
+                        if not ghost(ct):
+                            with LOCK:
+                                CONTAINERS.pop(ct["id"], None)
                         answer(c, 204, b"")
                 elif verb == "json":
                     answer(c, 200, container_json(ct))

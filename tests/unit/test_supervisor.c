@@ -670,6 +670,86 @@ test_publication_wait_past_the_deadline (void **state)
                "wrote was discarded]");
 }
 
+/* --- a cleanup the backend cannot confirm ---------------------------- */
+
+/* The keeper's words when it is gone without confirming the scope empty
+ * (bwrap's broken status channel, a container still on its engine).  */
+#define GONE_WORDS "the test's keeper is gone without confirming"
+static struct sandbox_backend_ops unconfirmed_ops;
+
+/* compat's next event, with its DONE (the scope confirmed empty) turned
+ * into the failure a backend reports when it cannot confirm it.  */
+static int
+unconfirmed_next_event (struct sandbox_session *s, struct sandbox_event *ev,
+                        struct cr_error **err)
+{
+  int rc = compat_ops->next_event (s, ev, err);
+  if (rc == 0 && ev->kind == SANDBOX_EVENT_DONE)
+    return cr_error_set (err, 0, "%s", GONE_WORDS);
+  return rc;
+}
+
+/* compat's prepare, giving sessions that never confirm their cleanup.  */
+static int
+unconfirmed_prepare (struct sandbox_backend *b,
+                     const struct sandbox_policy *policy,
+                     struct sandbox_session **out, struct cr_error **err)
+{
+  int rc = compat_ops->prepare (b, policy, out, err);
+  if (rc == 0)
+    (*out)->ops = &unconfirmed_ops;
+  return rc;
+}
+
+/* Sessions that keep their writes (as bwrap's and the container's do),
+ * so that the result waits for the scope, and never confirm it empty.  */
+static int
+setup_unconfirmed (void **state)
+{
+  setup_publishing (state);
+  struct fixture *f = *state;
+  unconfirmed_ops = publishing_ops;
+  unconfirmed_ops.prepare = unconfirmed_prepare;
+  unconfirmed_ops.next_event = unconfirmed_next_event;
+  f->backend->ops = &unconfirmed_ops;
+  return 0;
+}
+
+/* An unconfirmed cleanup: the result comes back with its output, its
+ * ending and the failure; the slot stays held, and the next command is
+ * refused with the failure's words.  */
+static void
+test_unconfirmed_cleanup_reports_and_blocks (void **state)
+{
+  struct fixture *f = *state;
+  struct cr_error *err = NULL;
+  start_ok (f, "echo hi; exit 3");
+  uint64_t start = loop_now_ms ();
+  while (f->answered < 1 && loop_now_ms () - start < 10000)
+    assert_int_equal (loop_run_once (f->loop, 100, &err), 0);
+  assert_int_equal (f->answered, 1);
+  assert_string_equal (f->text,
+                       "hi\n[exit status 3]\n[cleanup failed: " GONE_WORDS
+                       "; nothing the command wrote was published]");
+  assert_int_equal (f->last.ending, RESULT_EXITED);
+  assert_int_equal (f->last.exit_status, 3);
+  assert_int_equal (shared->calls, 0);
+  start = loop_now_ms ();
+  while (loop_now_ms () - start < 200)
+    assert_int_equal (loop_run_once (f->loop, 50, &err), 0);
+  assert_int_equal (f->cleaned, 0);
+  assert_int_equal (supervisor_slots_held (f->sup), 1);
+  struct command_request req = { .line = "echo again" };
+  struct command *cmd = NULL;
+  assert_int_equal (
+      supervisor_start (f->sup, &req, listener_for (f), &cmd, &err), -1);
+  assert_non_null (strstr (err->msg, "an earlier command's cleanup was not "
+                                     "confirmed (" GONE_WORDS
+                                     "); no command is prepared again until "
+                                     "crucible restarts"));
+  cr_error_free (err);
+}
+
 int
 main (void)
 {
@@ -706,6 +786,9 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (
         test_stop_failed_keeps_the_slot_and_retries, setup, teardown),
+    cmocka_unit_test_setup_teardown (
+        test_unconfirmed_cleanup_reports_and_blocks, setup_unconfirmed,
+        teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
