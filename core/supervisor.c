@@ -88,6 +88,10 @@ struct command
   bool published;             /* publication has settled */
   struct pubjob *publish_job; /* the publication running beside the loop */
   char *publication;          /* the result's note on its writes, or NULL */
+  /* The backend's words for a cleanup it could not confirm (its status
+   * channel failed: the keeper, or the container, is not confirmed gone),
+   * or NULL.  The slot stays held and the scope is never published.  */
+  char *cleanup_failed;
 
   enum command_stop stopped;
   bool exited; /* the workload's wait status is known */
@@ -98,10 +102,6 @@ struct command
   bool answered;   /* the call has its answer */
   bool ended;      /* the command's end has been composed */
   bool scope_done; /* the scope is confirmed empty */
-  /* The backend's words for a cleanup it could not confirm (its status
-   * channel failed: the keeper, or the container, is not confirmed gone),
-   * or NULL.  The slot stays held and the scope is never published.  */
-  char *cleanup_failed;
   bool start_failed;
   bool left_running; /* answered early: background or ctrl+b */
   struct cr_error *start_error;

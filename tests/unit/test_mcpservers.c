@@ -304,10 +304,8 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (test_servers),
-    cmocka_unit_test (test_errors),
-    cmocka_unit_test (test_names),
-    cmocka_unit_test (test_qualified),
+    cmocka_unit_test (test_servers),      cmocka_unit_test (test_errors),
+    cmocka_unit_test (test_names),        cmocka_unit_test (test_qualified),
     cmocka_unit_test (test_grant_record),
   };
   return cmocka_run_group_tests_name ("mcpservers", tests, NULL, NULL);
