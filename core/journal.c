@@ -791,6 +791,26 @@ journal_emit (struct journal *j, const char *fact, struct buf *line,
   return 0;
 }
 
+size_t
+journal_fields_from_lines (char *lines, struct journal_field *fields, size_t n,
+                           size_t max)
+{
+  for (char *line = lines, *next; line != NULL && n < max; line = next)
+    {
+      next = strchr (line, '\n');
+      if (next != NULL)
+        *next++ = '\0';
+      char *sp = strchr (line, ' ');
+      if (sp == NULL || sp == line
+          || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
+                 != (size_t) (sp - line))
+        continue;
+      *sp = '\0';
+      fields[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);
+    }
+  return n;
+}
+
 int
 journal_fact (struct journal *j, enum journal_fact fact, uint64_t command,
               const char *call, const struct journal_field *fields, size_t n,

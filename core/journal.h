@@ -160,6 +160,12 @@ int journal_fact (struct journal *j, enum journal_fact fact, uint64_t command,
                   const char *call, const struct journal_field *fields,
                   size_t n, struct cr_error **err);
 
+/* Append to fields (n of them used, max in all) one string field per line
+ * "NAME VALUE" of lines, NAME in [a-z_]; other lines are skipped.  lines
+ * is split in place and must outlive the fields.  Returns the new n.  */
+size_t journal_fields_from_lines (char *lines, struct journal_field *fields,
+                                  size_t n, size_t max);
+
 /* Record a "usage" fact with the fields cpu_user_ms, cpu_system_ms,
  * max_rss_kib, bytes and lines; err as for journal_fact().  */
 int journal_usage (struct journal *j, uint64_t command, const char *call,

@@ -1222,19 +1222,7 @@ mserver_fact_finish (struct mserver *s, const char *verified)
   };
   size_t n = 2;
   cleanup_free char *lines = verified != NULL ? xstrdup (verified) : NULL;
-  for (char *line = lines, *next; line != NULL && n < 6; line = next)
-    {
-      next = strchr (line, '\n');
-      if (next != NULL)
-        *next++ = '\0';
-      char *sp = strchr (line, ' ');
-      if (sp == NULL || sp == line
-          || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
-                 != (size_t) (sp - line))
-        continue;
-      *sp = '\0';
-      f[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);
-    }
+  n = journal_fields_from_lines (lines, f, n, sizeof f / sizeof *f);
   mserver_fact (s, JOURNAL_FINISH, f, n);
 }
 

@@ -524,19 +524,7 @@ command_fact_finish (struct command *cmd)
    * one field a line of it; none when it says nothing.  */
   cleanup_free char *verified
       = cmd->verified != NULL ? xstrdup (cmd->verified) : NULL;
-  for (char *line = verified, *next; line != NULL && n < 10; line = next)
-    {
-      next = strchr (line, '\n');
-      if (next != NULL)
-        *next++ = '\0';
-      char *sp = strchr (line, ' ');
-      if (sp == NULL || sp == line
-          || strspn (line, "abcdefghijklmnopqrstuvwxyz_")
-                 != (size_t) (sp - line))
-        continue;
-      *sp = '\0';
-      f[n++] = (struct journal_field) JOURNAL_STR (line, sp + 1);
-    }
+  n = journal_fields_from_lines (verified, f, n, sizeof f / sizeof *f);
   supervisor_fact (cmd->sup, JOURNAL_FINISH, cmd, f, n);
 }
 
