@@ -27,6 +27,7 @@
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/netchan.h"
 #include "sandbox/policy.h"
@@ -1925,6 +1926,26 @@ mcphost_tools (struct mcphost *h, size_t *n)
 {
   *n = h->n_tools;
   return h->tools;
+}
+
+void
+mcphost_tools_write (struct mcphost *h, struct jsonw *w)
+{
+  for (size_t i = 0; i < h->n_tools; i++)
+    {
+      const struct mcphost_tool *t = &h->tools[i];
+      jsonw_object_open (w);
+      jsonw_key (w, "name");
+      jsonw_cstr (w, t->qualified);
+      if (t->tool->description != NULL)
+        {
+          jsonw_key (w, "description");
+          jsonw_text (w, t->tool->description, strlen (t->tool->description));
+        }
+      jsonw_key (w, "inputSchema");
+      jsonw_raw (w, t->tool->input_schema, strlen (t->tool->input_schema));
+      jsonw_object_close (w);
+    }
 }
 
 const struct mcphost_tool *

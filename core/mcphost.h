@@ -56,6 +56,7 @@
  * dropped, saying so once.  */
 #define MCPHOST_STDERR_MAX ((size_t) 64 * 1024)
 
+struct jsonw;
 struct mcphost;
 struct supervisor;
 /* A server's question waiting for the person (listener.elicit).  */
@@ -134,6 +135,11 @@ bool mcphost_settled (const struct mcphost *h);
 /* The tools offered now (*n of them), owned by the host until the next
  * listing or restart.  */
 const struct mcphost_tool *mcphost_tools (struct mcphost *h, size_t *n);
+
+/* Write the tools offered now to w as a JSON array of {name,
+ * description, inputSchema}, the shape tools/list and an agent's tool
+ * list both take.  */
+void mcphost_tools_write (struct mcphost *h, struct jsonw *w);
 
 /* The tool offered as qualified, or NULL.  */
 const struct mcphost_tool *mcphost_find (struct mcphost *h,

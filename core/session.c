@@ -905,25 +905,9 @@ session_servers_begin (struct session *s, const char *prompt)
 static void
 session_send_tools (struct session *s)
 {
-  size_t n = 0;
-  const struct mcphost_tool *t = mcphost_tools (s->servers, &n);
   struct jsonw *w = jsonw_new ();
   jsonw_array_open (w);
-  for (size_t i = 0; i < n; i++)
-    {
-      jsonw_object_open (w);
-      jsonw_key (w, "name");
-      jsonw_cstr (w, t[i].qualified);
-      if (t[i].tool->description != NULL)
-        {
-          jsonw_key (w, "description");
-          jsonw_text (w, t[i].tool->description,
-                      strlen (t[i].tool->description));
-        }
-      jsonw_key (w, "inputSchema");
-      jsonw_raw (w, t[i].tool->input_schema, strlen (t[i].tool->input_schema));
-      jsonw_object_close (w);
-    }
+  mcphost_tools_write (s->servers, w);
   jsonw_array_close (w);
   size_t len;
   const char *text = jsonw_get (w, &len);

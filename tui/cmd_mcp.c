@@ -487,29 +487,13 @@ static void
 mcp_tools_list (struct mcp *m, const char *id)
 {
   struct jsonw *w = jsonrpc_result_begin (id);
-  size_t n = 0;
-  const struct mcphost_tool *t
-      = m->servers != NULL ? mcphost_tools (m->servers, &n) : NULL;
   jsonw_object_open (w);
   jsonw_key (w, "tools");
   jsonw_array_open (w);
   jsonw_raw (w, mcp_bash_tool, strlen (mcp_bash_tool));
   jsonw_raw (w, mcp_bash_output_tool, strlen (mcp_bash_output_tool));
-  for (size_t i = 0; i < n; i++)
-    {
-      jsonw_object_open (w);
-      jsonw_key (w, "name");
-      jsonw_cstr (w, t[i].qualified);
-      if (t[i].tool->description != NULL)
-        {
-          jsonw_key (w, "description");
-          jsonw_text (w, t[i].tool->description,
-                      strlen (t[i].tool->description));
-        }
-      jsonw_key (w, "inputSchema");
-      jsonw_raw (w, t[i].tool->input_schema, strlen (t[i].tool->input_schema));
-      jsonw_object_close (w);
-    }
+  if (m->servers != NULL)
+    mcphost_tools_write (m->servers, w);
   jsonw_array_close (w);
   jsonw_object_close (w);
   mcp_send (m, w);
