@@ -152,11 +152,13 @@ mkdir -m 777 "$TEST_TMP/binds"
 setpriv --reuid 65534 --regid 65534 --clear-groups sh -c \
   "'$TEST_TMP/probe' tcp-bind && '$TEST_TMP/probe' unix-bind '$TEST_TMP/binds/sock'" >/dev/null && HOST_BIND=0
 
-engines_start docker podman
-for engine in docker podman; do
+# engine_checks ENGINE: the attempts against one engine (engines_each runs
+# the two engines' at the same time, each with a HOME of its own).
+engine_checks() {
+  local engine=$1
   if ! engine_up "$engine"; then
     engine_skip "$PER_ENGINE" "$engine"
-    continue
+    return 0
   fi
   export DOCKER_HOST
   DOCKER_HOST=$(engine_host "$engine")
@@ -376,7 +378,9 @@ NO-PID1-OUT
 NO-PID1-IN
 NO-CONSOLE
 \\[exit status 3\\]\\|after$" "$engine: refused inside: bind (tcp and unix), a key, the host's abstract socket; a forged ending, change set or deadline is not believed: the run ends 3 and publishes"
-done
+}
+engines_start docker podman
+engines_each engine_checks
 # The listener may still be waiting (no connection reached it): its
 # SIGTERM status is not the script's.
 kill "$ABS_PID" 2>/dev/null
