@@ -259,3 +259,28 @@ engines_part() {
   case $PWD in "$top/"*) cd "$TEST_TMP/${PWD#"$top/"}" || return 1 ;; esac
   "$2" "$3"
 }
+
+# container_home: a fresh workspace and HOME whose configuration enables
+# confinement with the container backend.
+container_home() {
+  new_workspace
+  mkdir -p "$HOME/.crucible"
+  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+}
+
+# engine_begin ENGINE N: the start of one engine's N checks: where ENGINE
+# is not up they are skipped, saying why, and this is false; else
+# DOCKER_HOST names it, a fresh workspace is made and the image is built
+# (the first check).
+engine_begin() {
+  if ! engine_up "$1"; then
+    engine_skip "$2" "$1"
+    return 1
+  fi
+  export DOCKER_HOST
+  DOCKER_HOST=$(engine_host "$1")
+  new_workspace
+  crun sandbox image build
+  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$1: the image is built"
+  [ "$rc" -eq 0 ] || diag "$err"
+}

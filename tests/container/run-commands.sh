@@ -21,9 +21,7 @@
 PER_ENGINE=35
 plan $((2 * PER_ENGINE))
 
-new_workspace
-mkdir -p "$HOME/.crucible"
-echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+container_home
 
 # What lives outside the workspace: a secret to read, a directory to
 # write, a process to signal, a port to reach.
@@ -70,17 +68,8 @@ attempt() {
 # the two engines' at the same time, each with a HOME of its own).
 engine_checks() {
   local engine=$1
-  if ! engine_up "$engine"; then
-    engine_skip "$PER_ENGINE" "$engine"
-    return 0
-  fi
-  export DOCKER_HOST
-  DOCKER_HOST=$(engine_host "$engine")
-  # A workspace of its own (HOME and its configuration stay).
-  new_workspace
-  crun sandbox image build
-  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$engine: the image is built"
-  [ "$rc" -eq 0 ] || diag "$err"
+  # A workspace of its own (HOME and its configuration stay), the image.
+  engine_begin "$engine" "$PER_ENGINE" || return 0
 
   # --- the result -----------------------------------------------------------
   t0=$(date +%s%N)

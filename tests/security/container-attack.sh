@@ -27,9 +27,7 @@
 PER_ENGINE=33
 plan $((2 * PER_ENGINE))
 
-new_workspace
-mkdir -p "$HOME/.crucible"
-echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+container_home
 
 # A static ptrace(PTRACE_ATTACH) of one pid, carried in with the workspace
 # (the image has busybox only): exit 0 when attached.
@@ -156,17 +154,8 @@ setpriv --reuid 65534 --regid 65534 --clear-groups sh -c \
 # the two engines' at the same time, each with a HOME of its own).
 engine_checks() {
   local engine=$1
-  if ! engine_up "$engine"; then
-    engine_skip "$PER_ENGINE" "$engine"
-    return 0
-  fi
-  export DOCKER_HOST
-  DOCKER_HOST=$(engine_host "$engine")
-  new_workspace
+  engine_begin "$engine" "$PER_ENGINE" || return 0
   cp "$TEST_TMP/ptattach" "$TEST_TMP/probe" .
-  crun sandbox image build
-  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$engine: the image is built"
-  [ "$rc" -eq 0 ] || diag "$err"
 
   # --- a new user namespace ---------------------------------------------------
   crun run 'busybox unshare -r id -u && echo MADE || echo REFUSED'
