@@ -35,11 +35,13 @@ for k in sys.argv[2].split('.'): v=v.get(k) if isinstance(v,dict) else None
 print(json.dumps(v))" "$1" "$2"
 }
 
-engines_start docker podman
-for engine in docker podman; do
+# engine_checks ENGINE: the checks against one engine (engines_each runs
+# the two engines' at the same time, each with a HOME of its own).
+engine_checks() {
+  local engine=$1
   if ! engine_up "$engine"; then
     engine_skip 8 "$engine"
-    continue
+    return 0
   fi
   export DOCKER_HOST
   DOCKER_HOST=$(engine_host "$engine")
@@ -90,8 +92,9 @@ for engine in docker podman; do
   like "$rc|$out|$logs" "^0\\|built layered:1: sha256:[0-9a-f]{64}\\|.*layered" \
     "$engine: image build --from layers busybox and the workspace onto a local image"
   home_config '{"sandbox": {"enabled": true, "backend": "container"}}'
-done
-unset DOCKER_HOST
+}
+engines_start docker podman
+engines_each engine_checks
 
 # --- no engine ----------------------------------------------------------------
 export DOCKER_HOST="unix://$TEST_TMP/nothing.sock"

@@ -170,7 +170,10 @@ engine_import() {
     echo "no static /bin/busybox (apt-get install busybox-static)" >&2
     return 1
   }
-  [ -e "$r.tar" ] || { engine_rootfs "$r" && tar -C "$r" -cf "$r.tar" .; } || return 1
+  # Made under names of its own and renamed: two engines' checks may
+  # import at the same time (engines_each).
+  [ -e "$r.tar" ] || { engine_rootfs "$r.$BASHPID" &&
+    tar -C "$r.$BASHPID" -cf "$r.tar.$BASHPID" . && mv -f "$r.tar.$BASHPID" "$r.tar"; } || return 1
   # The tag inside repo: Podman 4.3 ignores an import's tag parameter.
   engine_api "$name" POST "/images/create?fromSrc=-&repo=$repo:$tag" \
     -H 'Content-Type: application/x-tar' --data-binary "@$r.tar" >/dev/null || return 1
@@ -181,14 +184,23 @@ engine_import() {
 # file_is_static FILE: whether FILE needs no dynamic loader.
 file_is_static() { ! ldd "$1" >/dev/null 2>&1; }
 
-# engine_stop NAME: TERM the engine, wait, then end its namespace (which
-# ends everything in it).
-engine_stop() {
-  local d="$ENGINE_DIR/$1" upid child tries=150
-  [ -e "$d/unshare.pid" ] || return 0
+# engine_term NAME: TERM the engine (once), without waiting for it.
+engine_term() {
+  local d="$ENGINE_DIR/$1" upid child
+  [ -e "$d/unshare.pid" ] && [ ! -e "$d/termed" ] || return 0
   upid=$(cat "$d/unshare.pid")
   child=$(cat "/proc/$upid/task/$upid/children" 2>/dev/null)
   [ -n "$child" ] && kill -TERM $child 2>/dev/null
+  touch "$d/termed"
+}
+
+# engine_stop NAME: TERM the engine, wait, then end its namespace (which
+# ends everything in it).
+engine_stop() {
+  local d="$ENGINE_DIR/$1" upid tries=150
+  [ -e "$d/unshare.pid" ] || return 0
+  engine_term "$1"
+  upid=$(cat "$d/unshare.pid")
   while kill -0 "$upid" 2>/dev/null && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -196,14 +208,15 @@ engine_stop() {
   # --kill-child: killing unshare kills the namespace's first process.
   kill -KILL "$upid" 2>/dev/null
   wait "$upid" 2>/dev/null
-  rm -f "$d/unshare.pid"
+  rm -f "$d/unshare.pid" "$d/termed"
 }
 
-# engines_stop: stop every engine started, then remove the cgroup
-# directories they made (empty once their containers are gone) and their
-# data.
+# engines_stop: stop every engine started (both told at once, then each
+# waited for), then remove the cgroup directories they made (empty once
+# their containers are gone) and their data.
 engines_stop() {
   local name c
+  for name in docker podman; do engine_term "$name"; done
   for name in docker podman; do engine_stop "$name"; done
   for c in $(ls -d /sys/fs/cgroup/*/crucible-test-$$ /sys/fs/cgroup/crucible-test-$$ \
     /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent 2>/dev/null); do
@@ -211,4 +224,67 @@ engines_stop() {
     find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
   done
   rm -rf "$ENGINE_DIR"
+}
+
+# engines_each FN: `FN docker` and `FN podman` at the same time, each a
+# part of its own (tap_part, tests/integration/lib.sh), their results
+# printed docker's first, as a loop over the two would (in a sanitizer
+# build, one after the other).  Each part has a
+# TEST_TMP of its own holding a link to every entry the script made in it
+# before, but a copy of home: its HOME and configuration, crun's stderr
+# and the files its checks write are its own, so that one engine's checks
+# cannot see or race the other's.
+engines_each() {
+  local fn=$1 engine top=$TEST_TMP e part
+  for engine in docker podman; do
+    part=$top/part-$engine
+    mkdir "$part"
+    for e in "$top"/*; do
+      [ -e "$e" ] || continue
+      case ${e##*/} in part-* | home) continue ;; esac
+      ln -s "$e" "$part/${e##*/}"
+    done
+    [ -d "$top/home" ] && cp -a "$top/home" "$part/home"
+    tap_part "$part.tap" engines_part "$part" "$fn" "$engine"
+    # Under the sanitizers one after the other: there both engines' runs
+    # at once hung in publication (left open, in the ci part's report).
+    [ -z "${CRUCIBLE_SANITIZED:-}" ] || tap_join
+  done
+  tap_join
+}
+
+# engines_part DIR FN ENGINE: one engine's part, in DIR as its TEST_TMP.
+engines_part() {
+  local top=$TEST_TMP
+  TEST_TMP=$1
+  case $HOME in "$top/home" | "$top/home/"*)
+    export HOME="$TEST_TMP/home${HOME#"$top/home"}" ;;
+  esac
+  case $PWD in "$top/"*) cd "$TEST_TMP/${PWD#"$top/"}" || return 1 ;; esac
+  "$2" "$3"
+}
+
+# container_home: a fresh workspace and HOME whose configuration enables
+# confinement with the container backend.
+container_home() {
+  new_workspace
+  mkdir -p "$HOME/.crucible"
+  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+}
+
+# engine_begin ENGINE N: the start of one engine's N checks: where ENGINE
+# is not up they are skipped, saying why, and this is false; else
+# DOCKER_HOST names it, a fresh workspace is made and the image is built
+# (the first check).
+engine_begin() {
+  if ! engine_up "$1"; then
+    engine_skip "$2" "$1"
+    return 1
+  fi
+  export DOCKER_HOST
+  DOCKER_HOST=$(engine_host "$1")
+  new_workspace
+  crun sandbox image build
+  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$1: the image is built"
+  [ "$rc" -eq 0 ] || diag "$err"
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Commands through the container backend, against both engines
-# (tests/container/lib.sh starts dockerd and Podman's service once):
+# (tests/container/lib.sh starts dockerd and Podman's service once; the
+# two engines' checks run at the same time):
 # `crucible sandbox image build` makes the image; each command runs in a
 # container of its own and its result notes are every backend's (exit
 # status, killed, ran too long with what it printed, the head and tail
@@ -20,9 +21,7 @@
 PER_ENGINE=35
 plan $((2 * PER_ENGINE))
 
-new_workspace
-mkdir -p "$HOME/.crucible"
-echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
+container_home
 
 # What lives outside the workspace: a secret to read, a directory to
 # write, a process to signal, a port to reach.
@@ -65,19 +64,12 @@ attempt() {
   fi
 }
 
-engines_start docker podman
-for engine in docker podman; do
-  if ! engine_up "$engine"; then
-    engine_skip "$PER_ENGINE" "$engine"
-    continue
-  fi
-  export DOCKER_HOST
-  DOCKER_HOST=$(engine_host "$engine")
-  # A workspace of its own (HOME and its configuration stay).
-  new_workspace
-  crun sandbox image build
-  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$engine: the image is built"
-  [ "$rc" -eq 0 ] || diag "$err"
+# engine_checks ENGINE: the checks against one engine (engines_each runs
+# the two engines' at the same time, each with a HOME of its own).
+engine_checks() {
+  local engine=$1
+  # A workspace of its own (HOME and its configuration stay), the image.
+  engine_begin "$engine" "$PER_ENGINE" || return 0
 
   # --- the result -----------------------------------------------------------
   t0=$(date +%s%N)
@@ -189,8 +181,8 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   attempt "$engine" "reading a file outside the workspace" \
     "cat $OUTSIDE/secret" "cat $OUTSIDE/secret"
   attempt "$engine" "writing outside the workspace" \
-    "echo x >$OUTSIDE/w/control" "echo x >$OUTSIDE/w/escaped"
-  [ ! -e "$OUTSIDE/w/escaped" ]
+    "echo x >$OUTSIDE/w/control-$engine" "echo x >$OUTSIDE/w/escaped-$engine"
+  [ ! -e "$OUTSIDE/w/escaped-$engine" ]
   ok $? "$engine: and nothing was written there"
   attempt "$engine" "reaching a server on the host's loopback" \
     "printf 'GET /secret HTTP/1.0\r\n\r\n' | busybox nc -w 3 127.0.0.1 $PORT | grep -q outside-secret" \
@@ -198,7 +190,7 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
   attempt "$engine" "signalling a host process" \
     "kill -0 $SLEEPER" "kill -0 $SLEEPER"
   attempt "$engine" "making a device node" \
-    "rm -f $OUTSIDE/w/null && mknod $OUTSIDE/w/null c 1 3" "mknod /tmp/null c 1 3"
+    "rm -f $OUTSIDE/w/null-$engine && mknod $OUTSIDE/w/null-$engine c 1 3" "mknod /tmp/null c 1 3"
 
   # --- what the engine stores ------------------------------------------------
   "$CRUCIBLE" run --env CRUCIBLE_TEST_TOKEN=tok-3141592653 'sleep 3' >/dev/null 2>&1 &
@@ -257,4 +249,6 @@ print(hc["LogConfig"]["Type"], ipc, len(hc.get("Binds") or []),
     "$engine: the finish fact has the hardening read back and checked from inside"
   is "$(containers "$engine")" 0 "$engine: no container is left after the commands"
   unset DOCKER_HOST
-done
+}
+engines_start docker podman
+engines_each engine_checks

@@ -72,11 +72,13 @@ if [ -z "$want" ]; then
   for i in $(seq 12); do skip "the runner in the image" "no $RUNNER (make check installs it)"; done
   exit 0
 fi
-engines_start docker podman
-for engine in docker podman; do
+# engine_checks ENGINE: the checks against one engine (engines_each runs
+# the two engines' at the same time, each with a HOME of its own).
+engine_checks() {
+  local engine=$1
   if ! engine_up "$engine"; then
     engine_skip 6 "$engine"
-    continue
+    return 0
   fi
   export DOCKER_HOST
   DOCKER_HOST=$(engine_host "$engine")
@@ -96,5 +98,6 @@ for engine in docker podman; do
   is "$(inside "$engine" layered:1 /usr/local/lib/crucible/busybox)" "$want" \
     "$engine: and layers the installed runner onto it"
   job "$engine"
-done
-unset DOCKER_HOST
+}
+engines_start docker podman
+engines_each engine_checks

@@ -160,3 +160,44 @@ peer_checks() {
   done < <(PYTHONPATH="$CRUCIBLE_SRCDIR/tests/integration" TEST_TMP="$TEST_TMP" \
     python3 -u - 2>&1; echo "peer exit $?")
 }
+
+# tap_part FILE CMD...: run CMD in a background subshell whose TAP results
+# are numbered from 1 into FILE, for independent checks that wait on
+# different things (engines, timers) to run at the same time; its process
+# ID is in TAP_PART_PID.  tap_join prints the parts, in the order they were
+# started, renumbered to follow the script's own results, so that the plan
+# and the order of the results are what they would be run one after the
+# other.  A part that ends with a nonzero status (a failed `exit 1`, an
+# unset variable) ends the script with it, as it would have run alone.
+TAP_PARTS=()
+tap_part() {
+  local file=$1
+  shift
+  (
+    trap - EXIT INT TERM
+    tap_n=0
+    "$@"
+  ) >"$file" 2>&1 </dev/null &
+  TAP_PART_PID=$!
+  TAP_PARTS+=("$TAP_PART_PID:$file")
+}
+
+# tap_join: wait for every part tap_part started, then print each.
+tap_join() {
+  local p pid file line st worst=0
+  for p in "${TAP_PARTS[@]}"; do
+    pid=${p%%:*} file=${p#*:}
+    wait "$pid"
+    st=$?
+    [ "$st" -eq 0 ] || worst=$st
+    while IFS= read -r line || [ -n "$line" ]; do
+      if [[ $line =~ ^(not )?ok\ [0-9]+(.*)$ ]]; then
+        tap_n=$((tap_n + 1))
+        line="${BASH_REMATCH[1]}ok $tap_n${BASH_REMATCH[2]}"
+      fi
+      printf '%s\n' "$line"
+    done <"$file"
+  done
+  TAP_PARTS=()
+  [ "$worst" -eq 0 ] || exit "$worst"
+}

@@ -29,18 +29,8 @@ journal() { cat "$(ls -t "$HOME"/.local/state/crucible/*.jsonl | head -1)"; }
 
 engines_start docker podman
 for engine in docker podman; do
-  if ! engine_up "$engine"; then
-    engine_skip "$PER_ENGINE" "$engine"
-    continue
-  fi
-  export DOCKER_HOST
-  DOCKER_HOST=$(engine_host "$engine")
-  new_workspace
-  mkdir -p "$HOME/.crucible"
-  echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
-  crun sandbox image build
-  like "$rc|$out" "^0\\|built crucible-sandbox:latest: sha256:" "$engine: the image is built"
-  [ "$rc" -eq 0 ] || diag "$err"
+  container_home
+  engine_begin "$engine" "$PER_ENGINE" || continue
 
   # core.hooksPath names hooks/, inside the workspace.
   git init -q . && git config core.hooksPath hooks

@@ -20,10 +20,11 @@ SCREEN=
 
 # Each start gets a socket of its own (a server being killed may still
 # answer on the old one), and every server goes with the test, and the
-# test's files after them.
+# test's files after them.  (BASHPID: a part of the test run beside the
+# rest, tap_part, names its sockets apart from the script's.)
 TUI_SOCKS=
 tui_new_sock() {
-  TUI_SOCK="crucible-tui-$$-$RANDOM$RANDOM"
+  TUI_SOCK="crucible-tui-$BASHPID-$RANDOM$RANDOM"
   TUI_SOCKS="$TUI_SOCKS $TUI_SOCK"
 }
 tui_new_sock
@@ -128,4 +129,50 @@ tui_crucible_pid() {
 # The newest child of process $1.
 newest_child() {
   tr ' ' '\n' <"/proc/$1/task/$1/children" | grep . | sort -n | tail -1
+}
+
+# tui_net_session: sessions run as an identity inside the test network
+# (tests/integration/netlib.sh, sourced first): defines tmx (the
+# identity's tmux, on its socket directory $D/tmux), tui_capture and
+# tui_keys through it, net_tui_start (the scripted agent's session, $SCRIPT,
+# in $WS with home $H, its tmux server started inside the inner namespace
+# as the identity $AS) and result ID [S] (the agent's tool result of call
+# ID, in $RESULT).  The caller's become sets WHO, AS, WS, H and D.
+tui_net_session() {
+  # The tmux of the identity, on its own socket directory.
+  tmx() { "${AS[@]}" env TMUX_TMPDIR="$D/tmux" tmux -L "$TUI_SOCK" "$@"; }
+  tui_capture() { SCREEN=$(tmx capture-pane -p 2>/dev/null); }
+  tui_keys() { tmx send-keys "$@"; }
+
+  # net_tui_start: the session (scripted agent, $SCRIPT) in WS, its tmux
+  # server started inside the inner namespace as the identity.
+  net_tui_start() {
+    tui_new_sock
+    cp "$SCRIPT" "$D/script.txt"
+    rm -f "$D/tui-exit" "$D/agent.log" "$D/agent.log.lives"
+    [ "$WHO" = nobody ] && chown 65534:65534 "$D/script.txt"
+    (cd "$WS" && net_run "${AS[@]}" env -i PATH=/usr/bin:/bin SHELL=/bin/sh TMUX_TMPDIR="$D/tmux" \
+      tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" -y "$TUI_ROWS" -c "$WS" \
+      "env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 NCURSES_NO_UTF8_ACS=1 \
+TERM=screen-256color HOME=$(printf '%q' "$H") CRUCIBLE_HISTORY=$(printf '%q' "$D/history") \
+SCRIPTED_AGENT_LOG=$(printf '%q' "$D/agent.log") \
+$(printf '%q' "$CRUCIBLE") --agent $(printf '%q' "$AGENT $D/script.txt"); \
+echo \$? >$(printf '%q' "$D/tui-exit"); sleep 600")
+    tmx set-option -g remain-on-exit on >/dev/null 2>&1
+  }
+
+  # result ID [S]: wait at most S seconds (20) for the agent to have the
+  # tool result of call ID; its message in $RESULT (empty when none came).
+  result() {
+    local tries=$(( ${2:-20} * 20 ))
+    RESULT=
+    while [ "$tries" -gt 0 ]; do
+      RESULT=$(grep -F "\"type\":\"tool_result\",\"id\":\"$1\"" "$D/agent.log" 2>/dev/null)
+      [ -n "$RESULT" ] && return 0
+      sleep 0.05
+      tries=$((tries - 1))
+    done
+    diag "no tool result for $1" "agent log: $(tail -n 5 "$D/agent.log" 2>/dev/null)"
+    return 1
+  }
 }

@@ -74,42 +74,8 @@ become() {
   chmod 755 "$WS" "$H" "$D" "$TEST_TMP"
 }
 
-# The tmux of the identity, on its own socket directory.
-tmx() { "${AS[@]}" env TMUX_TMPDIR="$D/tmux" tmux -L "$TUI_SOCK" "$@"; }
-tui_capture() { SCREEN=$(tmx capture-pane -p 2>/dev/null); }
-tui_keys() { tmx send-keys "$@"; }
-
-# net_tui_start: the session (scripted agent, $SCRIPT) in WS, its tmux
-# server started inside the inner namespace as the identity.
-net_tui_start() {
-  tui_new_sock
-  cp "$SCRIPT" "$D/script.txt"
-  rm -f "$D/tui-exit" "$D/agent.log" "$D/agent.log.lives"
-  [ "$WHO" = nobody ] && chown 65534:65534 "$D/script.txt"
-  (cd "$WS" && net_run "${AS[@]}" env -i PATH=/usr/bin:/bin SHELL=/bin/sh TMUX_TMPDIR="$D/tmux" \
-    tmux -L "$TUI_SOCK" -f /dev/null new-session -d -x "$TUI_COLS" -y "$TUI_ROWS" -c "$WS" \
-    "env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 NCURSES_NO_UTF8_ACS=1 \
-TERM=screen-256color HOME=$(printf '%q' "$H") CRUCIBLE_HISTORY=$(printf '%q' "$D/history") \
-SCRIPTED_AGENT_LOG=$(printf '%q' "$D/agent.log") \
-$(printf '%q' "$CRUCIBLE") --agent $(printf '%q' "$AGENT $D/script.txt"); \
-echo \$? >$(printf '%q' "$D/tui-exit"); sleep 600")
-  tmx set-option -g remain-on-exit on >/dev/null 2>&1
-}
-
-# result ID [S]: wait at most S seconds (20) for the agent to have the
-# tool result of call ID; its message in $RESULT (empty when none came).
-result() {
-  local tries=$(( ${2:-20} * 20 ))
-  RESULT=
-  while [ "$tries" -gt 0 ]; do
-    RESULT=$(grep -F "\"type\":\"tool_result\",\"id\":\"$1\"" "$D/agent.log" 2>/dev/null)
-    [ -n "$RESULT" ] && return 0
-    sleep 0.05
-    tries=$((tries - 1))
-  done
-  diag "no tool result for $1" "agent log: $(tail -n 5 "$D/agent.log" 2>/dev/null)"
-  return 1
-}
+# The session as the identity, in the test network (tests/tui/lib.sh).
+tui_net_session
 
 # The crucible mcp client: declares elicitation, calls n's sh with the
 # curl, answers the network question with allow true; prints the
