@@ -170,6 +170,26 @@ bwrap_roots_statedir (struct bwrap_session *s, const char *workspace)
                      "the sandbox state directory");
 }
 
+int
+bwrap_statedir_refuse (const struct bwrap_backend *b, const char *workspace,
+                       struct cr_error **err)
+{
+  cleanup_free char *path = xasprintf (STATEDIR_FORMAT, b->opt.state_parent,
+                                       (unsigned long) getuid ());
+  cleanup_free char *real = realpath (path, NULL);
+  size_t n = real != NULL ? strlen (real) : 0;
+
+  /* The workspace is the state directory or below it: what the command
+   * wrote would be published into it, as this user's own files.  */
+  if (real != NULL && strncmp (workspace, real, n) == 0
+      && (workspace[n] == '\0' || workspace[n] == '/'))
+    return cr_error_set (err, 0,
+                         "the workspace is inside the sandbox state "
+                         "directory, which no command may write; run it "
+                         "from another directory");
+  return 0;
+}
+
 /* The configured roots as the broker and publication keep them: each by
  * its spelling, and, when a symlink on the way moves it elsewhere inside
  * the workspace, by where it resolves too (a write through the link

@@ -12,11 +12,13 @@
 # state directory is now kept read-only inside, as .git is, and refused at
 # publication.  As root and as uid 65534, through crucible mcp (the call
 # runs in the sandbox kept prepared ahead) and crucible run; each attempt
-# with its positive control.  TAP.
+# with its positive control.  A workspace that is the state directory or
+# lies below it (someone looking into it, or into its quarantine) is
+# refused: the command there could write the records themselves.  TAP.
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "${CRUCIBLE_SRCDIR:-$(dirname "$0")/../..}/tests/security/lib.sh"
 
-PER=7
+PER=11
 sec_begin "$PER"
 
 PARENT=/var/tmp # STATEDIR_PARENT: the workspace that holds the state directory
@@ -26,7 +28,7 @@ PARENT=/var/tmp # STATEDIR_PARENT: the workspace that holds the state directory
 rs_mcp_call() {
   local line
   coproc RS {
-    cd "$PARENT" && sec_exec env -i PATH="$PATH" HOME="$H" "$CRUCIBLE" mcp 2>>"$TEST_TMP/mcp.err"
+    cd "${RS_WS:-$PARENT}" && sec_exec env -i PATH="$PATH" HOME="$H" "$CRUCIBLE" mcp 2>>"$TEST_TMP/mcp.err"
   }
   local pid=$RS_PID in=${RS[1]} out=${RS[0]}
   printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}' >&"$in"
@@ -37,6 +39,7 @@ rs_mcp_call() {
   # the crucible run case covers anyway).
   for _ in $(seq 100); do
     grep -qs '"ahead":"kept"' "$H"/.local/state/crucible/*.jsonl && break
+    [ -n "${RS_WS:-}" ] && break
     sleep 0.1
   done
   local args
@@ -104,4 +107,25 @@ for who in $ids; do
   out=$(rs_mcp_call "touch $SD/$NAME 2>&1 || echo refused")
   like "$out" 'refused' "($WHO): inside, the state directory cannot be written" || diag "$out"
   rm -f "$REC"
+  # The workspace is the state directory itself, or its quarantine: the
+  # control writes there unconfined; confined, the command is refused and
+  # nothing is written.
+  for sub in "" /quarantine; do
+    mkdir -p "$PARENT/$SD$sub"
+    [ "$who" = nobody ] && chown 65534:65534 "$PARENT/$SD$sub"
+    chmod 700 "$PARENT/$SD$sub"
+    F=$PARENT/$SD$sub/$NAME
+    rm -f "$F"
+    (cd "$PARENT/$SD$sub" && "${AS[@]}" /bin/sh -c "echo forged >$NAME")
+    rs_believed "$F"
+    ok $? "control ($WHO): unconfined, a file written in the workspace $SD$sub is one crucible would believe"
+    rm -f "$F"
+    reply=$(RS_WS=$PARENT/$SD$sub rs_mcp_call "echo ran; echo forged >$NAME")
+    out=$(cd "$PARENT/$SD$sub" && "${AS[@]}" env -i PATH="$PATH" HOME="$H" timeout 60 "$CRUCIBLE" run -- "echo ran; echo forged >$NAME" 2>&1)
+    ok "$([ ! -e "$F" ] && [[ $reply == *"inside the sandbox state directory"* ]] &&
+      [[ $out == *"inside the sandbox state directory"* ]] && echo 0 || echo 1)" \
+      "($WHO): a workspace of $SD$sub is refused (crucible mcp and crucible run), nothing written" ||
+      diag "$reply" "$out" "$(ls -l "$F" 2>&1)"
+    rm -f "$F"
+  done
 done
