@@ -166,8 +166,7 @@ bwrap_roots_statedir (struct bwrap_session *s, const char *workspace)
   size_t n = strcmp (workspace, "/") == 0 ? 0 : strlen (workspace);
 
   if (real != NULL && strncmp (real, workspace, n) == 0 && real[n] == '/')
-    bwrap_roots_add (s, xstrdup (real + n + 1),
-                     "the sandbox state directory");
+    bwrap_roots_add (s, xstrdup (real + n + 1), "the sandbox state directory");
 }
 
 int
