@@ -152,6 +152,43 @@ bwrap_roots_hooks (struct bwrap_session *s, const char *workspace,
     bwrap_roots_add (s, rel, "a git hooks directory");
 }
 
+/* This user's state directory, when it lies inside the workspace (a
+ * workspace of /, /var or /var/tmp), kept as .git is, read-only inside
+ * and refused at publication: what a command wrote there would be on the
+ * host as this user's own file, which is what a remembered probe's record
+ * (and an mcp__<server> grant) must be to be believed.  */
+static void
+bwrap_roots_statedir (struct bwrap_session *s, const char *workspace)
+{
+  cleanup_free char *path = xasprintf (
+      STATEDIR_FORMAT, s->backend->opt.state_parent, (unsigned long) getuid ());
+  cleanup_free char *real = realpath (path, NULL);
+  size_t n = strcmp (workspace, "/") == 0 ? 0 : strlen (workspace);
+
+  if (real != NULL && strncmp (real, workspace, n) == 0 && real[n] == '/')
+    bwrap_roots_add (s, xstrdup (real + n + 1), "the sandbox state directory");
+}
+
+int
+bwrap_statedir_refuse (const struct bwrap_backend *b, const char *workspace,
+                       struct cr_error **err)
+{
+  cleanup_free char *path = xasprintf (STATEDIR_FORMAT, b->opt.state_parent,
+                                       (unsigned long) getuid ());
+  cleanup_free char *real = realpath (path, NULL);
+  size_t n = real != NULL ? strlen (real) : 0;
+
+  /* The workspace is the state directory or below it: what the command
+   * wrote would be published into it, as this user's own files.  */
+  if (real != NULL && strncmp (workspace, real, n) == 0
+      && (workspace[n] == '\0' || workspace[n] == '/'))
+    return cr_error_set (err, 0,
+                         "the workspace is inside the sandbox state "
+                         "directory, which no command may write; run it "
+                         "from another directory");
+  return 0;
+}
+
 /* The configured roots as the broker and publication keep them: each by
  * its spelling, and, when a symlink on the way moves it elsewhere inside
  * the workspace, by where it resolves too (a write through the link
@@ -173,6 +210,7 @@ bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
         bwrap_roots_add (s, xstrdup (real + n + 1), why);
     }
   bwrap_roots_hooks (s, workspace, gitdir);
+  bwrap_roots_statedir (s, workspace);
   s->guard.roots = s->guard_roots;
   s->guard.n_roots = s->n_protect;
   s->guard.git_templates = PUBGUARD_GIT_TEMPLATES;

@@ -154,6 +154,10 @@ struct bwrap_ids
 
 /* The configured roots as the broker and publication keep them
  * (bwrap.c); resolved once, before anything of the command runs.  */
+/* Refuse a workspace that is this user's state directory or lies below
+ * it (sandbox/bwrap.c); 0 for any other.  */
+int bwrap_statedir_refuse (const struct bwrap_backend *b, const char *workspace,
+                           struct cr_error **err);
 void bwrap_roots_resolve (struct bwrap_session *s, const char *workspace,
                           const char *gitdir);
 

@@ -930,7 +930,8 @@ static int
 bwrap_resolve (struct bwrap_session *s, const char *workspace, char **gitdir,
                struct bwrap_grants *g, struct cr_error **err)
 {
-  if (bwrap_gitdir (workspace, gitdir, err) < 0)
+  if (bwrap_statedir_refuse (s->backend, workspace, err) < 0
+      || bwrap_gitdir (workspace, gitdir, err) < 0)
     return -1;
   if (s->protect == NULL)
     bwrap_roots_resolve (s, workspace, *gitdir);
