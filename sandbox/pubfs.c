@@ -306,33 +306,46 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
   return 0;
 }
 
+/* overlayfs's record of the lower file a copied-up file came from: a
+ * copy leaves it behind, and a linked file loses it first (the upper is
+ * discarded; nothing else reads it).  */
+#define PUBFS_OVERLAY_ORIGIN "user.overlay.origin"
+
 /* Whether the open file in carries an extended attribute a copy would
  * not (pubfs_copy_xattrs: anything but the user's own user.*, and every
- * user.overlay.*, which is overlayfs's or the user's escaped), or
- * attributes that cannot be listed: then it is copied, not linked.  */
+ * user.overlay.* but overlayfs's origin, which *origin says is there),
+ * or attributes that cannot be listed: then it is copied, not linked.  */
 static bool
-pubfs_foreign_xattrs (int in)
+pubfs_foreign_xattrs (int in, bool *origin)
 {
   char names[4096];
   ssize_t n = flistxattr (in, names, sizeof names);
 
+  *origin = false;
   if (n < 0)
     return errno != ENOTSUP; /* no attributes on this filesystem at all */
   for (ssize_t off = 0; off < n; off += (ssize_t) strlen (names + off) + 1)
-    if (strncmp (names + off, "user.", 5) != 0
-        || strncmp (names + off, "user.overlay.", 13) == 0)
-      return true;
+    {
+      const char *name = names + off;
+      if (strcmp (name, PUBFS_OVERLAY_ORIGIN) == 0)
+        *origin = true;
+      else if (strncmp (name, "user.", 5) != 0
+               || strncmp (name, "user.overlay.", 13) == 0)
+        return true;
+    }
   return false;
 }
 
 /* Whether the open file in (seen as st) comes out of a link just as
- * pubfs_copy_file's copy would: a regular file with at most one other
+ * pubfs_copy_file's copy would (once overlayfs's origin is removed): a
+ * regular file with at most one other
  * name (the upper's, which is being discarded: a hard link the command
  * made stays two separate files), owned as the copy would be, with no
  * attribute the copy leaves behind and no inode flag (append-only, no
  * atime, synchronous, ...: a copy starts without them).  */
 static bool
-pubfs_linkable (int in, const struct stat *st, const struct pubfs_meta *meta)
+pubfs_linkable (int in, const struct stat *st, const struct pubfs_meta *meta,
+                bool *origin)
 {
   uid_t euid = geteuid ();
   int flags = 0;
@@ -349,7 +362,7 @@ pubfs_linkable (int in, const struct stat *st, const struct pubfs_meta *meta)
   if (ioctl (in, FS_IOC_GETFLAGS, &flags) == 0
       && (flags & FS_FL_USER_VISIBLE) != 0)
     return false;
-  return !pubfs_foreign_xattrs (in);
+  return !pubfs_foreign_xattrs (in, origin);
 }
 
 int
@@ -363,7 +376,8 @@ pubfs_link_file (int src, const char *sname, int dst, const char *dname,
 
   if (in < 0 || fstat (in, &st) < 0)
     return -1;
-  if (!pubfs_linkable (in, &st, meta))
+  bool origin;
+  if (!pubfs_linkable (in, &st, meta, &origin))
     return 0;
   /* Where a copy would write its first bytes, a test build may fail as a
    * full disc would (a link needs a directory entry too).  */
@@ -372,6 +386,8 @@ pubfs_link_file (int src, const char *sname, int dst, const char *dname,
   /* The mode (setuid and setgid already removed from meta's) and mtime
    * are the inode's own, so they are set before it gets its new name:
    * from then on it is what a copy would have been.  */
+  if (origin && fremovexattr (in, PUBFS_OVERLAY_ORIGIN) < 0)
+    return 0;
   if (fchmod (in, meta->mode & 07777) < 0 || futimens (in, times) < 0)
     return -1;
   if (linkat (src, sname, dst, dname, 0) < 0)

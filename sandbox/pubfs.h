@@ -64,7 +64,8 @@ int pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
  * published as it is, instead of a copy (pubfs_copy_file).  Only a file
  * whose inode would come out just as a copy's does is linked: one owned
  * as meta says, with no extended attribute beyond the user's own (no
- * overlayfs attribute, no ACL, no security label) and no inode flag.
+ * overlayfs attribute but its origin, which is removed; no ACL, no
+ * security label) and no inode flag.
  * Returns 1 when linked, 0 when the file must be copied instead (another
  * filesystem, another owner, attributes, flags), -1 with errno (ENOSPC
  * among them, injected as phase says in a test build).  */

@@ -387,7 +387,7 @@ test_publish_hard_linked (void **state)
 /* A file published as the upper's own file (linked, not copied) comes
  * out as a copy would: its mode without setuid, a single name, the
  * upper's name taken from it; one with an attribute a copy leaves behind
- * (overlayfs's), and a hard link the command made, are copied, and
+ * (overlayfs's metacopy), and a hard link the command made, are copied, and
  * every published file is a file of its own.  */
 static void
 test_publish_upper_files (void **state)
@@ -402,9 +402,12 @@ test_publish_upper_files (void **state)
   put (s.upper, "a", "new a");
   assert_int_equal (chmod (at (s.upper, "a"), 04755), 0);
   put (s.upper, "b", "new b");
+  /* What a file copied up by overlayfs carries: removed, and linked.  */
+  bool origin
+      = setxattr (at (s.upper, "b"), "user.overlay.origin", "x", 1, 0) == 0;
   put (s.upper, "c", "new c");
   bool xattrs
-      = setxattr (at (s.upper, "c"), "user.overlay.origin", "x", 1, 0) == 0;
+      = setxattr (at (s.upper, "c"), "user.overlay.metacopy", "", 0, 0) == 0;
   put (s.upper, "d", "new d");
   char *d = xasprintf ("%s/d", s.upper);
   assert_int_equal (link (d, at (s.upper, "e")), 0);
@@ -417,6 +420,9 @@ test_publish_upper_files (void **state)
   assert_int_equal (st.st_nlink, 1);
   assert_int_equal (stat (at (s.root, "b"), &st), 0);
   assert_int_equal (st.st_nlink, 1);
+  if (origin)
+    assert_true (getxattr (at (s.root, "b"), "user.overlay.origin", NULL, 0)
+                 < 0);
   assert_int_equal (access (at (s.upper, "a"), F_OK), -1);
   assert_int_equal (access (at (s.upper, "b"), F_OK), -1);
   assert_string_equal (get (s.root, "c"), "new c");
@@ -427,7 +433,8 @@ test_publish_upper_files (void **state)
       char v[4];
       assert_int_equal (access (at (s.upper, "c"), F_OK), 0);
       assert_true (
-          getxattr (at (s.root, "c"), "user.overlay.origin", v, sizeof v) < 0);
+          getxattr (at (s.root, "c"), "user.overlay.metacopy", v, sizeof v)
+          < 0);
     }
   assert_string_equal (get (s.root, "d"), "new d");
   assert_string_equal (get (s.root, "e"), "new d");
