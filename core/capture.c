@@ -148,8 +148,8 @@ capture_write_all (int fd, const char *p, size_t len, uint64_t at)
   bool seekable = true;
   while (len > 0)
     {
-      ssize_t n = seekable ? pwrite (fd, p, len, (off_t) at)
-                           : write (fd, p, len);
+      ssize_t n
+          = seekable ? pwrite (fd, p, len, (off_t) at) : write (fd, p, len);
       if (n < 0 && errno == ESPIPE && seekable)
         {
           seekable = false;
