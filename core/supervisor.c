@@ -36,6 +36,9 @@
  * command cannot starve keys or other commands.  */
 #define SUPERVISOR_READ_CHUNK (128 * 1024)
 #define SUPERVISOR_READS_PER_TURN 4
+/* The same where someone watches the output live (the full-screen
+ * session): a key typed during a flood waits for one read, not four.  */
+#define SUPERVISOR_READS_PER_TURN_WATCHED 1
 /* How long the spool of a command that is gone is kept for the next
  * command to write over (capture_spool_release) before it is closed.  */
 #define SUPERVISOR_SPARE_SPOOL_MS 15000
@@ -1100,9 +1103,11 @@ command_read_output (struct command *cmd)
 {
   char chunk[SUPERVISOR_READ_CHUNK];
   ssize_t n = (ssize_t) sizeof chunk;
+  int reads = cmd->sup->observer.output != NULL
+                  ? SUPERVISOR_READS_PER_TURN_WATCHED
+                  : SUPERVISOR_READS_PER_TURN;
 
-  for (int i = 0; i < SUPERVISOR_READS_PER_TURN && cmd->out_fd >= 0
-                  && n == (ssize_t) sizeof chunk;
+  for (int i = 0; i < reads && cmd->out_fd >= 0 && n == (ssize_t) sizeof chunk;
        i++)
     {
       n = read (cmd->out_fd, chunk, sizeof chunk);
