@@ -137,18 +137,30 @@ capture_count_newlines (const void *data, size_t len)
   return n;
 }
 
-/* Write all of len bytes to fd, retrying on EINTR and partial writes.  */
+/* Write all of len bytes to fd at offset at, retrying on EINTR and
+ * partial writes.  At an offset rather than the file's position, so that a
+ * spool given back (capture_spool_release) is written over from its start
+ * with no seek; a descriptor that cannot seek (a pipe) is written in
+ * order.  */
 static int
-capture_write_all (int fd, const char *p, size_t len)
+capture_write_all (int fd, const char *p, size_t len, uint64_t at)
 {
+  bool seekable = true;
   while (len > 0)
     {
-      ssize_t n = write (fd, p, len);
+      ssize_t n
+          = seekable ? pwrite (fd, p, len, (off_t) at) : write (fd, p, len);
+      if (n < 0 && errno == ESPIPE && seekable)
+        {
+          seekable = false;
+          continue;
+        }
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
         return -1;
       p += n;
+      at += (uint64_t) n;
       len -= (size_t) n;
     }
   return 0;
@@ -165,7 +177,7 @@ capture_spool_append (struct capture *cap, const char *p, size_t len)
   size_t n = len < room ? len : (size_t) room;
   if (n == 0)
     return;
-  if (capture_write_all (cap->spool_fd, p, n) < 0)
+  if (capture_write_all (cap->spool_fd, p, n, cap->spooled) < 0)
     cap->spool_failed = true;
   else
     cap->spooled += n;
@@ -450,6 +462,22 @@ int
 capture_spool_fd (const struct capture *cap)
 {
   return cap->spool_fd;
+}
+
+/* Take the spool back for another capture to write over: its pages are
+ * allocated already.  A spool whose write failed is closed instead.  */
+int
+capture_spool_release (struct capture *cap)
+{
+  int fd = cap->spool_fd;
+  cap->spool_fd = -1;
+  cap->spooled = 0;
+  if (fd >= 0 && cap->spool_failed)
+    {
+      close (fd);
+      fd = -1;
+    }
+  return fd;
 }
 
 /* Whether writing the spool failed, so the full view is incomplete.  */

@@ -64,9 +64,10 @@ struct capture;
 /* Limits for a result: the retained budget split evenly, and the ceiling.  */
 struct capture_limits capture_limits_for_result (uint64_t ceiling_bytes);
 
-/* Make a capture.  spool_fd is a file the capture appends every arrived byte
- * to (up to the ceiling and CAPTURE_SPOOL_MAX) once the head and tail no
- * longer hold them all, or -1 for none; the capture takes ownership of it.  */
+/* Make a capture.  spool_fd is a file the capture writes every arrived byte
+ * to from offset 0 on (up to the ceiling and CAPTURE_SPOOL_MAX) once the
+ * head and tail no longer hold them all, or -1 for none; the capture takes
+ * ownership of it.  */
 struct capture *capture_new (const struct capture_limits *limits, int spool_fd);
 void capture_free (struct capture *cap);
 
@@ -150,6 +151,16 @@ size_t capture_read_all (const struct capture *cap, uint64_t from, char *dst,
  * that what it shows is incomplete.  */
 int capture_spool_fd (const struct capture *cap);
 bool capture_spool_failed (const struct capture *cap);
+
+/* Give up the capture's spool, for a later capture_new() to write over
+ * from its start: the file's pages are allocated already, which is most
+ * of what spooling a flood costs (a fresh page for every 4 KiB).  Returns
+ * the descriptor, or -1 when there was none or writing it failed (that
+ * one is closed).  The capture reads no spool afterwards.  A spool written
+ * over keeps the earlier stream's bytes past what the new one wrote: every
+ * read of a capture stops at what it wrote itself, and the bytes are this
+ * process's own masked output in its own unlinked 0600 file.  */
+int capture_spool_release (struct capture *cap);
 
 /* Open an anonymous spool file in dir (O_TMPFILE, falling back to a
  * created-and-unlinked file), mode 0600.  */

@@ -36,6 +36,12 @@
  * command cannot starve keys or other commands.  */
 #define SUPERVISOR_READ_CHUNK (128 * 1024)
 #define SUPERVISOR_READS_PER_TURN 4
+/* The same where someone watches the output live (the full-screen
+ * session): a key typed during a flood waits for one read, not four.  */
+#define SUPERVISOR_READS_PER_TURN_WATCHED 1
+/* How long the spool of a command that is gone is kept for the next
+ * command to write over (capture_spool_release) before it is closed.  */
+#define SUPERVISOR_SPARE_SPOOL_MS 15000
 
 /* The output pipe's capacity asked for.  */
 #define SUPERVISOR_PIPE_BYTES (1024 * 1024)
@@ -146,6 +152,10 @@ struct supervisor
   uint64_t publish_short_ms;   /* PUBLISH_WAIT_SHORT_MS outside tests */
   struct journal *journal;
   struct supervisor_observer observer;
+  /* The spool of a command that is gone, kept a while for the next one to
+   * write over, or -1; the timer that closes it.  */
+  int spare_spool;
+  uint64_t spare_spool_timer;
   /* Ending notes not told yet, in the order they happened, and the
    * journal's numbers of their commands.  */
   struct buf endings;
@@ -190,6 +200,7 @@ supervisor_new (struct loop *loop, struct sandbox_backend *backend,
   sup->workspace = xstrdup (workspace);
   sup->host_env = host_env;
   sup->next_number = 1;
+  sup->spare_spool = -1;
   sup->stop_ms = SUPERVISOR_STOP_MS;
   sup->publish_overdue_ms = PUBLISH_WAIT_OVERDUE_MS;
   sup->publish_short_ms = PUBLISH_WAIT_SHORT_MS;
@@ -321,6 +332,33 @@ supervisor_deadline_ms (const struct config *config, double timeout_seconds)
   return ms < 1 ? 1 : (uint64_t) ms;
 }
 
+/* The spare spool was not wanted in time: its pages go back.  */
+static void
+supervisor_spare_spool_close (struct loop *loop, void *data)
+{
+  struct supervisor *sup = data;
+  sup->spare_spool_timer = 0;
+  if (sup->spare_spool >= 0)
+    close (sup->spare_spool);
+  sup->spare_spool = -1;
+}
+
+/* Keep a gone command's spool for the next command to write over: a flood
+ * after a flood then writes into pages it has, instead of a fresh page of
+ * page cache every 4 KiB (most of the full view's cost).  One is kept, for
+ * SUPERVISOR_SPARE_SPOOL_MS after the last command that had it.  */
+static void
+supervisor_spare_spool_keep (struct supervisor *sup, struct capture *cap)
+{
+  if (cap == NULL || sup->spare_spool >= 0)
+    return;
+  sup->spare_spool = capture_spool_release (cap);
+  if (sup->spare_spool >= 0)
+    sup->spare_spool_timer
+        = loop_add_timer (sup->loop, SUPERVISOR_SPARE_SPOOL_MS,
+                          supervisor_spare_spool_close, sup);
+}
+
 /* Take a command off the list and free it.  */
 static void
 command_free (struct command *cmd)
@@ -331,6 +369,7 @@ command_free (struct command *cmd)
   if (*p == cmd)
     *p = cmd->next;
   free (cmd->verified);
+  supervisor_spare_spool_keep (cmd->sup, cmd->capture);
   capture_free (cmd->capture);
   loop_cancel_timer (cmd->sup->loop, cmd->publish_timer);
   if (cmd->publish_job != NULL)
@@ -1064,9 +1103,11 @@ command_read_output (struct command *cmd)
 {
   char chunk[SUPERVISOR_READ_CHUNK];
   ssize_t n = (ssize_t) sizeof chunk;
+  int reads = cmd->sup->observer.output != NULL
+                  ? SUPERVISOR_READS_PER_TURN_WATCHED
+                  : SUPERVISOR_READS_PER_TURN;
 
-  for (int i = 0; i < SUPERVISOR_READS_PER_TURN && cmd->out_fd >= 0
-                  && n == (ssize_t) sizeof chunk;
+  for (int i = 0; i < reads && cmd->out_fd >= 0 && n == (ssize_t) sizeof chunk;
        i++)
     {
       n = read (cmd->out_fd, chunk, sizeof chunk);
@@ -1481,6 +1522,14 @@ command_spool_open (struct supervisor *sup)
 {
   if (sup->observer.spool_dir == NULL)
     return -1;
+  if (sup->spare_spool >= 0)
+    {
+      int fd = sup->spare_spool;
+      sup->spare_spool = -1;
+      loop_cancel_timer (sup->loop, sup->spare_spool_timer);
+      sup->spare_spool_timer = 0;
+      return fd;
+    }
   struct cr_error *err = NULL;
   int fd = capture_spool_open (sup->observer.spool_dir, &err);
   cr_error_free (err);
@@ -1798,6 +1847,9 @@ supervisor_free (struct supervisor *sup)
       sandbox_abandon (cmd->session);
       command_free (cmd);
     }
+  loop_cancel_timer (sup->loop, sup->spare_spool_timer);
+  if (sup->spare_spool >= 0)
+    close (sup->spare_spool);
   /* After every client: the proxy closes whatever is left.  */
   proxy_free (sup->proxy);
   portfwd_free (sup->portfwd);

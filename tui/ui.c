@@ -172,9 +172,24 @@ ui_frame (struct loop *loop, void *data)
   ui_draw (ui, true);
 }
 
+/* Whether a frame has output to parse: a command shown live (its sample)
+ * or the full view.  */
+static bool
+ui_parse_waits (const struct ui *ui)
+{
+  if (ui->pager != NULL)
+    return true;
+  for (const struct ui_cmd *c = ui->cmds; c != NULL; c = c->next)
+    if (c->in_turn)
+      return true;
+  return false;
+}
+
 /* What keys changed, drawn in the turn they arrived (after every key of
- * it), not at the next frame tick: the frame due now if one is, else the
- * screen as it stands with the samples left for their tick.  */
+ * it), not at the next frame tick: the screen as it stands, with the
+ * samples and the full view left for their frame (which follows at once
+ * when it is due), so a key during a flood waits for no parse of it;
+ * with nothing to parse, the frame due now if one is.  */
 static void
 ui_key_frame (struct loop *loop, void *data)
 {
@@ -182,7 +197,7 @@ ui_key_frame (struct loop *loop, void *data)
   ui->key_timer = 0;
   if (!ui->dirty || ui->quit_now)
     return;
-  if (loop_now_ms () >= ui->last_frame_ms + UI_FRAME_MS)
+  if (loop_now_ms () >= ui->last_frame_ms + UI_FRAME_MS && !ui_parse_waits (ui))
     {
       loop_cancel_timer (loop, ui->frame_timer);
       ui_frame (loop, ui);

@@ -513,6 +513,71 @@ test_spool_interrupted_writes (void **state)
   free (stream);
 }
 
+/* Read a capture's whole stream through capture_read_all into out.  */
+static void
+read_all_of (const struct capture *cap, struct buf *out)
+{
+  char tmp[65536];
+  uint64_t from = 0, at;
+  size_t n;
+  while ((n = capture_read_all (cap, from, tmp, sizeof tmp, &at, NULL)) > 0)
+    {
+      assert_int_equal (at, from);
+      buf_append (out, tmp, n);
+      from = at + n;
+    }
+}
+
+/* A spool given back is written over by the next capture from its start:
+ * that capture reads its own stream, every byte, and nothing of the
+ * longer one before it; a failed spool is not given back.  */
+static void
+test_spool_released_and_reused (void **state)
+{
+  struct cr_error *err = NULL;
+  int fd = capture_spool_open ("/tmp", &err);
+  assert_true (fd >= 0);
+  const size_t first = 1000000, second = 300001, chunk = 65536;
+  char *stream = xmalloc (first);
+  stream_fill (stream, first, 0);
+  struct capture_limits l = small_limits (700, 900, UINT64_MAX);
+  struct capture *cap = capture_new (&l, fd);
+  for (size_t at = 0; at < first; at += chunk)
+    capture_feed (cap, stream + at, first - at < chunk ? first - at : chunk);
+  assert_int_equal (capture_spool_release (cap), fd);
+  assert_int_equal (capture_spool_fd (cap), -1);
+  capture_free (cap);
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0); /* still open: not closed by free */
+  assert_int_equal (st.st_size, (off_t) first);
+  stream_fill (stream, second, 7);
+  cap = capture_new (&l, fd);
+  for (size_t at = 0; at < second; at += chunk)
+    capture_feed (cap, stream + at, second - at < chunk ? second - at : chunk);
+  struct buf got = BUF_INIT;
+  read_all_of (cap, &got);
+  assert_int_equal (got.len, second);
+  assert_memory_equal (got.data, stream, second);
+  buf_free (&got);
+  capture_free (cap);
+  char path[] = "/tmp/crucible-test-spool-XXXXXX";
+  int wfd = mkstemp (path);
+  assert_true (wfd >= 0);
+  close (wfd);
+  fd = open (path, O_RDONLY);
+  assert_true (fd >= 0);
+  unlink (path);
+  cap = capture_new (&l, fd);
+  capture_feed (cap, stream, 5000);
+  assert_true (capture_spool_failed (cap));
+  assert_int_equal (capture_spool_release (cap), -1);
+  errno = 0;
+  assert_int_equal (fcntl (fd, F_GETFD), -1); /* closed by the release */
+  assert_int_equal (errno, EBADF);
+  capture_free (cap);
+  free (stream);
+}
+
 /* Check one capture_read from offset from against the stream: the bytes
  * are the stream's at *at, which is from when the capture still holds
  * it and the first held byte after the dropped middle otherwise, and
@@ -686,6 +751,7 @@ main (void)
     cmocka_unit_test (test_spool_open_error),
     cmocka_unit_test (test_spool_write_failure),
     cmocka_unit_test (test_spool_interrupted_writes),
+    cmocka_unit_test (test_spool_released_and_reused),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
