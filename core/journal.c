@@ -367,6 +367,26 @@ journal_retain_one (int dirfd, const char *name, time_t cutoff, uid_t me)
   return 1;
 }
 
+/* About how many journal files one start looks at (journal_retain).  */
+#define JOURNAL_RETAIN_BUDGET 64
+
+/* How many leading hex digits of a name must match this session's id for
+ * retention to look at it at this start: none (every file) up to
+ * JOURNAL_RETAIN_BUDGET files, then one more digit for each sixteenfold,
+ * so that a start looks at about that many files however many there are,
+ * and each file is looked at on average once every 16^digits starts.  */
+static size_t
+journal_retain_share (size_t files)
+{
+  size_t digits = 0;
+  while (files > JOURNAL_RETAIN_BUDGET && digits < JOURNAL_SESSION_LEN)
+    {
+      files /= 16;
+      digits++;
+    }
+  return digits;
+}
+
 int
 journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
                 struct cr_error **err)
@@ -398,21 +418,42 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
   uid_t me = geteuid ();
   int saved = 0;
   cleanup_free char *failed = NULL;
+  /* The names first (the listing costs no system call per file), so that
+   * how many files are looked at can be bounded (journal_retain_share).  */
+  size_t n = 0, cap = 0;
+  char **names = NULL;
   struct dirent *e;
   while ((e = readdir (d)) != NULL)
     {
       if (!journal_file_name (e->d_name)
           || strncmp (e->d_name, j->session, JOURNAL_SESSION_LEN) == 0)
         continue;
-      int r = journal_retain_one (dirfd, e->d_name, cutoff, me);
-      if (r > 0)
-        (*removed)++;
-      else if (r < 0 && failed == NULL)
+      if (n == cap)
         {
-          saved = errno;
-          failed = xstrdup (e->d_name);
+          cap = cap ? cap * 2 : 64;
+          names = xrealloc (names, cap * sizeof *names);
         }
+      names[n++] = xstrdup (e->d_name);
     }
+  size_t digits = journal_retain_share (n);
+  for (size_t i = 0; i < n; i++)
+    {
+      /* This session's id is 128 random bits: the files whose name begins
+       * with its first digits are a share drawn afresh at each start.  */
+      if (strncmp (names[i], j->session, digits) == 0)
+        {
+          int r = journal_retain_one (dirfd, names[i], cutoff, me);
+          if (r > 0)
+            (*removed)++;
+          else if (r < 0 && failed == NULL)
+            {
+              saved = errno;
+              failed = xstrdup (names[i]);
+            }
+        }
+      free (names[i]);
+    }
+  free (names);
   closedir (d);
   if (failed != NULL)
     return cr_error_set (err, saved, _ ("removing old journal %s/%s"), dir,
