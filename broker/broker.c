@@ -1017,7 +1017,14 @@ broker_make_private (struct broker *b)
  * below, the command's private upper above.  nosuid,nodev: a setuid bit or a
  * device node the command makes in its upper must mean nothing.  userxattr:
  * overlayfs in a user namespace keeps its bookkeeping in user.* attributes
- * (and redirect_dir must not be named: it conflicts with it).  */
+ * (and redirect_dir must not be named: it conflicts with it).  volatile
+ * (Linux 5.10 and newer; older kernels refuse it and mount without):
+ * without it the overlay's unmount, when the scope ends, and every syncfs
+ * the workload calls sync the whole filesystem the upper lives on, the
+ * host's /var/tmp with everyone's dirty pages, which the command then
+ * waits for; with it the upper is scratch that is never synced.  That is
+ * all it ever was: publication makes what it copies out of the upper
+ * durable itself, and a pair left by a crash is removed unpublished.  */
 static int
 broker_mount_overlay (struct broker *b)
 {
@@ -1027,10 +1034,16 @@ broker_mount_overlay (struct broker *b)
   if (b->opt.root == NULL)
     return 0;
   n = snprintf (data, sizeof data,
-                "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", b->opt.lower,
-                b->opt.upper, b->opt.work);
+                "lowerdir=%s,upperdir=%s,workdir=%s,userxattr,volatile",
+                b->opt.lower, b->opt.upper, b->opt.work);
   if (n < 0 || (size_t) n >= sizeof data)
     return errno = ENAMETOOLONG, -1;
+  if (mount ("overlay", b->opt.root, "overlay", MS_NOSUID | MS_NODEV, data)
+      == 0)
+    return 0;
+  if (errno != EINVAL)
+    return -1;
+  data[n - sizeof ",volatile" + 1] = '\0';
   return mount ("overlay", b->opt.root, "overlay", MS_NOSUID | MS_NODEV, data);
 }
 
