@@ -18,6 +18,7 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/pubfs.h"
 #include "sandbox/sha256.h"
 
 /* Deeper than this, a finished upper is left for the next cleanup rather
@@ -313,9 +314,13 @@ statedir_remove_at (int dirfd, const char *name, int depth)
       return -1;
     }
   /* overlayfs leaves work/work mode 000, and the workload may have made
-   * directories it cannot itself list: make each one ours to empty.  */
+   * directories it cannot itself list: make each one ours to empty.
+   * Through a descriptor of the directory itself (pubfs_chmod_dir), not
+   * its name: root removing a pair in another user's state directory
+   * must not follow a link that user swapped in since the fstatat above
+   * and change the mode of what it points to.  */
   if ((st.st_mode & 0700) != 0700)
-    fchmodat (dirfd, name, 0700, 0);
+    (void) pubfs_chmod_dir (dirfd, name, 0700);
   cleanup_close int fd
       = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
