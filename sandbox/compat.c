@@ -100,8 +100,8 @@ compat_probe (struct sandbox_backend *b, struct sandbox_probe *out,
 #endif
 
 /* The keeper's stack and the workload's (used between vfork and execve).  */
-#define COMPAT_KEEPER_STACK ((size_t) 64 * 1024)
-#define COMPAT_WORKLOAD_STACK ((size_t) 16 * 1024)
+#define COMPAT_KEEPER_STACK (64 * 1024)
+#define COMPAT_WORKLOAD_STACK (16 * 1024)
 
 /* What the keeper needs, copied into its own mapping before it starts, so
  * that nothing crucible frees or reuses afterwards is read by it.  */
@@ -124,14 +124,15 @@ struct compat_ksigaction
 static long
 compat_sys (long n, long a, long b, long c, long d, long e, long f)
 {
-  register long r10 __asm__("r10") = d;
-  register long r8 __asm__("r8") = e;
-  register long r9 __asm__("r9") = f;
+  register long r10 __asm__ ("r10") = d;
+  register long r8 __asm__ ("r8") = e;
+  register long r9 __asm__ ("r9") = f;
   long ret;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
+  __asm__ volatile ("syscall"
+                    : "=a"(ret)
+                    : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+                      "r"(r9)
+                    : "rcx", "r11", "memory");
   return ret;
 }
 
@@ -143,38 +144,38 @@ compat_clone (unsigned long flags, void *stack_top,
               void (*fn) (struct compat_keeper_args *),
               struct compat_keeper_args *arg)
 {
-  register long r12 __asm__("r12") = (long) fn;
-  register long r13 __asm__("r13") = (long) arg;
+  register long r12 __asm__ ("r12") = (long) fn;
+  register long r13 __asm__ ("r13") = (long) arg;
   long ret;
-  __asm__ volatile("syscall\n\t"
-                   "testq %%rax, %%rax\n\t"
-                   "jnz 1f\n\t"
-                   "xorl %%ebp, %%ebp\n\t"
-                   "movq %%r13, %%rdi\n\t"
-                   "callq *%%r12\n\t"
-                   "ud2\n"
-                   "1:"
-                   : "=a"(ret)
-                   : "a"((long) SYS_clone), "D"(flags), "S"(stack_top), "d"(0L),
-                     "r"(r12), "r"(r13)
-                   : "rcx", "r11", "r10", "r8", "r9", "memory");
+  __asm__ volatile ("syscall\n\t"
+                    "testq %%rax, %%rax\n\t"
+                    "jnz 1f\n\t"
+                    "xorl %%ebp, %%ebp\n\t"
+                    "movq %%r13, %%rdi\n\t"
+                    "callq *%%r12\n\t"
+                    "ud2\n"
+                    "1:"
+                    : "=a"(ret)
+                    : "a"((long) SYS_clone), "D"(flags), "S"(stack_top),
+                      "d"(0L), "r"(r12), "r"(r13)
+                    : "rcx", "r11", "r10", "r8", "r9", "memory");
   return ret;
 }
 #elif COMPAT_SHARED && defined(__aarch64__)
 static long
 compat_sys (long n, long a, long b, long c, long d, long e, long f)
 {
-  register long x8 __asm__("x8") = n;
-  register long x0 __asm__("x0") = a;
-  register long x1 __asm__("x1") = b;
-  register long x2 __asm__("x2") = c;
-  register long x3 __asm__("x3") = d;
-  register long x4 __asm__("x4") = e;
-  register long x5 __asm__("x5") = f;
-  __asm__ volatile("svc 0"
-                   : "+r"(x0)
-                   : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-                   : "memory");
+  register long x8 __asm__ ("x8") = n;
+  register long x0 __asm__ ("x0") = a;
+  register long x1 __asm__ ("x1") = b;
+  register long x2 __asm__ ("x2") = c;
+  register long x3 __asm__ ("x3") = d;
+  register long x4 __asm__ ("x4") = e;
+  register long x5 __asm__ ("x5") = f;
+  __asm__ volatile ("svc 0"
+                    : "+r"(x0)
+                    : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                    : "memory");
   return x0;
 }
 
@@ -183,25 +184,25 @@ compat_clone (unsigned long flags, void *stack_top,
               void (*fn) (struct compat_keeper_args *),
               struct compat_keeper_args *arg)
 {
-  register long x8 __asm__("x8") = SYS_clone;
-  register long x0 __asm__("x0") = (long) flags;
-  register long x1 __asm__("x1") = (long) stack_top;
-  register long x2 __asm__("x2") = 0;
-  register long x3 __asm__("x3") = 0;
-  register long x4 __asm__("x4") = 0;
-  register long x19 __asm__("x19") = (long) fn;
-  register long x20 __asm__("x20") = (long) arg;
-  __asm__ volatile("svc 0\n\t"
-                   "cbnz x0, 1f\n\t"
-                   "mov x29, xzr\n\t"
-                   "mov x0, x20\n\t"
-                   "blr x19\n\t"
-                   "brk #0\n"
-                   "1:"
-                   : "+r"(x0)
-                   : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x19),
-                     "r"(x20)
-                   : "x30", "memory");
+  register long x8 __asm__ ("x8") = SYS_clone;
+  register long x0 __asm__ ("x0") = (long) flags;
+  register long x1 __asm__ ("x1") = (long) stack_top;
+  register long x2 __asm__ ("x2") = 0;
+  register long x3 __asm__ ("x3") = 0;
+  register long x4 __asm__ ("x4") = 0;
+  register long x19 __asm__ ("x19") = (long) fn;
+  register long x20 __asm__ ("x20") = (long) arg;
+  __asm__ volatile ("svc 0\n\t"
+                    "cbnz x0, 1f\n\t"
+                    "mov x29, xzr\n\t"
+                    "mov x0, x20\n\t"
+                    "blr x19\n\t"
+                    "brk #0\n"
+                    "1:"
+                    : "+r"(x0)
+                    : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x19),
+                      "r"(x20)
+                    : "x30", "memory");
   return x0;
 }
 #else
@@ -221,14 +222,15 @@ compat_sys (long n, long a, long b, long c, long d, long e, long f)
 #define KSYS4(n, a, b, c, d)                                                   \
   compat_sys ((n), (long) (a), (long) (b), (long) (c), (long) (d), 0, 0)
 #define KSYS6(n, a, b, c, d, e, f)                                             \
-  compat_sys ((n), (long) (a), (long) (b), (long) (c), (long) (d), (long) (e), \
-              (long) (f))
+  compat_sys ((n), (long) (a), (long) (b), (long) (c), (long) (d),           \
+              (long) (e), (long) (f))
 
 /* A signal set of the kernel's size, with sig's bit set.  */
-#define COMPAT_SIGBIT(sig) (1UL << ((sig) -1))
+#define COMPAT_SIGBIT(sig) (1UL << ((sig) - 1))
 
 /* Exit the keeper or the workload; never returns.  */
-static void __attribute__ ((noreturn)) compat_exit (int status)
+static void __attribute__ ((noreturn))
+compat_exit (int status)
 {
   for (;;)
     KSYS1 (SYS_exit_group, status);
@@ -316,8 +318,7 @@ struct compat_dirent
 static void
 compat_signal_children (pid_t self, int sig)
 {
-  /* Zeroed for the analyzer, which cannot see the kernel fill it.  */
-  char buf[4096] __attribute__ ((aligned (8))) = { 0 };
+  char buf[4096] __attribute__ ((aligned (8)));
   long dir = KSYS4 (SYS_openat, AT_FDCWD, "/proc",
                     O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dir < 0)
@@ -484,10 +485,10 @@ static void __attribute__ ((noreturn)) compat_keeper_done (void)
 
   compat_send (COMPAT_CHANNEL_FD, BROKER_MSG_DONE, 0, 0);
   KSYS2 (SYS_shutdown, COMPAT_CHANNEL_FD, SHUT_WR);
-  while (
-      (n = KSYS6 (SYS_recvfrom, COMPAT_CHANNEL_FD, &msg, sizeof msg, 0, 0, 0))
-          > 0
-      || n == -EINTR)
+  while ((n = KSYS6 (SYS_recvfrom, COMPAT_CHANNEL_FD, &msg, sizeof msg, 0, 0,
+                     0))
+             > 0
+         || n == -EINTR)
     ;
   compat_exit (0);
 }
@@ -525,8 +526,8 @@ compat_keeper_serve (pid_t self, pid_t workload, int sigfd)
       if (pfd[0].revents)
         {
           struct broker_msg msg;
-          long n = KSYS6 (SYS_recvfrom, COMPAT_CHANNEL_FD, &msg, sizeof msg, 0,
-                          0, 0);
+          long n = KSYS6 (SYS_recvfrom, COMPAT_CHANNEL_FD, &msg, sizeof msg,
+                          0, 0, 0);
           if (n == (long) sizeof msg && msg.magic == BROKER_STATUS_MAGIC
               && msg.type == BROKER_MSG_STOP)
             {
@@ -558,7 +559,8 @@ compat_keeper_main (struct compat_keeper_args *a)
     {
       /* Nothing is closed until the last step, so the channel is still
        * where crucible had it.  */
-      compat_send (a->channel, BROKER_MSG_FAILED, (int) -r, BROKER_STAGE_SETUP);
+      compat_send (a->channel, BROKER_MSG_FAILED, (int) -r,
+                   BROKER_STAGE_SETUP);
       compat_exit (125);
     }
   if ((r = sigfd = compat_keeper_signals ()) < 0
@@ -604,12 +606,12 @@ compat_copy_str (char **at, const char *s)
  * page, and above them the arguments with a copy of the command.  Returns
  * the arguments; *base and *len say what to unmap.  */
 static struct compat_keeper_args *
-compat_keeper_map (const struct sandbox_command *cmd, int devnull, int channel,
-                   void **base, size_t *len)
+compat_keeper_map (const struct sandbox_command *cmd, int devnull,
+                   int channel, void **base, size_t *len)
 {
   size_t page = (size_t) sysconf (_SC_PAGESIZE);
-  size_t strings
-      = strlen (cmd->shell) + strlen (cmd->cwd) + strlen (cmd->line) + 3;
+  size_t strings = strlen (cmd->shell) + strlen (cmd->cwd)
+                   + strlen (cmd->line) + 3;
   size_t nenv = 0;
   for (; cmd->envp[nenv] != NULL; nenv++)
     strings += strlen (cmd->envp[nenv]) + 1;
