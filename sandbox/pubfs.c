@@ -6,12 +6,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -304,108 +302,6 @@ pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
   if (hex != NULL && !small && pubfs_digest (dst, dname, hex) < 0)
     return -1;
   return 0;
-}
-
-/* overlayfs's record of the lower file a copied-up file came from: a
- * copy leaves it behind, and a linked file loses it first (the upper is
- * discarded; nothing else reads it).  */
-#define PUBFS_OVERLAY_ORIGIN "user.overlay.origin"
-
-/* Whether the open file in carries an extended attribute a copy would
- * not (pubfs_copy_xattrs: anything but the user's own user.*, and every
- * user.overlay.* but overlayfs's origin, which *origin says is there),
- * or attributes that cannot be listed: then it is copied, not linked.  */
-static bool
-pubfs_foreign_xattrs (int in, bool *origin)
-{
-  char names[4096];
-  ssize_t n = flistxattr (in, names, sizeof names);
-
-  *origin = false;
-  if (n < 0)
-    return errno != ENOTSUP; /* no attributes on this filesystem at all */
-  for (ssize_t off = 0; off < n; off += (ssize_t) strlen (names + off) + 1)
-    {
-      const char *name = names + off;
-      if (strcmp (name, PUBFS_OVERLAY_ORIGIN) == 0)
-        *origin = true;
-      else if (strncmp (name, "user.", 5) != 0
-               || strncmp (name, "user.overlay.", 13) == 0)
-        return true;
-    }
-  return false;
-}
-
-/* Whether the open file in (seen as st) comes out of a link just as
- * pubfs_copy_file's copy would (once overlayfs's origin is removed): a
- * regular file with at most one other
- * name (the upper's, which is being discarded: a hard link the command
- * made stays two separate files), owned as the copy would be, with no
- * attribute the copy leaves behind and no inode flag (append-only, no
- * atime, synchronous, ...: a copy starts without them).  */
-static bool
-pubfs_linkable (int in, const struct stat *st, const struct pubfs_meta *meta,
-                bool *origin)
-{
-  uid_t euid = geteuid ();
-  int flags = 0;
-
-  if (!S_ISREG (st->st_mode) || st->st_nlink > 2)
-    return false;
-  /* Root gives the copy meta's owner; anyone else owns the copy, with
-   * the group only where the kernel allows it (pubfs_set_meta): linked
-   * only where that group is the user's own.  */
-  if (euid == 0 ? st->st_uid != meta->uid || st->st_gid != meta->gid
-                : st->st_uid != euid || st->st_gid != getegid ()
-                      || meta->gid != st->st_gid)
-    return false;
-  if (ioctl (in, FS_IOC_GETFLAGS, &flags) == 0
-      && (flags & FS_FL_USER_VISIBLE) != 0)
-    return false;
-  return !pubfs_foreign_xattrs (in, origin);
-}
-
-int
-pubfs_link_file (int src, const char *sname, int dst, const char *dname,
-                 const struct pubfs_meta *meta, const char *phase)
-{
-  cleanup_close int in
-      = openat (src, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  struct stat st, lst;
-  struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, meta->mtime };
-
-  if (in < 0 || fstat (in, &st) < 0)
-    return -1;
-  bool origin;
-  if (!pubfs_linkable (in, &st, meta, &origin))
-    return 0;
-  /* Where a copy would write its first bytes, a test build may fail as a
-   * full disc would (a link needs a directory entry too).  */
-  if (st.st_size > 0 && phase != NULL && wal_fault_enospc (phase))
-    return errno = ENOSPC, -1;
-  /* The mode (setuid and setgid already removed from meta's) and mtime
-   * are the inode's own, so they are set before it gets its new name:
-   * from then on it is what a copy would have been.  */
-  if (origin && fremovexattr (in, PUBFS_OVERLAY_ORIGIN) < 0)
-    return 0;
-  if (fchmod (in, meta->mode & 07777) < 0 || futimens (in, times) < 0)
-    return -1;
-  if (linkat (src, sname, dst, dname, 0) < 0)
-    {
-      if (errno == EXDEV || errno == EMLINK || errno == EPERM
-          || errno == EOPNOTSUPP)
-        return 0;
-      return -1;
-    }
-  /* src is this process's own directory, but the name is checked to be
-   * the file that was looked at all the same.  */
-  if (fstatat (dst, dname, &lst, AT_SYMLINK_NOFOLLOW) < 0
-      || lst.st_ino != st.st_ino || lst.st_dev != st.st_dev)
-    {
-      unlinkat (dst, dname, 0);
-      return errno = EIO, -1;
-    }
-  return 1;
 }
 
 static int pubfs_copy_at (int src, const char *sname, int dst,

@@ -58,20 +58,6 @@ int pubfs_copy_file (int src, const char *sname, int dst, const char *dname,
                      const struct pubfs_meta *meta, char *hex,
                      const char *phase);
 
-/* Give the regular file src/sname, which only this process can reach
- * by that name, the name dst/dname as well (created, replacing nothing),
- * with mode, owner and mtime as meta says: for a file whose content is
- * published as it is, instead of a copy (pubfs_copy_file).  Only a file
- * whose inode would come out just as a copy's does is linked: one owned
- * as meta says, with no extended attribute beyond the user's own (no
- * overlayfs attribute but its origin, which is removed; no ACL, no
- * security label) and no inode flag.
- * Returns 1 when linked, 0 when the file must be copied instead (another
- * filesystem, another owner, attributes, flags), -1 with errno (ENOSPC
- * among them, injected as phase says in a test build).  */
-int pubfs_link_file (int src, const char *sname, int dst, const char *dname,
-                     const struct pubfs_meta *meta, const char *phase);
-
 /* Copy a whole tree (directories, files, links, fifos) from src/sname to
  * dst/dname.  -1 with errno.  */
 int pubfs_copy_tree (int src, const char *sname, int dst, const char *dname,

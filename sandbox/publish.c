@@ -42,7 +42,6 @@ struct publish_txn
   int rootfd;
   int stagefd;
   int backupfd;
-  int upperfd; /* the command's upper directory, while publishing */
   int wal;
   struct pubplan *plan;
   struct pubfs_dir parents; /* the root's directory last opened */
@@ -260,28 +259,6 @@ publish_replace (int parent, const char *tmp, const char *base,
   return errno = saved, -1;
 }
 
-/* Put the staged file stage at parent/tmp as m says.  The staged file is
- * linked there where it can be (pubfs_link_file): it is the upper's own
- * file, which the command can no longer reach and which is discarded
- * with the upper, or a copy of it only this transaction has, so its
- * inode becomes the published file and no bytes are copied, no inode is
- * made.  (A new inode is what costs most per file on ext4: without a
- * journal, each one made scans past every inode freed in the last
- * minute, and the previous publication's backups are just that.)  It is
- * copied where it cannot be linked.  The verification that follows
- * reads the root's file against the staged digest either way.  */
-static int
-publish_place (struct publish_txn *t, struct pubplan_change *c,
-               const char *stage, int parent, const char *tmp,
-               const struct pubfs_meta *m)
-{
-  int linked = pubfs_link_file (t->stagefd, stage, parent, tmp, m, "apply");
-  c->linked = linked > 0;
-  if (linked != 0)
-    return linked < 0 ? -1 : 0;
-  return pubfs_copy_file (t->stagefd, stage, parent, tmp, m, NULL, "apply");
-}
-
 /* Apply change i to the root (the cache as publish_apply_one leaves it).  */
 static int
 publish_apply_do (struct publish_txn *t, size_t i)
@@ -311,10 +288,12 @@ publish_apply_do (struct publish_txn *t, size_t i)
     case PUBPLAN_FILE:
       {
         /* The temporary name is made exclusively; one left by an earlier
-         * run that died is removed and the file placed again.  */
-        int rc = publish_place (t, c, stage, parent, tmp, &m);
+         * run that died is removed and the copy made again.  */
+        int rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                  "apply");
         if (rc < 0 && errno == EEXIST && pubfs_remove_tree (parent, tmp) == 0)
-          rc = publish_place (t, c, stage, parent, tmp, &m);
+          rc = pubfs_copy_file (t->stagefd, stage, parent, tmp, &m, NULL,
+                                "apply");
         return rc < 0 ? -1 : publish_replace (parent, tmp, base, c, t->small);
       }
     case PUBPLAN_LINK:
@@ -570,8 +549,7 @@ static void
 publish_txn_close (struct publish_txn *t)
 {
   pubfs_dir_forget (&t->parents);
-  int *fds[] = { &t->dirfd,    &t->rootfd,  &t->stagefd,
-                 &t->backupfd, &t->upperfd, &t->wal };
+  int *fds[] = { &t->dirfd, &t->rootfd, &t->stagefd, &t->backupfd, &t->wal };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (*fds[i] >= 0)
       {
@@ -765,11 +743,12 @@ static int
 publish_txn_stage (struct publish_txn *t, const char *upper,
                    struct cr_error **err)
 {
-  t->upperfd = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (t->upperfd < 0)
+  cleanup_close int upperfd
+      = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upperfd < 0)
     return cr_error_set (err, errno, "opening the command's upper directory");
   struct pubfs_dir up;
-  pubfs_dir_init (&up, t->upperfd);
+  pubfs_dir_init (&up, upperfd);
   for (size_t i = 0; i < t->plan->n; i++)
     if (publish_backup_one (t, i) < 0 || publish_stage_one (t, &up, i) < 0)
       {
@@ -810,28 +789,6 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
   return 0;
 }
 
-/* Once committed, take the upper's name from each file published as the
- * upper's own (publish_place): the workspace's file is then a file of its
- * own, as a copy would be, and no longer one the upper could write
- * through, should the upper ever be used again.  Nothing is lost by a
- * crash before it: the upper is discarded whatever its names.  */
-static void
-publish_consume_upper (struct publish_txn *t)
-{
-  struct pubfs_dir up;
-  pubfs_dir_init (&up, t->upperfd);
-  for (size_t i = 0; i < t->plan->n; i++)
-    {
-      const char *base;
-      int parent;
-      if (t->plan->changes[i].linked
-          && (parent = pubfs_dir_parent (&up, t->plan->changes[i].path, &base))
-                 >= 0)
-        unlinkat (parent, base, 0);
-    }
-  pubfs_dir_forget (&up);
-}
-
 /* Apply, verify, count and commit.  */
 static int
 publish_txn_apply (struct publish_txn *t, struct cr_error **err)
@@ -865,11 +822,9 @@ publish_txn_apply (struct publish_txn *t, struct cr_error **err)
                          "the workspace does not hold what was "
                          "published");
   if (wal_append (t->wal, WAL_VERIFIED, "", 0, err) < 0
-      || publock_count_commit (t->statedir, t->root, err) < 0
-      || wal_append (t->wal, WAL_COMMIT, "", 0, err) < 0)
+      || publock_count_commit (t->statedir, t->root, err) < 0)
     return -1;
-  publish_consume_upper (t);
-  return 0;
+  return wal_append (t->wal, WAL_COMMIT, "", 0, err);
 }
 
 /* "[published nothing: WHAT; ...]" for a failure.  */
@@ -1084,7 +1039,6 @@ publish_run (const struct publish_request *req, struct publish_report *rep,
                            .dirfd = -1,
                            .stagefd = -1,
                            .backupfd = -1,
-                           .upperfd = -1,
                            .wal = -1,
                            .plan = &plan };
   int rc = 0;
@@ -1245,7 +1199,6 @@ publish_recover_one (const char *statedir, const char *id,
                            .rootfd = -1,
                            .stagefd = -1,
                            .backupfd = -1,
-                           .upperfd = -1,
                            .wal = -1 };
   struct wal_log log;
   struct pubplan plan = { 0 };
@@ -1387,7 +1340,6 @@ quarantine_restore (const char *statedir, const char *id, struct cr_error **err)
           .rootfd = -1,
           .stagefd = -1,
           .backupfd = -1,
-          .upperfd = -1,
           .wal = -1,
           .plan = &plan };
   t.dirfd = open (t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -49,7 +49,6 @@ struct pubplan_change
   uint64_t size;
   char *target;                    /* PUBPLAN_LINK */
   char digest[SHA256_HEX_LEN + 1]; /* PUBPLAN_FILE: the staged content */
-  bool linked; /* published as the upper's own file (not in the log) */
 
   enum pubplan_before before;
   mode_t before_mode;

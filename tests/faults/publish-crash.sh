@@ -52,14 +52,10 @@ snap() {
     && find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2)
 }
 
-# fresh: the root R as the tree's lower, the upper U as generated (a
-# publication takes the upper's names of the files it published as the
-# upper's own, as a command's upper is used once), and no transaction
-# left over.
+# fresh: the root R as the tree's lower, and no transaction left over.
 fresh() {
-  rm -rf "$R" "$U" "$STATE/txn" "$STATE/quarantine"
+  rm -rf "$R" "$STATE/txn" "$STATE/quarantine"
   cp -a "$L" "$R"
-  cp -a "$U0" "$U"
 }
 
 # is_before_or_after NAME WANT: the root is exactly WANT ("before",
@@ -84,15 +80,15 @@ steps=$("$H" steps)
 for t in $(seq 0 $((TREES - 1))); do
   seed=$((SEED + t))
   W="$TEST_TMP/t$t"
-  L="$W/lower" U0="$W/upper0" U="$W/upper" R="$W/root" M="$W/merged"
+  L="$W/lower" U="$W/upper" R="$W/root" M="$W/merged"
   mkdir -p "$W" "$M"
   # The first tree has 70 modified files more: a plan synced with syncfs.
   bulk=""
   [ "$t" -eq 0 ] && bulk=70
-  n=$(python3 "$GEN" "$seed" "$L" "$U0" $bulk) || n=0
+  n=$(python3 "$GEN" "$seed" "$L" "$U" $bulk) || n=0
   BEFORE=$(snap "$L")
   # The reference after-state is the overlay itself, read-only.
-  mount -t overlay overlay -o "lowerdir=$U0:$L,userxattr" "$M"
+  mount -t overlay overlay -o "lowerdir=$U:$L,userxattr" "$M"
   AFTER=$(snap "$M")
   umount "$M"
 

@@ -384,69 +384,6 @@ test_publish_hard_linked (void **state)
   scratch_free (&s);
 }
 
-/* A file published as the upper's own file (linked, not copied) comes
- * out as a copy would: its mode without setuid, a single name, the
- * upper's name taken from it; one with an attribute a copy leaves behind
- * (overlayfs's metacopy), and a hard link the command made, are copied, and
- * every published file is a file of its own.  */
-static void
-test_publish_upper_files (void **state)
-{
-  struct scratch s;
-  struct publish_baseline base;
-  struct publish_report rep;
-  struct stat st, st2;
-
-  scratch_make (&s);
-  put (s.root, "a", "old a");
-  put (s.upper, "a", "new a");
-  assert_int_equal (chmod (at (s.upper, "a"), 04755), 0);
-  put (s.upper, "b", "new b");
-  /* What a file copied up by overlayfs carries: removed, and linked.  */
-  bool origin
-      = setxattr (at (s.upper, "b"), "user.overlay.origin", "x", 1, 0) == 0;
-  put (s.upper, "c", "new c");
-  bool xattrs
-      = setxattr (at (s.upper, "c"), "user.overlay.metacopy", "", 0, 0) == 0;
-  put (s.upper, "d", "new d");
-  char *d = xasprintf ("%s/d", s.upper);
-  assert_int_equal (link (d, at (s.upper, "e")), 0);
-  free (d);
-  publish (&s, &base, true, &rep);
-  assert_int_equal (rep.status, PUBLISH_DONE);
-  assert_string_equal (get (s.root, "a"), "new a");
-  assert_int_equal (stat (at (s.root, "a"), &st), 0);
-  assert_int_equal (st.st_mode & 07777, 0755);
-  assert_int_equal (st.st_nlink, 1);
-  assert_int_equal (stat (at (s.root, "b"), &st), 0);
-  assert_int_equal (st.st_nlink, 1);
-  if (origin)
-    assert_true (getxattr (at (s.root, "b"), "user.overlay.origin", NULL, 0)
-                 < 0);
-  assert_int_equal (access (at (s.upper, "a"), F_OK), -1);
-  assert_int_equal (access (at (s.upper, "b"), F_OK), -1);
-  assert_string_equal (get (s.root, "c"), "new c");
-  assert_int_equal (stat (at (s.root, "c"), &st), 0);
-  assert_int_equal (st.st_nlink, 1);
-  if (xattrs)
-    {
-      char v[4];
-      assert_int_equal (access (at (s.upper, "c"), F_OK), 0);
-      assert_true (
-          getxattr (at (s.root, "c"), "user.overlay.metacopy", v, sizeof v)
-          < 0);
-    }
-  assert_string_equal (get (s.root, "d"), "new d");
-  assert_string_equal (get (s.root, "e"), "new d");
-  assert_int_equal (stat (at (s.root, "d"), &st), 0);
-  assert_int_equal (stat (at (s.root, "e"), &st2), 0);
-  assert_true (st.st_ino != st2.st_ino);
-  assert_int_equal (st.st_nlink, 1);
-  assert_int_equal (access (at (s.upper, "d"), F_OK), 0);
-  publish_report_clear (&rep);
-  scratch_free (&s);
-}
-
 /* Deletions and replaced directories need whiteouts, which need root.  */
 static void
 test_publish_whiteouts (void **state)
@@ -530,7 +467,6 @@ main (void)
     cmocka_unit_test (test_publish_left_out),
     cmocka_unit_test (test_baseline_instant),
     cmocka_unit_test (test_publish_hard_linked),
-    cmocka_unit_test (test_publish_upper_files),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
