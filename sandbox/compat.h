@@ -1,6 +1,6 @@
 /* The compatibility backend (spec, "Unconfined execution"): no boundary,
  * but the command still gets a cleared and rebuilt environment, /dev/null
- * for input, and a supervised process scope.  A scope keeper, a
+ * for input, and a supervised process scope.  A forked scope keeper, a
  * child subreaper, owns the command's processes, so that a descendant that
  * leaves the process group is still found and ended, and the scope ends
  * when crucible does, however crucible leaves.  It does not restrict the
