@@ -470,9 +470,13 @@ int
 capture_spool_release (struct capture *cap)
 {
   int fd = cap->spool_fd;
+  uint64_t spooled = cap->spooled;
   cap->spool_fd = -1;
   cap->spooled = 0;
-  if (fd >= 0 && cap->spool_failed)
+  /* What lies past this stream's own bytes is an earlier one's: cut off,
+   * so that a spool waiting for the next command holds no more than the
+   * last command's output.  */
+  if (fd >= 0 && (cap->spool_failed || ftruncate (fd, (off_t) spooled) < 0))
     {
       close (fd);
       fd = -1;

@@ -156,10 +156,10 @@ bool capture_spool_failed (const struct capture *cap);
  * from its start: the file's pages are allocated already, which is most
  * of what spooling a flood costs (a fresh page for every 4 KiB).  Returns
  * the descriptor, or -1 when there was none or writing it failed (that
- * one is closed).  The capture reads no spool afterwards.  A spool written
- * over keeps the earlier stream's bytes past what the new one wrote: every
- * read of a capture stops at what it wrote itself, and the bytes are this
- * process's own masked output in its own unlinked 0600 file.  */
+ * one is closed, as is one that cannot be cut to this stream's length).
+ * The capture reads no spool afterwards.  The spool given back holds this
+ * stream's bytes only, cut to their length; the next capture writes over
+ * them and every read of a capture stops at what it wrote itself.  */
 int capture_spool_release (struct capture *cap);
 
 /* Open an anonymous spool file in dir (O_TMPFILE, falling back to a

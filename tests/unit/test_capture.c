@@ -559,6 +559,12 @@ test_spool_released_and_reused (void **state)
   assert_int_equal (got.len, second);
   assert_memory_equal (got.data, stream, second);
   buf_free (&got);
+  /* Given back again, it is cut to the shorter stream: nothing of the
+   * first one is kept while it waits.  */
+  assert_int_equal (capture_spool_release (cap), fd);
+  assert_int_equal (fstat (fd, &st), 0);
+  assert_int_equal (st.st_size, (off_t) second);
+  close (fd);
   capture_free (cap);
   char path[] = "/tmp/crucible-test-spool-XXXXXX";
   int wfd = mkstemp (path);
