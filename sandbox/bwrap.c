@@ -152,40 +152,52 @@ bwrap_roots_hooks (struct bwrap_session *s, const char *workspace,
     bwrap_roots_add (s, rel, "a git hooks directory");
 }
 
-/* This user's state directory, when it lies inside the workspace (a
- * workspace of /, /var or /var/tmp), kept as .git is, read-only inside
- * and refused at publication: what a command wrote there would be on the
- * host as this user's own file, which is what a remembered probe's record
- * (and an mcp__<server> grant) must be to be believed.  */
+/* The users whose state directories a command in workspace reaches:
+ * this one, and, for root in another user's workspace, its owner, whose
+ * directory holds the command's layers then (bwrap_launch.c).  */
+static size_t
+bwrap_statedir_uids (const char *workspace, uid_t uids[2])
+{
+  struct stat st;
+  size_t n = 0;
+
+  uids[n++] = getuid ();
+  if (geteuid () == 0 && stat (workspace, &st) == 0 && st.st_uid != 0
+      && st.st_uid != uids[0])
+    uids[n++] = st.st_uid;
+  return n;
+}
+
+/* A state directory inside the workspace (the workspace is /, /var or
+ * /var/tmp) is protected as .git is: read-only inside, refused at
+ * publication.  A command could otherwise write records crucible trusts
+ * there (a remembered probe, an MCP grant, a transaction to recover).  */
 static void
 bwrap_roots_statedir (struct bwrap_session *s, const char *workspace)
 {
-  cleanup_free char *path = xasprintf (
-      STATEDIR_FORMAT, s->backend->opt.state_parent, (unsigned long) getuid ());
-  cleanup_free char *real = realpath (path, NULL);
-  size_t n = strcmp (workspace, "/") == 0 ? 0 : strlen (workspace);
+  uid_t uids[2];
+  size_t n = bwrap_statedir_uids (workspace, uids);
 
-  if (real != NULL && strncmp (real, workspace, n) == 0 && real[n] == '/')
-    bwrap_roots_add (s, xstrdup (real + n + 1), "the sandbox state directory");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *rel
+          = statedir_below (s->backend->opt.state_parent, uids[i], workspace);
+      if (rel != NULL)
+        bwrap_roots_add (s, rel, "the sandbox state directory");
+    }
 }
 
 int
 bwrap_statedir_refuse (const struct bwrap_backend *b, const char *workspace,
                        struct cr_error **err)
 {
-  cleanup_free char *path = xasprintf (STATEDIR_FORMAT, b->opt.state_parent,
-                                       (unsigned long) getuid ());
-  cleanup_free char *real = realpath (path, NULL);
-  size_t n = real != NULL ? strlen (real) : 0;
+  uid_t uids[2];
+  size_t n = bwrap_statedir_uids (workspace, uids);
 
-  /* The workspace is the state directory or below it: what the command
-   * wrote would be published into it, as this user's own files.  */
-  if (real != NULL && strncmp (workspace, real, n) == 0
-      && (workspace[n] == '\0' || workspace[n] == '/'))
-    return cr_error_set (err, 0,
-                         "the workspace is inside the sandbox state "
-                         "directory, which no command may write; run it "
-                         "from another directory");
+  for (size_t i = 0; i < n; i++)
+    if (statedir_refuse_workspace (b->opt.state_parent, uids[i], workspace, err)
+        < 0)
+      return -1;
   return 0;
 }
 

@@ -68,6 +68,47 @@ statedir_refuse (enum statedir_verdict v, gid_t gid, struct cr_error **err)
 static int statedir_open_made (const char *path, uid_t uid, gid_t gid,
                                int *fd_out, struct cr_error **err);
 
+/* uid's state directory under parent, resolved through parent: the
+ * directory itself may not be made yet.  NULL when parent cannot be
+ * resolved (nothing is made there either).  */
+static char *
+statedir_resolved (const char *parent, uid_t uid)
+{
+  cleanup_free char *real = realpath (parent, NULL);
+  if (real == NULL)
+    return NULL;
+  cleanup_free char *path
+      = xasprintf (STATEDIR_FORMAT, strcmp (real, "/") == 0 ? "" : real,
+                   (unsigned long) uid);
+  char *dir = realpath (path, NULL);
+  return dir != NULL ? dir : xstrdup (path);
+}
+
+char *
+statedir_below (const char *parent, uid_t uid, const char *root)
+{
+  cleanup_free char *dir = statedir_resolved (parent, uid);
+  size_t n = strcmp (root, "/") == 0 ? 0 : strlen (root);
+  if (dir == NULL || strncmp (dir, root, n) != 0 || dir[n] != '/')
+    return NULL;
+  return xstrdup (dir + n + 1);
+}
+
+int
+statedir_refuse_workspace (const char *parent, uid_t uid, const char *root,
+                           struct cr_error **err)
+{
+  cleanup_free char *dir = statedir_resolved (parent, uid);
+  size_t n = dir != NULL ? strlen (dir) : 0;
+  if (dir != NULL && strncmp (root, dir, n) == 0
+      && (root[n] == '\0' || root[n] == '/'))
+    return cr_error_set (err, 0,
+                         "the workspace is inside the sandbox state "
+                         "directory, which no command may write; run it "
+                         "from another directory");
+  return 0;
+}
+
 int
 statedir_open (const char *parent, uid_t uid, gid_t gid, char **path_out,
                int *fd_out, struct cr_error **err)

@@ -26,6 +26,18 @@ enum statedir_verdict
   STATEDIR_WRONG_MODE  /* ours, with the wrong group or mode */
 };
 
+/* uid's state directory under parent as a workspace below it would see
+ * it: the path from the workspace root root (resolved, as realpath gives
+ * it) when the directory is below root, or NULL.  Resolved through
+ * parent, so that a directory not made yet is found too.  */
+char *statedir_below (const char *parent, uid_t uid, const char *root);
+
+/* Refuse a workspace root (resolved) that is uid's state directory under
+ * parent or below it: what a command wrote would be published into it,
+ * as that user's own records.  */
+int statedir_refuse_workspace (const char *parent, uid_t uid, const char *root,
+                               struct cr_error **err);
+
 /* Open (creating 0700 when absent) the state directory for uid under
  * parent (STATEDIR_PARENT outside tests).  On success *path_out (owned by
  * the caller) names it and *fd_out holds it open.  A refusal says which

@@ -1990,27 +1990,37 @@ container_ahead_current (const struct sandbox_session *base, const char *cwd,
          && container_image_current (s->b, s->image_id);
 }
 
-/* The directory core.hooksPath names inside the workspace as the command
- * starts (a kept container was made before it was set), refused at
- * publication as the bwrap backend refuses it: git would run what the
- * command wrote there at the person's next commit.  */
+/* Refuse at publication what the command writes under rel, saying why.  */
 static void
-container_roots_hooks (struct container_session *s)
+container_roots_add (struct container_session *s, char *rel, const char *why)
 {
-  char *rel = githooks_dir (s->root, NULL);
-  if (rel == NULL)
-    return;
   size_t n = s->n_roots;
   s->roots = xrealloc (s->roots, (n + 2) * sizeof *s->roots);
   s->guard_roots = xrealloc (s->guard_roots, (n + 2) * sizeof *s->guard_roots);
   s->roots[n] = rel;
   s->roots[n + 1] = NULL;
-  s->guard_roots[n]
-      = (struct pubguard_root){ .path = rel, .why = "a git hooks directory" };
+  s->guard_roots[n] = (struct pubguard_root){ .path = rel, .why = why };
   s->guard_roots[n + 1] = (struct pubguard_root){ 0 };
   s->n_roots = n + 1;
   s->guard.roots = s->guard_roots;
   s->guard.n_roots = s->n_roots;
+}
+
+/* The roots taken as the command starts (a kept container was made
+ * before either was there), refused at publication as the bwrap backend
+ * refuses them: the directory core.hooksPath names inside the workspace
+ * (git would run what the command wrote there at the person's next
+ * commit), and this user's state directory when the workspace holds it
+ * (records crucible trusts: a remembered probe, an MCP grant).  */
+static void
+container_roots_guard (struct container_session *s)
+{
+  char *rel = githooks_dir (s->root, NULL);
+  if (rel != NULL)
+    container_roots_add (s, rel, "a git hooks directory");
+  rel = statedir_below (s->b->state_parent, getuid (), s->root);
+  if (rel != NULL)
+    container_roots_add (s, rel, "the sandbox state directory");
 }
 
 /* Start the command: copy what it is given and start the thread that
@@ -2046,8 +2056,11 @@ container_start (struct sandbox_session *base,
   s->root = realpath (cmd->cwd, NULL);
   if (s->root == NULL)
     return cr_error_set (err, errno, "resolving the workspace %s", cmd->cwd);
+  if (statedir_refuse_workspace (s->b->state_parent, getuid (), s->root, err)
+      < 0)
+    return -1;
   s->leave_out = container_leave_out (s->b, s->root);
-  container_roots_hooks (s);
+  container_roots_guard (s);
   /* The workspace as the command starts: a root changed while it runs
    * publishes nothing (sandbox/publish.c).  */
   if (publish_baseline_take (s->statedir, s->root, PUBLISH_WAIT_PREPARE_MS,

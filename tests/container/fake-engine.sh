@@ -12,7 +12,7 @@
 
 . "$(dirname "$0")/../integration/lib.sh"
 
-plan 26
+plan 27
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 new_workspace
@@ -43,6 +43,14 @@ with ok
 crun run 'echo hi'
 like "$rc|$(result)" '^0\|fake output' \
   "a command runs in the fake engine's container: what it holds passes every check"
+
+# --- a workspace no command may write --------------------------------------
+# The state directory holds records crucible trusts (a remembered probe,
+# an MCP grant): a command whose workspace it is would write them.
+STATE="/var/tmp/crucible-code-sandbox-$(id -u)-v1"
+out=$(cd "$STATE" && "$CRUCIBLE" run 'echo hi' 2>&1) && rc=0 || rc=$?
+like "$rc|$(tr '\n' ' ' <<<"$out")" "the workspace is inside the sandbox state directory, which no command may write; run it from another directory" \
+  "a workspace inside the sandbox state directory is refused, as the bwrap backend refuses it"
 
 # --- facts from inside that do not hold -------------------------------------
 with filter
