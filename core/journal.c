@@ -373,8 +373,9 @@ journal_retain_one (int dirfd, const char *name, time_t cutoff, uid_t me)
 /* How many leading hex digits of a name must match this session's id for
  * retention to look at it at this start: none (every file) up to
  * JOURNAL_RETAIN_BUDGET files, then one more digit for each sixteenfold,
- * so that a start looks at about that many files however many there are,
- * and each file is looked at on average once every 16^digits starts.  */
+ * so that a start looks at no more than that many (and at least a
+ * sixteenth of it) however many there are, and each file is looked at on
+ * average once every 16^digits starts.  */
 static size_t
 journal_retain_share (size_t files)
 {
