@@ -69,19 +69,18 @@ static int statedir_open_made (const char *path, uid_t uid, gid_t gid,
                                int *fd_out, struct cr_error **err);
 
 /* uid's state directory under parent, resolved through parent: the
- * directory itself may not be made yet.  NULL when parent cannot be
- * resolved (nothing is made there either).  */
+ * directory itself may not be made yet, and its own name is never
+ * followed (a link there is refused when the directory is opened, by
+ * statedir_open, which says so).  NULL when parent cannot be resolved
+ * (nothing is made there either).  */
 static char *
 statedir_resolved (const char *parent, uid_t uid)
 {
   cleanup_free char *real = realpath (parent, NULL);
   if (real == NULL)
     return NULL;
-  cleanup_free char *path
-      = xasprintf (STATEDIR_FORMAT, strcmp (real, "/") == 0 ? "" : real,
-                   (unsigned long) uid);
-  char *dir = realpath (path, NULL);
-  return dir != NULL ? dir : xstrdup (path);
+  return xasprintf (STATEDIR_FORMAT, strcmp (real, "/") == 0 ? "" : real,
+                    (unsigned long) uid);
 }
 
 char *

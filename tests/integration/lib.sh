@@ -201,3 +201,23 @@ tap_join() {
   TAP_PARTS=()
   [ "$worst" -eq 0 ] || exit "$worst"
 }
+
+# ahead_sandbox DIR KIND [PREV]: the sandbox ID of the newest sandbox
+# prepared ahead as KIND ("kept", "approval") that the journals in DIR
+# record, once it is one other than PREV; empty after 10 s.
+ahead_sandbox() {
+  local id
+  for _ in $(seq 200); do
+    id=$(cat "$1"/*.jsonl 2>/dev/null | grep '"fact":"policy"' | grep "\"ahead\":\"$2\"" |
+      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
+    [ -n "$id" ] && [ "$id" != "${3:-}" ] && { printf '%s' "$id"; return; }
+    sleep 0.05
+  done
+}
+
+# started_sandbox DIR N: the sandbox ID of the Nth command started that
+# the journals in DIR record.
+started_sandbox() {
+  cat "$1"/*.jsonl 2>/dev/null | grep '"fact":"start"' |
+    sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | sed -n "${2}p"
+}

@@ -62,20 +62,10 @@ text_result() { # text_result ID TEXT-AS-JSON-STRING-CONTENT
 journal() { cat "$JOURNAL_DIR"/*.jsonl 2>/dev/null; }
 # kept_id: the sandbox ID of the newest kept sandbox, once one is prepared
 # (after the previous one, $kept, when set); empty after 10 s.
-kept_id() {
-  local id
-  for _ in $(seq 200); do
-    id=$(journal | grep '"fact":"policy"' | grep '"ahead":"kept"' |
-      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
-    [ -n "$id" ] && [ "$id" != "${kept:-}" ] && { printf '%s' "$id"; return; }
-    sleep 0.05
-  done
-}
+kept_id() { ahead_sandbox "$JOURNAL_DIR" kept "${kept:-}"; }
 # started_in ID: the sandbox ID of command ID's start fact (the journal's
 # command numbers count from 1 in each server).
-started_in() {
-  journal | grep '"fact":"start"' | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | sed -n "$1p"
-}
+started_in() { started_sandbox "$JOURNAL_DIR" "$1"; }
 # waiting: the pid of the bwrap child of the server whose broker awaits GO.
 waiting() {
   local p

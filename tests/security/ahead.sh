@@ -94,18 +94,8 @@ ah_call() { # ah_call ID ARGS-JSON: send the bash tool's call
 ah_journal() { cat "$H"/.local/state/crucible/*.jsonl 2>/dev/null; }
 # ah_kept: the newest kept sandbox's ID, once there is one other than
 # $kept; empty after 10 s.
-ah_kept() {
-  local id
-  for _ in $(seq 200); do
-    id=$(ah_journal | grep '"fact":"policy"' | grep '"ahead":"kept"' |
-      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
-    [ -n "$id" ] && [ "$id" != "${kept:-}" ] && { printf '%s' "$id"; return; }
-    sleep 0.05
-  done
-}
-ah_started_in() {
-  ah_journal | grep '"fact":"start"' | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | sed -n "$1p"
-}
+ah_kept() { ahead_sandbox "$H/.local/state/crucible" kept "${kept:-}"; }
+ah_started_in() { started_sandbox "$H/.local/state/crucible" "$1"; }
 
 LEAVE='echo left >/tmp/ah-left; echo left >"$HOME/ah-left"; echo left >/dev/shm/ah-left-'"$$"' 2>/dev/null; (setsid sleep 121.5 </dev/null >/dev/null 2>&1 &); echo one'
 LOOK='cat /tmp/ah-left "$HOME/ah-left" /dev/shm/ah-left-'"$$"' 2>/dev/null; pgrep -f "sleep 121[.]5" >/dev/null && echo sleeping; printf "[%s]" "${GIVEN-unset}"'

@@ -38,18 +38,8 @@ rk_call() { # rk_call ID COMMAND: its reply
 }
 rk_journal() { cat "$H"/.local/state/crucible/*.jsonl 2>/dev/null; }
 # rk_kept: the newest kept sandbox's ID other than $kept; empty after 10 s.
-rk_kept() {
-  local id
-  for _ in $(seq 200); do
-    id=$(rk_journal | grep '"fact":"policy"' | grep '"ahead":"kept"' |
-      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
-    [ -n "$id" ] && [ "$id" != "${kept:-}" ] && { printf '%s' "$id"; return; }
-    sleep 0.05
-  done
-}
-rk_started_in() {
-  rk_journal | grep '"fact":"start"' | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | sed -n "$1p"
-}
+rk_kept() { ahead_sandbox "$H/.local/state/crucible" kept "${kept:-}"; }
+rk_started_in() { started_sandbox "$H/.local/state/crucible" "$1"; }
 
 for who in $ids; do
   sec_become "$who"

@@ -32,20 +32,9 @@ STATE="/var/tmp/crucible-code-sandbox-$(id -u)-v1"
 journal() { cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null; }
 # kept_id [PREV]: the newest kept sandbox's ID once one other than PREV is
 # journaled as prepared; empty after 10 s.
-kept_id() {
-  local id
-  for _ in $(seq 200); do
-    id=$(journal | grep '"fact":"policy"' | grep '"ahead":"kept"' |
-      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
-    [ -n "$id" ] && [ "$id" != "${1:-}" ] && { printf '%s' "$id"; return; }
-    sleep 0.05
-  done
-}
+kept_id() { ahead_sandbox "$HOME/.local/state/crucible" kept "${1:-}"; }
 # started N: the sandbox ID of the Nth command started.
-started() {
-  journal | grep '"fact":"start"' | sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' |
-    sed -n "${1}p"
-}
+started() { started_sandbox "$HOME/.local/state/crucible" "$1"; }
 
 tui_start
 tui_wait "ask mode on (shift+tab to cycle)" >/dev/null

@@ -27,15 +27,7 @@ STATE="/var/tmp/crucible-code-sandbox-$(id -u)-v1"
 journal() { cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null; }
 # prepared_id: the sandbox ID of the newest sandbox prepared for a call on
 # the panel, other than $1; empty after 10 s.
-prepared_id() {
-  local id
-  for _ in $(seq 200); do
-    id=$(journal | grep '"fact":"policy"' | grep '"ahead":"approval"' |
-      sed -n 's/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' | tail -1)
-    [ -n "$id" ] && [ "$id" != "${1:-}" ] && { printf '%s' "$id"; return; }
-    sleep 0.05
-  done
-}
+prepared_id() { ahead_sandbox "$HOME/.local/state/crucible" approval "${1:-}"; }
 # waiting PID: the pid of PID's bwrap child whose broker awaits GO.
 waiting() {
   local p c
