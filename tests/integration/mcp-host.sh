@@ -123,7 +123,7 @@ own_cases() {
   "big":{"command":"/usr/bin/python3","args":["%s","oversized","4300000"],"optional":true}}}' \
     "$enabled" "$srv" "$srv" "$mark" "$srv" "$srv" "$srv" "$srv")"
   # The hanging server's handshake is bounded shorter than usual.
-  HANDSHAKE_MS=5000 client list \
+  HANDSHAKE_MS=10000 client list \
     call mcp__t__echo '{"text":"hi from t"}' \
     call mcp__t__secret '{}' \
     call mcp__t__ask '{}' \

@@ -121,8 +121,10 @@ tui_keys Escape
 tui_gone "✳ running" >/dev/null
 
 # The selection follows its command: a row above it going (a command
-# ending on its own) does not slide another command under it for x.
-tui_keys 'sleep 3 &' Enter
+# ending on its own) does not slide another command under it for x.  The
+# first command ends when the file "go" appears, once the selection is on
+# the third row (a fixed sleep could end before the keys arrive).
+tui_keys 'until [ -e go ]; do sleep 0.1; done &' Enter
 tui_wait "1 command" >/dev/null
 tui_keys 'sleep 300 &' Enter
 tui_wait "2 commands" >/dev/null
@@ -133,9 +135,14 @@ tui_wait "4 commands" >/dev/null
 tui_keys C-b
 tui_wait "Still running" >/dev/null
 tui_keys Down Down
-tui_wait ". Bash(sleep 301)      " >/dev/null
+for _ in $(seq 200); do
+  tui_capture
+  [[ "$SCREEN" =~ $'\n''› '[0-9]+'. Bash(sleep 301) ' ]] && break
+  sleep 0.05
+done
+touch "$WS/go"
 tui_wait "ended on its own" 10 >/dev/null
-tui_gone ". Bash(sleep 3)      " 5
+tui_gone ". Bash(until [ -e go ]" 5
 like "$(tui_block "Still running" 4 | sed -n 4p)" "^› [0-9]+\. Bash\(sleep 301\) " \
   "a row going above the selection leaves it on its command"
 tui_keys x
