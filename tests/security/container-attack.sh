@@ -30,16 +30,29 @@ plan $((2 * PER_ENGINE))
 container_home
 
 # A static ptrace(PTRACE_ATTACH) of one pid, carried in with the workspace
-# (the image has busybox only): exit 0 when attached.
+# (the image has busybox only): exit 0 when attached.  Once attached it
+# waits for the tracee's first stop and detaches, giving that stop's signal
+# back as none: a tracer that leaves without detaching leaves the signal
+# the tracee stopped on to be delivered, and when the attach lands while
+# the control's `sleep` is still in its execve, that is the exec's SIGTRAP,
+# which kills it (so that `kill -9` then found no such process under load).
 HELPER_C="$TEST_TMP/ptattach.c"
 PROBE_C="$TEST_TMP/probe.c"
 cat >"$HELPER_C" <<'C'
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 int main (int argc, char **argv)
 {
-  return argc == 2 && ptrace (PTRACE_ATTACH, (pid_t) atoi (argv[1]), 0, 0) == 0 ? 0 : 1;
+  pid_t pid = argc == 2 ? (pid_t) atoi (argv[1]) : 0;
+  int status;
+  if (pid <= 0 || ptrace (PTRACE_ATTACH, pid, 0, 0) != 0)
+    return 1;
+  if (waitpid (pid, &status, __WALL) == pid && WIFSTOPPED (status))
+    ptrace (PTRACE_DETACH, pid, 0, 0);
+  return 0;
 }
 C
 
