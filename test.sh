@@ -82,7 +82,6 @@ run_unprivileged() {
     skips+=("unprivileged: not root, so no unprivileged user can be taken")
     return
   fi
-  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
   mkdir -p "$dir"
   chown "$user" "$dir"
   for t in $UNPRIVILEGED_TESTS; do

@@ -66,29 +66,31 @@ tui_capture() {
   SCREEN=$(tmux -L "$TUI_SOCK" capture-pane -p 2>/dev/null)
 }
 
-tui_wait() {
-  local text=$1 tries=$(( ${2:-10} * 20 ))
+# tui_until SECONDS DIAG TEST...: capture the screen until TEST (which
+# reads $SCREEN) succeeds; after SECONDS, DIAG and the screen as diagnostics.
+tui_until() {
+  local tries=$(($1 * 20)) what=$2
+  shift 2
   while [ "$tries" -gt 0 ]; do
     tui_capture
-    [[ "$SCREEN" == *"$text"* ]] && return 0
+    "$@" && return 0
     sleep 0.05
     tries=$((tries - 1))
   done
-  diag "waited for: $text" "screen:" "$SCREEN"
+  diag "$what" "screen:" "$SCREEN"
   return 1
 }
 
-tui_gone() {
-  local text=$1 tries=$(( ${2:-10} * 20 ))
-  while [ "$tries" -gt 0 ]; do
-    tui_capture
-    [[ "$SCREEN" != *"$text"* ]] && return 0
-    sleep 0.05
-    tries=$((tries - 1))
-  done
-  diag "waited for this to go: $text" "screen:" "$SCREEN"
-  return 1
-}
+tui_shows() { [[ "$SCREEN" == *"$1"* ]]; }
+tui_lacks() { [[ "$SCREEN" != *"$1"* ]]; }
+tui_matches() { [[ "$SCREEN" =~ $1 ]]; }
+
+# tui_wait TEXT [SECONDS], tui_gone TEXT [SECONDS], tui_wait_match REGEX
+# [SECONDS]: until the screen holds TEXT, no longer holds it, or matches
+# the extended regular expression REGEX (default 10 s).
+tui_wait() { tui_until "${2:-10}" "waited for: $1" tui_shows "$1"; }
+tui_gone() { tui_until "${2:-10}" "waited for this to go: $1" tui_lacks "$1"; }
+tui_wait_match() { tui_until "${2:-10}" "waited for a match of: $1" tui_matches "$1"; }
 
 tui_keys() {
   tmux -L "$TUI_SOCK" send-keys "$@"

@@ -135,11 +135,7 @@ tui_wait "4 commands" >/dev/null
 tui_keys C-b
 tui_wait "Still running" >/dev/null
 tui_keys Down Down
-for _ in $(seq 200); do
-  tui_capture
-  [[ "$SCREEN" =~ $'\n''› '[0-9]+'. Bash(sleep 301) ' ]] && break
-  sleep 0.05
-done
+tui_wait_match $'\n''› [0-9]+\. Bash\(sleep 301\) ' >/dev/null
 touch "$WS/go"
 tui_wait "ended on its own" 10 >/dev/null
 tui_gone ". Bash(until [ -e go ]" 5
