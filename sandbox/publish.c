@@ -206,7 +206,8 @@ publish_backup_one (struct publish_txn *t, size_t i)
   return 0;
 }
 
-/* Stage change i's new content from the upper.  */
+/* Stage change i's new content from the upper: 0, -1 on failure (errno),
+ * -2 when content the scan judged is no longer what the upper holds.  */
 static int
 publish_stage_one (struct publish_txn *t, struct pubfs_dir *up, size_t i)
 {
@@ -221,10 +222,24 @@ publish_stage_one (struct publish_txn *t, struct pubfs_dir *up, size_t i)
   struct pubfs_meta m = { .mode = 0600, .mtime = c->mtime };
   if (parent < 0)
     return -1;
-  /* The upper is in the state directory too, and nothing writes it once
-   * the scope is gone: a hard link pins its content without a copy.  */
   if (wal_fault_enospc ("stage"))
     return errno = ENOSPC, -1;
+  /* Content the scan judged (a new repository's git configuration) is
+   * copied, so that what is staged is no file anything else holds open,
+   * and must be the bytes judged: a descriptor the command passed out
+   * over a granted Unix socket can still write the upper once the scope
+   * is gone (tests/security/fdpass.sh).  */
+  if (c->judged[0] != '\0')
+    {
+      if (pubfs_copy_file (parent, base, t->stagefd, name, &m, c->digest,
+                           "stage")
+          < 0)
+        return -1;
+      return strcmp (c->digest, c->judged) == 0 ? 0 : -2;
+    }
+  /* Anything else is pinned by a hard link, without a copy: a write to
+   * it after this (through such a descriptor) fails the verification
+   * against the digest taken here, and the root is rolled back.  */
   if (linkat (parent, base, t->stagefd, name, 0) == 0)
     return pubfs_digest (t->stagefd, name, c->digest);
   return pubfs_copy_file (parent, base, t->stagefd, name, &m, c->digest,
@@ -750,13 +765,18 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
   struct pubfs_dir up;
   pubfs_dir_init (&up, upperfd);
   for (size_t i = 0; i < t->plan->n; i++)
-    if (publish_backup_one (t, i) < 0 || publish_stage_one (t, &up, i) < 0)
-      {
-        int saved = errno;
-        pubfs_dir_forget (&up);
-        return cr_error_set (err, saved, "staging %s",
+    {
+      int rc = publish_backup_one (t, i) < 0 ? -1
+                                             : publish_stage_one (t, &up, i);
+      if (rc == 0)
+        continue;
+      int saved = errno;
+      pubfs_dir_forget (&up);
+      if (rc == -2)
+        return cr_error_set (err, 0, "%s was changed after the command ended",
                              t->plan->changes[i].path);
-      }
+      return cr_error_set (err, saved, "staging %s", t->plan->changes[i].path);
+    }
   pubfs_dir_forget (&up);
   size_t len;
   cleanup_free char *text = pubplan_serialize (t->plan, &len);

@@ -20,6 +20,7 @@
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/pubguard.h"
+#include "sandbox/sha256.h"
 
 /* Deeper than this, an upper is refused rather than walked with one
  * descriptor per level.  */
@@ -414,9 +415,12 @@ pubplan_scan_hooks (struct pubplan_walk *w, int upfd, int lowfd,
 #define PUBPLAN_GIT_CONFIG_BYTES (1 << 20)
 
 /* Why a git configuration file the command made is left out (owned), or
- * NULL when it names no program.  */
+ * NULL when it names no program; then judged gets the digest of the bytes
+ * read, which publication stages only if they are still what the upper
+ * holds.  */
 static char *
-pubplan_git_config_why (int upfd, const char *name, const struct stat *st)
+pubplan_git_config_why (int upfd, const char *name, const struct stat *st,
+                        char *judged)
 {
   static const char unreadable[]
       = "a git configuration that cannot be read safely";
@@ -434,7 +438,10 @@ pubplan_git_config_why (int upfd, const char *name, const struct stat *st)
     return xstrdup (unreadable);
   cleanup_free char *key = pubguard_git_config_runs (text, len);
   if (key == NULL)
-    return NULL;
+    {
+      sha256_buffer (text, len, judged);
+      return NULL;
+    }
   if (key[0] == '\0')
     return xstrdup (unreadable);
   return xasprintf ("a git configuration naming a program: %s", key);
@@ -442,11 +449,13 @@ pubplan_git_config_why (int upfd, const char *name, const struct stat *st)
 
 /* An entry of a git directory the command made that could run something
  * at the person's next git command: its hooks, its configuration, a
- * commondir pointing elsewhere.  Returns 1 when name is none of those.  */
+ * commondir pointing elsewhere.  Returns 1 when name is none of those
+ * (judged then holds the digest of a configuration judged harmless, or
+ * stays empty).  */
 static int
 pubplan_scan_gitfile (struct pubplan_walk *w, int upfd, int lowfd,
                       const char *name, const char *rel, const struct stat *st,
-                      struct cr_error **err)
+                      char *judged, struct cr_error **err)
 {
   if (strcmp (name, "hooks") == 0)
     return pubplan_scan_hooks (w, upfd, lowfd, name, rel, st, err);
@@ -458,7 +467,7 @@ pubplan_scan_gitfile (struct pubplan_walk *w, int upfd, int lowfd,
     }
   if (strcmp (name, "config") != 0 && strcmp (name, "config.worktree") != 0)
     return 1;
-  cleanup_free char *why = pubplan_git_config_why (upfd, name, st);
+  cleanup_free char *why = pubplan_git_config_why (upfd, name, st, judged);
   if (why == NULL)
     return 1;
   pubplan_leave_out (w->plan, rel, why);
@@ -649,13 +658,20 @@ pubplan_scan_child (struct pubplan_walk *w, int upfd, int lowfd,
           return 0;
         }
     }
+  char judged[SHA256_HEX_LEN + 1] = "";
   if (ctx->gitdir)
     {
-      int rc = pubplan_scan_gitfile (w, upfd, lowfd, name, rel, &st, err);
+      int rc
+          = pubplan_scan_gitfile (w, upfd, lowfd, name, rel, &st, judged, err);
       if (rc != 1)
         return rc;
     }
-  return pubplan_scan_entry (w, upfd, lowfd, name, rel, ctx, newrepo, err);
+  size_t before = w->plan->n;
+  int rc = pubplan_scan_entry (w, upfd, lowfd, name, rel, ctx, newrepo, err);
+  if (rc == 0 && judged[0] != '\0' && w->plan->n == before + 1
+      && w->plan->changes[before].kind == PUBPLAN_FILE)
+    memcpy (w->plan->changes[before].judged, judged, sizeof judged);
+  return rc;
 }
 
 static int

@@ -49,6 +49,12 @@ struct pubplan_change
   uint64_t size;
   char *target;                    /* PUBPLAN_LINK */
   char digest[SHA256_HEX_LEN + 1]; /* PUBPLAN_FILE: the staged content */
+  /* PUBPLAN_FILE whose content the scan judged (a new repository's git
+   * configuration): the digest of the bytes it read, which what is staged
+   * must still be (a descriptor passed out of the sandbox can write the
+   * upper after the command ended); empty for every other change.  Not
+   * logged: it is checked while staging, before the staged record.  */
+  char judged[SHA256_HEX_LEN + 1];
 
   enum pubplan_before before;
   mode_t before_mode;
