@@ -766,8 +766,8 @@ publish_txn_stage (struct publish_txn *t, const char *upper,
   pubfs_dir_init (&up, upperfd);
   for (size_t i = 0; i < t->plan->n; i++)
     {
-      int rc = publish_backup_one (t, i) < 0 ? -1
-                                             : publish_stage_one (t, &up, i);
+      int rc
+          = publish_backup_one (t, i) < 0 ? -1 : publish_stage_one (t, &up, i);
       if (rc == 0)
         continue;
       int saved = errno;
