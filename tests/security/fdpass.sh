@@ -35,7 +35,7 @@
 # The system's programs, which every identity (and the sandbox) runs.
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
-PER=17
+PER=18
 pub_begin "$PER" "descriptors passed out over a granted socket"
 if ! command -v python3 >/dev/null 2>&1; then
   for who in $ids; do
@@ -212,6 +212,34 @@ fp_call() { # fp_call ID COMMAND: its reply
   fp_recv
 }
 
+# A server on an abstract Unix socket, and a client trying it N times
+# (50 ms apart): "reached" or "errno E".
+# (The command line puts them between double quotes: hence the doubled
+# backslash, and single quotes only.)
+ABSTRACT_SERVE=$(cat <<'EOF'
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.bind(b'\\0crucible-fdpass-left')
+s.listen(8)
+while True:
+    s.accept()[0].close()
+EOF
+)
+ABSTRACT_TRY=$(cat <<'EOF'
+import socket, sys, time
+for i in range(int(sys.argv[1])):
+    try:
+        socket.socket(socket.AF_UNIX).connect(b'\\0crucible-fdpass-left')
+        print('reached')
+        break
+    except OSError as e:
+        err = e.errno
+        time.sleep(0.05)
+else:
+    print('errno', err)
+EOF
+)
+
 # A harmless git configuration of 120 bytes at DIR/config; REPO makes DIR
 # a new repository's shape too (git's, which the scan judges).
 CONF='mkdir -p DIR && { printf "[core]\n\tbare = false\n#"; head -c 97 /dev/zero | tr "\0" y; echo; } >DIR/config'
@@ -287,16 +315,24 @@ mkdir -p kept && echo mine2 >kept/two && echo mine3 >three && send hold kept/two
   is "$(cat "$WS/kept/two" "$WS/three" 2>&1)|$out" $'mine2\nmine3|mine2\nmine3' \
     "($who): ... which changes nothing in the workspace nor what the next command sees"
 
-  # crucible mcp: the next call runs in the sandbox kept prepared.
+  # crucible mcp: the next call runs in the sandbox kept prepared.  The
+  # first also leaves a server on an abstract Unix socket, in a new
+  # session, which it reaches itself (the control).
   fp_start
   reply=$(fp_call 1 "$SENDFN
-echo call1 >k; send hold k")
-  like "$reply" '"text":"ok' "($who): the first call passes k's descriptor out" || diag "$reply"
+echo call1 >k; send hold k
+(setsid python3 -c \"$ABSTRACT_SERVE\" </dev/null >/dev/null 2>&1 &)
+python3 -c \"$ABSTRACT_TRY\" 400")
+  like "$reply" '"text":"ok\\nreached' \
+    "control ($who): the first call passes k's descriptor out and reaches the abstract socket it left a server on" ||
+    diag "$reply"
   late >/dev/null
-  reply=$(fp_call 2 'cat k')
-  ok "$([[ $reply == *'"text":"call1'* ]] && [ "$(cat "$WS/k" 2>&1)" = call1 ] && echo 0 || echo 1)" \
+  reply=$(fp_call 2 "cat k; python3 -c \"$ABSTRACT_TRY\" 1")
+  ok "$([[ $reply == *'"text":"call1\n'* ]] && [ "$(cat "$WS/k" 2>&1)" = call1 ] && echo 0 || echo 1)" \
     "($who): ... the peer's later write reaches neither the workspace nor the next call, in the kept sandbox" ||
     diag "$reply" "$(cat "$WS/k" 2>&1)" "$(cat "$PEERLOG")"
+  like "$reply" 'call1\\nerrno 111' "($who): ... which does not reach the server the first call left" ||
+    diag "$reply"
   exec {fp_in}>&-
   wait_gone "$fp_pid" 20
   wait "$fp_pid" 2>/dev/null
