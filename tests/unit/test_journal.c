@@ -3,6 +3,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -902,6 +904,80 @@ test_torn_write (void **state)
   free (path);
 }
 
+/* Make n ended sessions' files in dir, last written 40 days ago, their
+ * names spread over every leading digit: name i is i's own digits, then
+ * i in hex, so the first two digits run through every pair.  */
+static void
+make_old_files (const char *dir, unsigned n)
+{
+  struct timespec old[2] = { { .tv_sec = time (NULL) - 40 * 86400 },
+                             { .tv_sec = time (NULL) - 40 * 86400 } };
+  for (unsigned i = 0; i < n; i++)
+    {
+      char *path = xasprintf ("%s/%x%x%030x.jsonl", dir, i % 16, (i / 16) % 16,
+                              i);
+      int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      assert_true (fd >= 0);
+      assert_int_equal (futimens (fd, old), 0);
+      close (fd);
+      free (path);
+    }
+}
+
+/* Whether dir still holds file i of make_old_files.  */
+static bool
+old_file_left (const char *dir, unsigned i)
+{
+  char *path = xasprintf ("%s/%x%x%030x.jsonl", dir, i % 16, (i / 16) % 16, i);
+  bool left = access (path, F_OK) == 0;
+  free (path);
+  return left;
+}
+
+/* Retention at one start of session id in dir over n old files: exactly
+ * those whose name begins with the id's first `digits` digits go.  */
+static void
+retain_share (const char *dir, unsigned n, const char *id, size_t digits)
+{
+  struct journal *j = NULL;
+  struct cr_error *err = NULL;
+  uint64_t removed = 0, expected = 0;
+  make_old_files (dir, n);
+  assert_int_equal (journal_open_session (&j, dir, id, &err), 0);
+  assert_int_equal (journal_retain (j, 30, &removed, &err), 0);
+  for (unsigned i = 0; i < n; i++)
+    {
+      char name[3];
+      snprintf (name, sizeof name, "%x%x", i % 16, (i / 16) % 16);
+      bool chosen = strncmp (name, id, digits) == 0;
+      expected += chosen;
+      if (old_file_left (dir, i) == chosen)
+        fail_msg ("%u old files, %zu digits: %s%030x.jsonl %s", n, digits,
+                  name, i, chosen ? "was kept" : "was removed");
+    }
+  assert_int_equal (removed, expected);
+  journal_close (j);
+}
+
+/* A start looks at every old file while there are at most 64, then at
+ * the share whose names begin with its id's first digit, then its first
+ * two (doc/journal.md, "Retention"); the listing keeps only the names
+ * that can still be chosen as the count grows, and must choose the same.  */
+static void
+test_retention_share (void **state)
+{
+  const char *id = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+  const unsigned files[] = { 64, 300, 1100 };
+  const size_t digits[] = { 0, 1, 2 };
+  for (size_t k = 0; k < 3; k++)
+    {
+      char *dir = xasprintf ("%s/%zu", (char *) *state, k);
+      assert_int_equal (mkdir (dir, 0700), 0);
+      retain_share (dir, files[k], id, digits[k]);
+      free (dir);
+    }
+}
+
 int
 main (void)
 {
@@ -926,6 +1002,7 @@ main (void)
     T (test_sessions_differ),
     T (test_write_failure),
     T (test_torn_write),
+    T (test_retention_share),
   };
 #undef T
   return cmocka_run_group_tests (tests, NULL, NULL);
