@@ -904,31 +904,40 @@ test_torn_write (void **state)
   free (path);
 }
 
-/* Make n ended sessions' files in dir, last written 40 days ago, their
- * names spread over every leading digit: name i is i's own digits, then
- * i in hex, so the first two digits run through every pair.  */
+/* The name of old file i: its first two digits are i's last two hex
+ * digits, the lower first, so the first two digits run through every
+ * pair; then i in hex, so no two are alike.  The caller frees it.  */
+static char *
+old_file_name (unsigned i)
+{
+  return xasprintf ("%x%x%030x.jsonl", i % 16, (i / 16) % 16, i);
+}
+
+/* Make n ended sessions' files in dir (old_file_name), last written 40
+ * days ago.  */
 static void
 make_old_files (const char *dir, unsigned n)
 {
-  struct timespec old[2] = { { .tv_sec = time (NULL) - 40 * 86400 },
-                             { .tv_sec = time (NULL) - 40 * 86400 } };
+  time_t then = time (NULL) - (time_t) 40 * 86400;
+  struct timespec old[2] = { { .tv_sec = then }, { .tv_sec = then } };
   for (unsigned i = 0; i < n; i++)
     {
-      char *path = xasprintf ("%s/%x%x%030x.jsonl", dir, i % 16, (i / 16) % 16,
-                              i);
+      char *name = old_file_name (i);
+      char *path = xasprintf ("%s/%s", dir, name);
       int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       assert_true (fd >= 0);
       assert_int_equal (futimens (fd, old), 0);
       close (fd);
       free (path);
+      free (name);
     }
 }
 
-/* Whether dir still holds file i of make_old_files.  */
+/* Whether dir still holds the file named name.  */
 static bool
-old_file_left (const char *dir, unsigned i)
+file_left (const char *dir, const char *name)
 {
-  char *path = xasprintf ("%s/%x%x%030x.jsonl", dir, i % 16, (i / 16) % 16, i);
+  char *path = xasprintf ("%s/%s", dir, name);
   bool left = access (path, F_OK) == 0;
   free (path);
   return left;
@@ -947,13 +956,13 @@ retain_share (const char *dir, unsigned n, const char *id, size_t digits)
   assert_int_equal (journal_retain (j, 30, &removed, &err), 0);
   for (unsigned i = 0; i < n; i++)
     {
-      char name[3];
-      snprintf (name, sizeof name, "%x%x", i % 16, (i / 16) % 16);
+      char *name = old_file_name (i);
       bool chosen = strncmp (name, id, digits) == 0;
       expected += chosen;
-      if (old_file_left (dir, i) == chosen)
-        fail_msg ("%u old files, %zu digits: %s%030x.jsonl %s", n, digits,
-                  name, i, chosen ? "was kept" : "was removed");
+      if (file_left (dir, name) == chosen)
+        fail_msg ("%u old files, %zu digits: %s %s", n, digits, name,
+                  chosen ? "was kept" : "was removed");
+      free (name);
     }
   assert_int_equal (removed, expected);
   journal_close (j);
