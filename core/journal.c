@@ -388,6 +388,57 @@ journal_retain_share (size_t files)
   return digits;
 }
 
+/* How many leading hex digits name shares with the session id.  */
+static size_t
+journal_shared_digits (const char *name, const char *session)
+{
+  size_t i = 0;
+  while (i < JOURNAL_SESSION_LEN && name[i] == session[i])
+    i++;
+  return i;
+}
+
+/* The names a start may look at, kept while the directory is listed.  */
+struct journal_candidates
+{
+  char (*name)[JOURNAL_SESSION_LEN + sizeof ".jsonl"];
+  size_t *shared; /* leading digits each shares with the session id */
+  size_t n, cap;
+  size_t files; /* every other session's file listed so far */
+};
+
+/* List dirfd's session files other than this session's own.  How many
+ * digits a name must share with the session id is only known once every
+ * name is counted, but it never falls as the count grows: a name sharing
+ * fewer than the count so far asks for can never be chosen, so it is
+ * counted and not kept, and a start keeps a few dozen names however many
+ * thousand the directory holds.  */
+static void
+journal_list_candidates (DIR *d, const char *session,
+                         struct journal_candidates *c)
+{
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      if (!journal_file_name (e->d_name))
+        continue;
+      size_t shared = journal_shared_digits (e->d_name, session);
+      if (shared == JOURNAL_SESSION_LEN)
+        continue; /* this session's own */
+      c->files++;
+      if (shared < journal_retain_share (c->files))
+        continue;
+      if (c->n == c->cap)
+        {
+          c->cap = c->cap ? c->cap * 2 : JOURNAL_RETAIN_BUDGET;
+          c->name = xrealloc (c->name, c->cap * sizeof *c->name);
+          c->shared = xrealloc (c->shared, c->cap * sizeof *c->shared);
+        }
+      memcpy (c->name[c->n], e->d_name, sizeof c->name[c->n]);
+      c->shared[c->n++] = shared;
+    }
+}
+
 int
 journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
                 struct cr_error **err)
@@ -421,40 +472,26 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
   cleanup_free char *failed = NULL;
   /* The names first (the listing costs no system call per file), so that
    * how many files are looked at can be bounded (journal_retain_share).  */
-  size_t n = 0, cap = 0;
-  char **names = NULL;
-  struct dirent *e;
-  while ((e = readdir (d)) != NULL)
+  struct journal_candidates c = { 0 };
+  journal_list_candidates (d, j->session, &c);
+  /* This session's id is 128 random bits: the files whose name begins
+   * with its first digits are a share drawn afresh at each start.  */
+  size_t digits = journal_retain_share (c.files);
+  for (size_t i = 0; i < c.n; i++)
     {
-      if (!journal_file_name (e->d_name)
-          || strncmp (e->d_name, j->session, JOURNAL_SESSION_LEN) == 0)
+      if (c.shared[i] < digits)
         continue;
-      if (n == cap)
+      int r = journal_retain_one (dirfd, c.name[i], cutoff, me);
+      if (r > 0)
+        (*removed)++;
+      else if (r < 0 && failed == NULL)
         {
-          cap = cap ? cap * 2 : 64;
-          names = xrealloc (names, cap * sizeof *names);
+          saved = errno;
+          failed = xstrdup (c.name[i]);
         }
-      names[n++] = xstrdup (e->d_name);
     }
-  size_t digits = journal_retain_share (n);
-  for (size_t i = 0; i < n; i++)
-    {
-      /* This session's id is 128 random bits: the files whose name begins
-       * with its first digits are a share drawn afresh at each start.  */
-      if (strncmp (names[i], j->session, digits) == 0)
-        {
-          int r = journal_retain_one (dirfd, names[i], cutoff, me);
-          if (r > 0)
-            (*removed)++;
-          else if (r < 0 && failed == NULL)
-            {
-              saved = errno;
-              failed = xstrdup (names[i]);
-            }
-        }
-      free (names[i]);
-    }
-  free (names);
+  free (c.name);
+  free (c.shared);
   closedir (d);
   if (failed != NULL)
     return cr_error_set (err, saved, _ ("removing old journal %s/%s"), dir,

@@ -225,7 +225,11 @@ run_command (const struct run_options *opts, struct host *h)
                                  .n_env = opts->n_env };
   struct supervisor_listener listener
       = { .answered = run_on_answered, .cleaned = run_on_cleaned, .data = &st };
-  if (supervisor_start (st.sup, &req, &listener, &cmd, &err) < 0)
+  int begun = supervisor_start (st.sup, &req, &listener, &cmd, &err);
+  /* Retention (journal.keepDays) is nothing the command needs: it runs
+   * while the command starts, not before (HOST_RETAIN_LATER).  */
+  host_retain (h);
+  if (begun < 0)
     {
       run_print_result (&st, err->msg, strlen (err->msg));
       st.exit_status = RUN_EXIT_REFUSED;
@@ -269,8 +273,9 @@ cmd_run (int argc, char **argv)
       run_options_clear (&opts);
       return 0;
     }
-  int status = host_open (&h, 0, NULL, &err) < 0 ? run_fail (err)
-                                                 : run_command (&opts, &h);
+  int status = host_open (&h, HOST_RETAIN_LATER, NULL, &err) < 0
+                   ? run_fail (err)
+                   : run_command (&opts, &h);
   host_close (&h);
   run_options_clear (&opts);
   return status;

@@ -67,11 +67,10 @@ front_session_operands (int argc, char **argv, int i, const char **dir,
 }
 
 struct journal *
-front_journal (const struct config *cfg)
+front_journal (void)
 {
   struct journal *j = NULL;
   struct cr_error *err = NULL;
-  uint64_t removed;
   if (journal_open (&j, NULL, &err) < 0)
     {
       fprintf (stderr,
@@ -81,12 +80,19 @@ front_journal (const struct config *cfg)
       cr_error_free (err);
       return NULL;
     }
+  return j;
+}
+
+void
+front_journal_retain (const struct config *cfg, const struct journal *j)
+{
+  struct cr_error *err = NULL;
+  uint64_t removed;
   if (journal_retain (j, cfg->journal_keep_days, &removed, &err) < 0)
     {
       fprintf (stderr, _ ("crucible: journal.keepDays: %s\n"), err->msg);
       cr_error_free (err);
     }
-  return j;
 }
 
 /* The refusal while confinement is on and cannot be had.  */

@@ -26,10 +26,14 @@ char *front_workspace_dir (const char *dir, struct cr_error **err);
 int front_session_operands (int argc, char **argv, int i, const char **dir,
                             const char *agent, struct cr_error **err);
 
-/* Open this session's journal and apply cfg's retention to the ended
- * sessions' files beside it; when it cannot be opened, say so on standard
- * error once and return NULL (the session goes on, its facts unrecorded).  */
-struct journal *front_journal (const struct config *cfg);
+/* Open this session's journal; when it cannot be opened, say so on
+ * standard error once and return NULL (the session goes on, its facts
+ * unrecorded).  */
+struct journal *front_journal (void);
+
+/* Apply cfg's retention to the ended sessions' files beside j (none when
+ * j is NULL); what could not be removed is named on standard error once.  */
+void front_journal_retain (const struct config *cfg, const struct journal *j);
 
 /* The backend every command of this configuration runs under.  When
  * confinement is enabled and the backend cannot be used (not found, not

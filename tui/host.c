@@ -39,11 +39,19 @@ host_start (struct host *h, struct cr_error **err)
   /* Without a backend (HOST_KEEP_REFUSED), the front end refuses every
    * call itself, quoting h->refusal.  */
   h->sup = supervisor_new (h->loop, h->backend, h->cfg, h->workspace, environ);
-  h->journal = front_journal (h->cfg);
+  h->journal = front_journal ();
+  if (!(h->flags & HOST_RETAIN_LATER))
+    host_retain (h);
   supervisor_set_journal (h->sup, h->journal);
   supervisor_set_process_isolation (
       h->sup, front_backend_process_isolation (h->cfg, h->backend));
   return 0;
+}
+
+void
+host_retain (struct host *h)
+{
+  front_journal_retain (h->cfg, h->journal);
 }
 
 int

@@ -27,6 +27,10 @@ enum host_flags
    * refused, quoting host.refusal); without this flag host_start stops
    * there and returns HOST_REFUSED.  */
   HOST_KEEP_REFUSED = 1 << 1,
+  /* host_start opens the journal but leaves its retention to the front
+   * end (host_retain), which runs it once the first command has started:
+   * crucible run, whose one command would otherwise wait on it.  */
+  HOST_RETAIN_LATER = 1 << 2,
 };
 
 /* What host_start returns when confinement is on and cannot be had.  */
@@ -57,6 +61,11 @@ int host_open (struct host *h, unsigned flags, const char *dir,
  * cannot be had and HOST_KEEP_REFUSED was not given, or -1 with *err
  * set.  */
 int host_start (struct host *h, struct cr_error **err);
+
+/* Apply the configuration's journal retention (journal.keepDays) to the
+ * directory of h's journal.  host_start does so itself unless
+ * HOST_RETAIN_LATER was given.  */
+void host_retain (struct host *h);
 
 /* Send each of the n signals to fn, through the loop.  */
 int host_watch_signals (struct host *h, const int *signals, size_t n,

@@ -3,6 +3,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -902,6 +904,89 @@ test_torn_write (void **state)
   free (path);
 }
 
+/* The name of old file i: its first two digits are i's last two hex
+ * digits, the lower first, so the first two digits run through every
+ * pair; then i in hex, so no two are alike.  The caller frees it.  */
+static char *
+old_file_name (unsigned i)
+{
+  return xasprintf ("%x%x%030x.jsonl", i % 16, (i / 16) % 16, i);
+}
+
+/* Make n ended sessions' files in dir (old_file_name), last written 40
+ * days ago.  */
+static void
+make_old_files (const char *dir, unsigned n)
+{
+  time_t then = time (NULL) - (time_t) 40 * 86400;
+  struct timespec old[2] = { { .tv_sec = then }, { .tv_sec = then } };
+  for (unsigned i = 0; i < n; i++)
+    {
+      char *name = old_file_name (i);
+      char *path = xasprintf ("%s/%s", dir, name);
+      int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      assert_true (fd >= 0);
+      assert_int_equal (futimens (fd, old), 0);
+      close (fd);
+      free (path);
+      free (name);
+    }
+}
+
+/* Whether dir still holds the file named name.  */
+static bool
+file_left (const char *dir, const char *name)
+{
+  char *path = xasprintf ("%s/%s", dir, name);
+  bool left = access (path, F_OK) == 0;
+  free (path);
+  return left;
+}
+
+/* Retention at one start of session id in dir over n old files: exactly
+ * those whose name begins with the id's first `digits` digits go.  */
+static void
+retain_share (const char *dir, unsigned n, const char *id, size_t digits)
+{
+  struct journal *j = NULL;
+  struct cr_error *err = NULL;
+  uint64_t removed = 0, expected = 0;
+  make_old_files (dir, n);
+  assert_int_equal (journal_open_session (&j, dir, id, &err), 0);
+  assert_int_equal (journal_retain (j, 30, &removed, &err), 0);
+  for (unsigned i = 0; i < n; i++)
+    {
+      char *name = old_file_name (i);
+      bool chosen = strncmp (name, id, digits) == 0;
+      expected += chosen;
+      if (file_left (dir, name) == chosen)
+        fail_msg ("%u old files, %zu digits: %s %s", n, digits, name,
+                  chosen ? "was kept" : "was removed");
+      free (name);
+    }
+  assert_int_equal (removed, expected);
+  journal_close (j);
+}
+
+/* A start looks at every old file while there are at most 64, then at
+ * the share whose names begin with its id's first digit, then its first
+ * two (doc/journal.md, "Retention"); the listing keeps only the names
+ * that can still be chosen as the count grows, and must choose the same.  */
+static void
+test_retention_share (void **state)
+{
+  const char *id = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+  const unsigned files[] = { 64, 300, 1100 };
+  const size_t digits[] = { 0, 1, 2 };
+  for (size_t k = 0; k < 3; k++)
+    {
+      char *dir = xasprintf ("%s/%zu", (char *) *state, k);
+      assert_int_equal (mkdir (dir, 0700), 0);
+      retain_share (dir, files[k], id, digits[k]);
+      free (dir);
+    }
+}
+
 int
 main (void)
 {
@@ -926,6 +1011,7 @@ main (void)
     T (test_sessions_differ),
     T (test_write_failure),
     T (test_torn_write),
+    T (test_retention_share),
   };
 #undef T
   return cmocka_run_group_tests (tests, NULL, NULL);
