@@ -102,8 +102,8 @@ credentials_handle (char out[24])
   unsigned char r[8] = { 0 };
   if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
     abort ();
-  snprintf (out, 24, "cred-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
-            r[3], r[4], r[5], r[6], r[7]);
+  memcpy (out, "cred-", 5);
+  buf_hex (out + 5, r, sizeof r);
 }
 
 /* Whether the configuration's withheld list names name.  */

@@ -112,7 +112,6 @@ static int
 journal_session_random (char out[JOURNAL_SESSION_LEN + 1],
                         struct cr_error **err)
 {
-  static const char hex[] = "0123456789abcdef";
   unsigned char bytes[JOURNAL_SESSION_LEN / 2];
   size_t got = 0;
 
@@ -125,12 +124,7 @@ journal_session_random (char out[JOURNAL_SESSION_LEN + 1],
         return cr_error_set (err, errno, _ ("making a journal session id"));
       got += (size_t) n;
     }
-  for (size_t i = 0; i < sizeof bytes; i++)
-    {
-      out[2 * i] = hex[bytes[i] >> 4];
-      out[2 * i + 1] = hex[bytes[i] & 0xf];
-    }
-  out[JOURNAL_SESSION_LEN] = '\0';
+  buf_hex (out, bytes, sizeof bytes);
   return 0;
 }
 

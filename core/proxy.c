@@ -367,8 +367,7 @@ proxy_random_hex (char out[33], struct cr_error **err)
       if (n > 0)
         got += (size_t) n;
     }
-  for (size_t i = 0; i < sizeof bytes; i++)
-    snprintf (out + 2 * i, 3, "%02x", bytes[i]);
+  buf_hex (out, bytes, sizeof bytes);
   return 0;
 }
 

@@ -93,3 +93,16 @@ buf_ring_put (char *ring, size_t size, size_t *pos, size_t *len_held,
   *pos = (*pos + len) % size;
   *len_held = *len_held + len < size ? *len_held + len : size;
 }
+
+void
+buf_hex (char *out, const void *bytes, size_t n)
+{
+  static const char digits[] = "0123456789abcdef";
+  const unsigned char *b = bytes;
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[b[i] >> 4];
+      out[2 * i + 1] = digits[b[i] & 0xf];
+    }
+  out[2 * n] = '\0';
+}

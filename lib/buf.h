@@ -25,6 +25,10 @@ void buf_printf (struct buf *b, const char *fmt, ...)
 char *buf_steal (struct buf *b, size_t *len);
 void buf_free (struct buf *b);
 
+/* Write the 2 * n lowercase hexadecimal digits of the n bytes at bytes to
+ * out, then a NUL: out holds 2 * n + 1.  */
+void buf_hex (char *out, const void *bytes, size_t n);
+
 /* Put len bytes at p into a ring of size bytes whose next byte goes at
  * *pos and which holds *len_held, dropping the oldest; size > 0.  */
 void buf_ring_put (char *ring, size_t size, size_t *pos, size_t *len_held,

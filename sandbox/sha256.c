@@ -6,9 +6,10 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "lib/buf.h"
 
 #if defined HAVE_LIBCRYPTO
 #include <openssl/evp.h>
@@ -67,8 +68,7 @@ sha256_end (struct sha256_state *c, char *hex)
 #else
   sha256_digest (&c->ctx, SHA256_BYTES, raw);
 #endif
-  for (size_t i = 0; i < SHA256_BYTES; i++)
-    snprintf (hex + 2 * i, 3, "%02x", raw[i]);
+  buf_hex (hex, raw, SHA256_BYTES);
 }
 
 void
