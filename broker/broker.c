@@ -1349,6 +1349,21 @@ broker_proc_is_pid (const char *name)
   return true;
 }
 
+/* Whether the /proc entry de, at path, is a directory or a regular file:
+ * by the type readdir gives, which procfs fills in (no lookup of its own
+ * for each entry), else by an lstat; -1 with errno when that fails.  */
+static int
+broker_proc_bindable (const struct dirent *de, const char *path)
+{
+  struct stat st;
+
+  if (de->d_type != DT_UNKNOWN)
+    return de->d_type == DT_DIR || de->d_type == DT_REG;
+  if (lstat (path, &st) < 0)
+    return -1;
+  return S_ISDIR (st.st_mode) || S_ISREG (st.st_mode);
+}
+
 /* Bind every top-level /proc entry that is not a process's read-only over
  * itself.  The sandbox's uid is host uid 0 when crucible runs as root, and
  * the kernel lets uid 0 write these files with no capability at all:
@@ -1375,14 +1390,14 @@ broker_proc_readonly (struct broker *b)
   while (rc == 0 && (de = readdir (proc)) != NULL)
     {
       char path[PATH_MAX];
-      struct stat st;
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0
           || broker_proc_is_pid (de->d_name))
         continue;
       snprintf (path, sizeof path, "/proc/%s", de->d_name);
-      if (lstat (path, &st) < 0)
+      int bindable = broker_proc_bindable (de, path);
+      if (bindable < 0)
         rc = errno == ENOENT ? 0 : -1;
-      else if (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))
+      else if (bindable)
         rc = broker_bind_readonly (path);
     }
   closedir (proc);

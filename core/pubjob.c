@@ -32,7 +32,8 @@ struct pubjob
 {
   struct loop *loop;
   pid_t pid;
-  int fd; /* read end of the answer's pipe, or -1 once it ended */
+  int fd;         /* read end of the answer's pipe, or -1 once it ended */
+  uint64_t timer; /* the loop's timer that tells the owner, or 0 */
   struct buf answer;
   pubjob_done_fn done;
   void *data;
@@ -49,6 +50,25 @@ pubjob_put_str (struct buf *b, const char *s)
     buf_append (b, s, n);
 }
 
+/* Encode sandbox_publish's answer (rc, then pub or err) into b.  */
+static void
+pubjob_encode (struct buf *b, int32_t rc, const struct sandbox_publication *pub,
+               const struct cr_error *err)
+{
+  buf_append (b, &rc, sizeof rc);
+  if (rc < 0)
+    pubjob_put_str (b, err != NULL ? err->msg : "no reason given");
+  else
+    {
+      uint8_t flags[2] = { pub->busy, pub->published_nothing };
+      uint64_t counts[2] = { pub->paths, pub->bytes };
+      buf_append (b, flags, sizeof flags);
+      pubjob_put_str (b, pub->outcome);
+      buf_append (b, counts, sizeof counts);
+      pubjob_put_str (b, pub->note);
+    }
+}
+
 /* Publish and write the answer to fd; never returns.  */
 static _Noreturn void
 pubjob_child (int fd, struct sandbox_session *session, const char *call_id)
@@ -58,18 +78,7 @@ pubjob_child (int fd, struct sandbox_session *session, const char *call_id)
   struct buf b = BUF_INIT;
   int32_t rc = sandbox_publish (session, call_id, &pub, &err) < 0 ? -1 : 0;
 
-  buf_append (&b, &rc, sizeof rc);
-  if (rc < 0)
-    pubjob_put_str (&b, err != NULL ? err->msg : "no reason given");
-  else
-    {
-      uint8_t flags[2] = { pub.busy, pub.published_nothing };
-      uint64_t counts[2] = { pub.paths, pub.bytes };
-      buf_append (&b, flags, sizeof flags);
-      pubjob_put_str (&b, pub.outcome);
-      buf_append (&b, counts, sizeof counts);
-      pubjob_put_str (&b, pub.note);
-    }
+  pubjob_encode (&b, rc, &pub, err);
   for (size_t done = 0; done < b.len;)
     {
       ssize_t n = write (fd, b.data + done, b.len - done);
@@ -159,7 +168,29 @@ pubjob_unwatched (struct loop *loop, void *data)
 {
   struct pubjob *job = data;
   (void) loop;
+  job->timer = 0;
   job->done (job->data);
+}
+
+/* A job whose answer the backend gave at once (sandbox_publish_inline: a
+ * command that wrote nothing), with no child: the owner is told from the
+ * loop, as when a child's answer has arrived.  */
+static struct pubjob *
+pubjob_answered (struct loop *loop, struct sandbox_publication *pub,
+                 pubjob_done_fn done, void *data)
+{
+  struct pubjob *job = xcalloc (1, sizeof *job);
+
+  job->loop = loop;
+  job->pid = -1;
+  job->fd = -1;
+  job->answer = (struct buf) BUF_INIT;
+  job->done = done;
+  job->data = data;
+  pubjob_encode (&job->answer, 0, pub, NULL);
+  sandbox_publication_clear (pub);
+  job->timer = loop_add_timer (loop, 0, pubjob_unwatched, job);
+  return job;
 }
 
 int
@@ -167,8 +198,15 @@ pubjob_start (struct loop *loop, struct sandbox_session *session,
               const char *call_id, pubjob_done_fn done, void *data,
               struct pubjob **out, struct cr_error **err)
 {
+  struct sandbox_publication quick;
   int p[2];
 
+  /* Forking costs more than what a command that wrote nothing needs.  */
+  if (sandbox_publish_inline (session, &quick) == 1)
+    {
+      *out = pubjob_answered (loop, &quick, done, data);
+      return 0;
+    }
   if (pipe2 (p, O_CLOEXEC) < 0)
     return cr_error_set (err, errno, "making the publication's pipe");
   pid_t pid = fork ();
@@ -209,7 +247,7 @@ pubjob_start (struct loop *loop, struct sandbox_session *session,
     {
       /* Not watched: the owner is told at once and pubjob_finish waits.  */
       cr_error_clear (err);
-      loop_add_timer (loop, 0, pubjob_unwatched, job);
+      job->timer = loop_add_timer (loop, 0, pubjob_unwatched, job);
     }
   *out = job;
   return 0;
@@ -249,9 +287,12 @@ pubjob_finish (struct pubjob *job, struct sandbox_publication *out,
   int ret = -1;
 
   memset (out, 0, sizeof *out);
+  /* Finished before the loop told the owner (crucible is leaving).  */
+  if (job->timer != 0)
+    loop_cancel_timer (job->loop, job->timer);
   if (job->fd >= 0)
     pubjob_drain (job);
-  while (waitpid (job->pid, NULL, 0) < 0 && errno == EINTR)
+  while (job->pid > 0 && waitpid (job->pid, NULL, 0) < 0 && errno == EINTR)
     ;
   if (pubjob_take (b, &at, &rc, sizeof rc) < 0)
     cr_error_set (err, 0, "the publishing process ended without an answer");

@@ -256,6 +256,16 @@ sandbox_ahead_current (const struct sandbox_session *s, const char *cwd,
   return s->ops->ahead_current != NULL && s->ops->ahead_current (s, cwd, shell);
 }
 
+int
+sandbox_publish_inline (struct sandbox_session *s,
+                        struct sandbox_publication *out)
+{
+  memset (out, 0, sizeof *out);
+  if (s->ops->publish == NULL || s->ops->publish_inline == NULL)
+    return 0;
+  return s->ops->publish_inline (s, out) == 1 ? 1 : 0;
+}
+
 void
 sandbox_backend_free (struct sandbox_backend *b)
 {

@@ -7,6 +7,7 @@
 
 #include "sandbox/bwrap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -534,6 +535,39 @@ bwrap_stop (struct sandbox_session *base, int signo, struct cr_error **err)
   return 0;
 }
 
+/* The answer for a publication that ran to rep (whose note out takes).  */
+static void
+bwrap_publish_answer (struct bwrap_session *s, struct publish_report *rep,
+                      struct sandbox_publication *out)
+{
+  out->busy = rep->status == PUBLISH_BUSY;
+  s->published = !out->busy;
+  out->published_nothing = rep->status != PUBLISH_DONE
+                           && rep->status != PUBLISH_NOTHING && !out->busy;
+  static const char *const words[] = {
+    [PUBLISH_NOTHING] = "unchanged",
+    [PUBLISH_DONE] = "published",
+    [PUBLISH_BUSY] = "busy",
+    [PUBLISH_REFUSED_COUNT] = "refused",
+    [PUBLISH_REFUSED_CHANGED] = "refused",
+    [PUBLISH_ROLLED_BACK] = "rolled_back",
+    [PUBLISH_QUARANTINED] = "quarantined",
+  };
+  out->outcome = words[rep->status];
+  out->paths = rep->published;
+  out->bytes = rep->bytes;
+  out->note = rep->note;
+  rep->note = NULL;
+  if (s->groups_note != NULL)
+    {
+      char *both = out->note != NULL
+                       ? xasprintf ("%s\n%s", s->groups_note, out->note)
+                       : xstrdup (s->groups_note);
+      free (out->note);
+      out->note = both;
+    }
+}
+
 /* Publish what the command wrote (sandbox/publish), once and only once
  * the scope is confirmed empty: no process of the command can write into
  * the upper while it is read.  */
@@ -566,34 +600,63 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
       s->published = true;
       return -1;
     }
-  out->busy = rep.status == PUBLISH_BUSY;
-  s->published = !out->busy;
-  out->published_nothing = rep.status != PUBLISH_DONE
-                           && rep.status != PUBLISH_NOTHING && !out->busy;
-  static const char *const words[] = {
-    [PUBLISH_NOTHING] = "unchanged",
-    [PUBLISH_DONE] = "published",
-    [PUBLISH_BUSY] = "busy",
-    [PUBLISH_REFUSED_COUNT] = "refused",
-    [PUBLISH_REFUSED_CHANGED] = "refused",
-    [PUBLISH_ROLLED_BACK] = "rolled_back",
-    [PUBLISH_QUARANTINED] = "quarantined",
-  };
-  out->outcome = words[rep.status];
-  out->paths = rep.published;
-  out->bytes = rep.bytes;
-  out->note = rep.note;
-  rep.note = NULL;
-  if (s->groups_note != NULL)
-    {
-      char *both = out->note != NULL
-                       ? xasprintf ("%s\n%s", s->groups_note, out->note)
-                       : xstrdup (s->groups_note);
-      free (out->note);
-      out->note = both;
-    }
+  bwrap_publish_answer (s, &rep, out);
   publish_report_clear (&rep);
   return 0;
+}
+
+/* Whether the directory open at fd has no entry but "." and "..";
+ * false when it cannot be read.  */
+static bool
+bwrap_dir_empty (int fd)
+{
+  cleanup_closedir DIR *d = fdopendir (fd);
+  struct dirent *de;
+
+  if (d == NULL)
+    {
+      close (fd);
+      return false;
+    }
+  errno = 0;
+  while ((de = readdir (d)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      return false;
+  return errno == 0;
+}
+
+/* Publication's answer for a command that wrote nothing, told without a
+ * process of its own (the caller forks one for publish).  publish_run
+ * opens the upper and the root, finds no entry in the upper and answers
+ * "unchanged" before it takes the lock or reads the baseline
+ * (sandbox/publish.c); so does this, with the same opens, as the same
+ * identity: a sandbox run as the workspace's owner publishes as them, and
+ * is left to publish.  Anything else, or anything that fails here, is
+ * publish's to answer.  */
+static int
+bwrap_publish_inline (struct sandbox_session *base,
+                      struct sandbox_publication *out)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+  if (s->published || s->pair.upper == NULL || !s->baseline.taken || !s->done
+      || !s->scope_gone || s->as_owner)
+    return 0;
+  cleanup_close int root = open (s->root, flags);
+  int upper = open (s->pair.upper, flags);
+  if (root < 0 || upper < 0)
+    {
+      if (upper >= 0)
+        close (upper);
+      return 0;
+    }
+  if (!bwrap_dir_empty (upper))
+    return 0;
+  struct publish_report rep = { .status = PUBLISH_NOTHING };
+  bwrap_publish_answer (s, &rep, out);
+  publish_report_clear (&rep);
+  return 1;
 }
 
 /* What dispose and abandon both release, last.  */
@@ -804,6 +867,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .network_fd = bwrap_network_fd,
   .prepare_ahead = bwrap_ahead,
   .ahead_current = bwrap_ahead_current,
+  .publish_inline = bwrap_publish_inline,
 };
 
 /* A NULL-terminated copy of n strings.  */

@@ -112,7 +112,7 @@ bwrap_child_exec (const struct bwrap_fds *f, char **argv)
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* Into the command's pids cgroup before anything else of the scope
    * exists, so bwrap, the broker and every process beneath are counted;
-   * "0" names the writer.  */
+   * "0" names the writer, this child's one thread (cgroup_pids_join_fd).  */
   if (f->cgroup_procs >= 0 && write (f->cgroup_procs, "0", 1) != 1)
     _exit (125);
   /* crucible run by root over another user's workspace: the sandbox is
@@ -856,7 +856,6 @@ bwrap_retry_go (struct bwrap_session *s, const struct bwrap_retry *r)
 static int
 bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
 {
-  cleanup_free char *procs_path = NULL;
   cleanup_close int procs = -1;
   int status, err_end;
 
@@ -864,10 +863,7 @@ bwrap_retry_start (struct bwrap_session *s, struct bwrap_retry *r)
       || bwrap_retry_channels (s, &status, &err_end) < 0)
     return 0;
   if (s->cgroup != NULL)
-    {
-      procs_path = xasprintf ("%s/cgroup.procs", s->cgroup);
-      procs = open (procs_path, O_WRONLY | O_CLOEXEC);
-    }
+    procs = cgroup_pids_join_fd (s->cgroup);
   bwrap_retry_rewind (r);
   r->f.status = status;
   r->f.err = err_end;

@@ -165,12 +165,24 @@ cgroup_write (const char *dir, const char *name, const char *text)
 }
 
 int
+cgroup_pids_join_fd (const char *dir)
+{
+  cleanup_free char *tasks = xasprintf ("%s/tasks", dir);
+  int fd = open (tasks, O_WRONLY | O_CLOEXEC);
+
+  if (fd >= 0 || errno != ENOENT)
+    return fd;
+  cleanup_free char *procs = xasprintf ("%s/cgroup.procs", dir);
+  return open (procs, O_WRONLY | O_CLOEXEC);
+}
+
+int
 cgroup_pids_make (const char *parent, unsigned long max, char **dir_out,
                   int *procs_fd_out, struct cr_error **err)
 {
   static unsigned long seq;
   char value[32];
-  cleanup_free char *dir = NULL, *procs = NULL;
+  cleanup_free char *dir = NULL;
   int fd;
 
   dir = xasprintf ("%s/" CGROUP_PREFIX "%ld-%lu", parent, (long) getpid (),
@@ -180,9 +192,8 @@ cgroup_pids_make (const char *parent, unsigned long max, char **dir_out,
                          "making the pids cgroup for the command's process "
                          "cap");
   snprintf (value, sizeof value, "%lu", max);
-  procs = xasprintf ("%s/cgroup.procs", dir);
   if (cgroup_write (dir, "pids.max", value) < 0
-      || (fd = open (procs, O_WRONLY | O_CLOEXEC)) < 0)
+      || (fd = cgroup_pids_join_fd (dir)) < 0)
     {
       int saved = errno;
       rmdir (dir);

@@ -278,6 +278,15 @@ struct sandbox_backend_ops
    * what it read there) still holds and it still waits.  */
   bool (*ahead_current) (const struct sandbox_session *s, const char *cwd,
                          const char *shell);
+  /* Answer publish without publishing when the backend can tell at once,
+   * in the caller's process, what publish would answer: 1 with *out
+   * filled exactly as publish would have filled it (the publication has
+   * then settled), 0 when publish must run (where the caller runs it, in
+   * a process of its own).  It never fails: anything it cannot tell is 0.
+   * NULL for a backend that cannot.  Appended after ahead_current, for the
+   * same reason.  */
+  int (*publish_inline) (struct sandbox_session *s,
+                         struct sandbox_publication *out);
 };
 
 struct sandbox_backend
@@ -348,5 +357,9 @@ int sandbox_prepare_ahead (struct sandbox_session *s, const char *cwd,
 /* ahead_current above; false for a backend without it.  */
 bool sandbox_ahead_current (const struct sandbox_session *s, const char *cwd,
                             const char *shell);
+/* publish_inline above: 1 when *out holds publish's answer, 0 (and *out
+ * empty) when publish must run; 0 for a backend without it.  */
+int sandbox_publish_inline (struct sandbox_session *s,
+                            struct sandbox_publication *out);
 
 #endif

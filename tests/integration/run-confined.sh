@@ -5,14 +5,14 @@
 # settings are read by the command that a person runs.
 . "$(dirname "$0")/lib.sh"
 
-plan 12
+plan 14
 
 new_workspace
 SANDBOX_RUN="$CRUCIBLE_BIN_DIR/helpers/sandbox_run"
 if ! probe=$("$SANDBOX_RUN" --probe 2>&1); then
   why="bwrap backend unusable: $(sed -n 's/^reason //p' <<<"$probe")"
   [ -x "$SANDBOX_RUN" ] || why="no $SANDBOX_RUN (make check installs it)"
-  for i in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "confined crucible run" "$why" bwrap; done
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do skip "confined crucible run" "$why" bwrap; done
   exit 0
 fi
 echo notes >notes
@@ -39,6 +39,28 @@ crun run -- 'echo ran'
 journal=$(cat "$HOME"/.local/state/crucible/*.jsonl)
 like "$rc:$out|$journal" '^0:ran\|.*"fact":"capabilities","command":1,"sandbox":"[0-9a-f]{16}","backend":"linux-bubblewrap","required":[0-9]+,"outcome":"accepted"' \
   "domains are network_allowlist, which the backend now enforces: the command runs, and the negotiation says so"
+
+# A command that wrote nothing is answered "unchanged" by crucible itself,
+# with no publishing process (sandbox_publish_inline); one that wrote is
+# published by one, as before.  Counted with strace: crucible's own
+# process starts bwrap and nothing else.
+config '' ''
+rm -rf "$HOME/.local/state/crucible"
+crun run -- 'cat notes >/dev/null'
+crun run -- 'echo made >made'
+facts=$(cat "$HOME"/.local/state/crucible/*.jsonl | grep -o '"fact":"publication".*"outcome":"[a-z_]*"' | grep -o '"outcome":"[a-z_]*"' | tr '\n' ' ')
+is "$rc:$(cat made):$facts" '0:made:"outcome":"unchanged" "outcome":"published" ' \
+  "a command that wrote nothing is unchanged, one that wrote is published"
+rm -f made
+if command -v strace >/dev/null 2>&1; then
+  strace -f -qq -o "$TEST_TMP/forks" -e trace=fork,vfork,clone,clone3 \
+    "$CRUCIBLE" run -- 'cat notes >/dev/null' >/dev/null 2>&1
+  main=$(head -n 1 "$TEST_TMP/forks" | cut -d' ' -f1)
+  is "$(grep -c "^$main .*\(fork\|clone\)" "$TEST_TMP/forks")" 1 \
+    "crucible forks no publishing process for a command that wrote nothing"
+else
+  skip "crucible forks no publishing process for a command that wrote nothing" "no strace" strace
+fi
 
 config '"a/**/**"' ''
 crun run -- 'echo ran'

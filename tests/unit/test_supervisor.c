@@ -582,6 +582,53 @@ test_publication_note_ends_the_result (void **state)
   assert_int_equal (shared->calls, 4);
 }
 
+/* The inline answer (sandbox_publish_inline) the fake gives when
+ * inline_answers is set, counted in this process: a command that wrote
+ * nothing is answered without a publishing process.  */
+static bool inline_answers;
+static int inline_calls;
+
+static int
+fake_publish_inline (struct sandbox_session *s, struct sandbox_publication *out)
+{
+  (void) s;
+  inline_calls++;
+  if (!inline_answers)
+    return 0;
+  out->note = strdup ("[unchanged: told inline]");
+  out->outcome = "unchanged";
+  return 1;
+}
+
+static void
+test_publication_answered_inline (void **state)
+{
+  struct fixture *f = *state;
+  publishing_ops.publish_inline = fake_publish_inline;
+  inline_answers = true;
+  inline_calls = 0;
+  start_ok (f, "echo hi");
+  drive_until_cleaned (f, 1);
+  assert_string_equal (f->text, "hi\n[unchanged: told inline]");
+  assert_int_equal (inline_calls, 1);
+  /* No publishing process ran publish.  */
+  assert_int_equal (shared->calls, 0);
+}
+
+static void
+test_publication_inline_declined (void **state)
+{
+  struct fixture *f = *state;
+  publishing_ops.publish_inline = fake_publish_inline;
+  inline_answers = false;
+  inline_calls = 0;
+  start_ok (f, "echo hi");
+  drive_until_cleaned (f, 1);
+  assert_string_equal (f->text, "hi\n[published: the test says so]");
+  assert_int_equal (inline_calls, 1);
+  assert_int_equal (shared->calls, 1);
+}
+
 /* A tick of the loop while a publication runs.  */
 static void
 count_tick (struct loop *loop, void *data)
@@ -758,6 +805,10 @@ main (void)
     cmocka_unit_test_setup_teardown (test_publication_note_ends_the_result,
                                      setup_publishing, teardown),
     cmocka_unit_test_setup_teardown (test_publication_leaves_the_loop_free,
+                                     setup_publishing, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_answered_inline,
+                                     setup_publishing, teardown),
+    cmocka_unit_test_setup_teardown (test_publication_inline_declined,
                                      setup_publishing, teardown),
     cmocka_unit_test_setup_teardown (test_publication_wait_keeps_the_slot,
                                      setup_publishing, teardown),
