@@ -6,15 +6,29 @@
 # points; an ASan+UBSan build running the unit and integration tests; make
 # bench-smoke; the Debian packages built, installed and run.  Every skip is printed with its reason.  As root it installs
 # the Debian packages it needs.
+#
+# CRUCIBLE_TEST_TESTS, when set, runs only the tests it names (paths as in
+# Makefile.am's TESTS, separated by spaces): make check's in both stages,
+# and of the scripts this runs itself (faults, unprivileged, package) those
+# named; the builds, make lint, the audits and make bench-smoke run as
+# ever.  It is for trying a change to this script, not for CI.
 set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 . "$top/tools/deps.sh"
 deps_ensure "$DEPS_BUILD" "$DEPS_TEST" "$DEPS_PACKAGE" || exit 1
+only=${CRUCIBLE_TEST_TESTS:-}
+check_only=()
+[ -z "$only" ] || check_only=(TESTS="$only")
+# wanted TEST: whether TEST runs (every test, unless CRUCIBLE_TEST_TESTS).
+wanted() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
 # The real MCP servers some tests talk to, pinned by a lockfile; without
 # the npm registry those tests skip (and fail where they are required).
-mcp_test_servers || echo "warning: the MCP test servers could not be installed" >&2
+# npm ci waits on the registry more than it computes: it runs beside
+# autoreconf and the plain build, and the plain stage's tests wait for it.
+mcp_test_servers &
+mcp_pid=$!
 cd "$top" || exit 1
-autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; exit 1; }
+autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; wait "$mcp_pid"; exit 1; }
 
 work=${CRUCIBLE_TEST_BUILDDIR:-$top/build-test}
 rm -rf "$work"
@@ -60,6 +74,32 @@ count_results() {
   done < <(find "$dir/tests" -name '*.trs' | sort)
 }
 
+# Print the slowest tests of a build's last make check, with their seconds
+# (from when each test's log was made to when its result was written).
+slowest() {
+  local dir=$1 trs log born
+  while IFS= read -r trs; do
+    log=${trs%.trs}.log
+    born=$(stat -c %W "$log" 2>/dev/null) && [ "$born" -gt 0 ] || continue
+    echo "$(($(stat -c %Y "$trs") - born)) ${log#"$dir"/}"
+  done < <(find "$dir/tests" -name '*.trs') | sort -rn | head -n 8 | sed 's/^/   slowest: /'
+}
+
+# check_stage DIR LABEL JOBS: make check in DIR, its results counted; a
+# make check that fails with no test failing (a check program that did
+# not build) fails too.
+check_stage() {
+  local dir=$1 label=$2 before=$failed rc
+  (cd "$dir" && make -j"$3" check "${check_only[@]}") >"$dir.check.log" 2>&1
+  rc=$?
+  count_results "$dir" "$label"
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq "$before" ]; then
+    failed=$((failed + 1))
+    failures+=("$label: make check failed with no test failing (see $dir.check.log)")
+  fi
+  slowest "$dir"
+}
+
 # Count the TAP lines of a script run outside make (ok, not ok, # SKIP).
 count_tap() {
   local label=$1 log=$2 line
@@ -85,6 +125,7 @@ run_unprivileged() {
   mkdir -p "$dir"
   chown "$user" "$dir"
   for t in $UNPRIVILEGED_TESTS; do
+    wanted "$t" || continue
     log=$dir/$(basename "$t").log
     runuser -u "$user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
       HOME="$(getent passwd "$user" | cut -d: -f6)" TMPDIR=/tmp \
@@ -114,9 +155,47 @@ build_in() {
   (cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)") >"$dir.build.log" 2>&1
 }
 
+# build_beside CMD...: CMD (which keeps its own log) in the background at
+# nice 19; the caller waits for $! and takes its result.
+build_beside() {
+  (renice -n 19 -p "$BASHPID" >/dev/null && "$@") </dev/null &
+}
+
+# The sanitizer build, and its check programs with its check prefix
+# installed (make check with no test), so that its stage only runs tests.
+build_asan() {
+  build_in "$work/asan" --enable-werror --enable-sanitizers \
+    CRUCIBLE_CHECK_PREFIX=/opt/crucible-check-asan &&
+    (cd "$work/asan" && make -j"$(nproc)" check TESTS=) >>"$work/asan.build.log" 2>&1
+}
+
+# The fault-injection build: publication's crash and fault tests need fault
+# points in the helper that drives publication (tests/helpers/publish_run),
+# and a core of crucible forced while it holds a credential, in crucible.
+# crucible is made by `make all`, which makes the generated sources first
+# (`make crucible` alone fails in a new build for want of
+# tui/theme_builtin.h, and credentials-core.sh then skipped every check).
+build_faults() {
+  mkdir -p "$work/faults" && cd "$work/faults" &&
+    { "$top/configure" -q --enable-werror --enable-fault-injection &&
+      make -j"$(nproc)" && make -j"$(nproc)" tests/helpers/publish_run; } \
+      >"$work/faults.build.log" 2>&1
+}
+
 stage "plain build (-Wall -Wextra -Werror)"
 build_in "$work/plain" --enable-werror
 stage_result "plain build" $? "$work/plain.build.log"
+
+# The sanitizer and fault-injection builds beside the plain stage's tests,
+# at nice 19: they take the CPU those tests leave while they wait, and give
+# it back at once when a test wants it (a nice-0 task outweighs a nice-19
+# one some 70 to 1), so the plain stage's bounds meet the load they met
+# before.  Each one's result is taken before its tests run.
+stage "ASan+UBSan and fault-injection builds (beside the plain stage, at nice 19)"
+build_beside build_asan
+asan_build_pid=$!
+build_beside build_faults
+faults_build_pid=$!
 # The tests are independent and spend most of their time waiting (a
 # sandbox's start, a timer, a peer, an engine), so each stage runs more of
 # them than there are cores: one more in each stage, the plain stage with
@@ -134,27 +213,26 @@ stage "make lint (beside the plain stage, its result counted below)"
 lint_pid=$!
 
 stage "plain build: make check"
-(cd "$work/plain" && make -j"$check_jobs" check) >"$work/plain.check.log" 2>&1
-count_results "$work/plain" plain
+wait "$mcp_pid" || echo "warning: the MCP test servers could not be installed" >&2
+check_stage "$work/plain" plain "$check_jobs"
 
-# Publication's crash and fault tests need a build with fault points; only
-# the helper that drives publication is built with them.
+# Publication's crash and fault tests, over the fault-injection build.
 stage "fault injection: publication killed at every step"
-mkdir -p "$work/faults"
-(cd "$work/faults" && "$top/configure" -q --enable-werror \
-  --enable-fault-injection && make -j"$(nproc)" tests/helpers/publish_run) \
-  >"$work/faults.build.log" 2>&1
+wait "$faults_build_pid"
 stage_result "fault-injection build" $? "$work/faults.build.log"
-CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
-  CRUCIBLE_HELPER_DIR="$work/faults/tests/helpers" CRUCIBLE_FAULT_TREES=4 \
-  bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
-count_tap faults "$work/faults.log"
+if wanted tests/faults/publish-crash.sh; then
+  CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
+    CRUCIBLE_HELPER_DIR="$work/faults/tests/helpers" CRUCIBLE_FAULT_TREES=4 \
+    bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
+  count_tap faults "$work/faults.log"
+fi
 # A core of crucible forced while it holds a credential (issue 14): the
 # same fault build's crucible, run uninstalled.
-(cd "$work/faults" && make -j"$(nproc)" crucible) >>"$work/faults.build.log" 2>&1
-CRUCIBLE_BIN_DIR="$work/faults" CRUCIBLE_SRCDIR="$top" \
-  bash "$top/tests/integration/credentials-core.sh" >"$work/faults-core.log" 2>&1 </dev/null
-count_tap faults-core "$work/faults-core.log"
+if wanted tests/integration/credentials-core.sh; then
+  CRUCIBLE_BIN_DIR="$work/faults" CRUCIBLE_SRCDIR="$top" \
+    bash "$top/tests/integration/credentials-core.sh" >"$work/faults-core.log" 2>&1 </dev/null
+  count_tap faults-core "$work/faults-core.log"
+fi
 
 stage "sandbox tests as an unprivileged user"
 chmod -R a+rX "$work/plain/tests/helpers" 2>/dev/null
@@ -186,11 +264,9 @@ if [ "$(id -u)" -eq 0 ] && id crucibletest >/dev/null 2>&1; then
 fi
 
 stage "ASan+UBSan build: make check"
-build_in "$work/asan" --enable-werror --enable-sanitizers \
-  CRUCIBLE_CHECK_PREFIX=/opt/crucible-check-asan
+wait "$asan_build_pid"
 stage_result "sanitizer build" $? "$work/asan.build.log"
-(cd "$work/asan" && make -j"$asan_jobs" check) >"$work/asan.check.log" 2>&1
-count_results "$work/asan" asan
+check_stage "$work/asan" asan "$asan_jobs"
 stage "make lint's result"
 wait "$lint_pid"
 stage_result "make lint" $? "$work/lint.log"
@@ -201,9 +277,11 @@ stage_result "make bench-smoke" $? "$work/bench.log"
 sed 's/^/   /' "$work/bench.log" | grep -E 'ratio|start:|capture:' || true
 
 # Last, since it installs the packages on this machine (and removes them).
-stage "Debian packages: built, checked by lintian, installed, run"
-CRUCIBLE_SRCDIR="$top" bash "$top/tests/package/debian.sh" >"$work/package.log" 2>&1 </dev/null
-count_tap package "$work/package.log"
+if wanted tests/package/debian.sh; then
+  stage "Debian packages: built, checked by lintian, installed, run"
+  CRUCIBLE_SRCDIR="$top" bash "$top/tests/package/debian.sh" >"$work/package.log" 2>&1 </dev/null
+  count_tap package "$work/package.log"
+fi
 
 for s in "${skips[@]+"${skips[@]}"}"; do echo "SKIP: $s"; done
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAIL: $f"; done

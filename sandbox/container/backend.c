@@ -132,7 +132,7 @@ struct container_session
    * workspace root it was made for, resolved, and the image ID it runs:
    * a kept container is used only while both are still so.  */
   bool ahead;
-  bool joined;  /* dispose joined the thread of a session never started */
+  bool joined;  /* the thread was joined (its last word was read) */
   bool leaving; /* disposed of unused: its thread removes it, unwaited */
   char *ahead_root;
   int go_pipe[2];
@@ -2096,6 +2096,25 @@ container_status_fd (const struct sandbox_session *base)
   return ((const struct container_session *) base)->ev_pipe[0];
 }
 
+/* Join the session's thread once its last word was read: DONE, or why its
+ * container could not be confirmed gone.  What is left of the thread then
+ * takes only the locks the supervisor does not hold, and returns; joined
+ * here, it has ended before anything the supervisor forks next (the
+ * publication's child does its work without an exec, and a thread running
+ * at that fork could hold a lock the child then waits on forever: GCC 12's
+ * libasan takes none of its own around a fork).  */
+static void
+container_join_thread (struct container_session *s)
+{
+  if (s->joined)
+    return;
+  /* Only a bug fails it (the thread detached, or this one): carrying on
+   * as if joined would let the session be freed under the thread.  */
+  if (pthread_join (s->thread, NULL) != 0)
+    abort ();
+  s->joined = true;
+}
+
 /* The next event the thread queued.  */
 static int
 container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
@@ -2112,8 +2131,12 @@ container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
                          CONTAINER_WHO);
   pthread_mutex_lock (&s->lock);
   int ret = 0;
+  bool last = false;
   if (one == 'f' && s->fatal != NULL)
-    ret = cr_error_set (err, 0, "%s", s->fatal);
+    {
+      ret = cr_error_set (err, 0, "%s", s->fatal);
+      last = true;
+    }
   else if (s->n_events > 0)
     {
       struct container_event e = s->events[0];
@@ -2123,12 +2146,15 @@ container_next_event (struct sandbox_session *base, struct sandbox_event *ev,
       ev->wait_status = e.wait_status;
       ev->error = e.error;
       ev->failure = e.failure;
+      last = e.kind == SANDBOX_EVENT_DONE;
       if (e.kind == SANDBOX_EVENT_FAILED)
         ev->message = s->message;
       else if (e.kind == SANDBOX_EVENT_EXITED)
         ev->message = s->verified;
     }
   pthread_mutex_unlock (&s->lock);
+  if (last)
+    container_join_thread (s);
   return ret;
 }
 
@@ -2183,7 +2209,7 @@ container_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
         return cr_error_set (err, 0,
                              "%s has not been confirmed gone from the engine",
                              CONTAINER_WHO);
-      pthread_join (s->thread, NULL);
+      container_join_thread (s);
     }
   container_session_free (s);
   return 0;

@@ -264,6 +264,25 @@ engines_part() {
   "$2" "$3"
 }
 
+# hold_secs ENGINE: the length of a `sleep` that holds a command's
+# container until the host ends it (hold_end), unique to this script and
+# engine (both engines' parts run at once), and bounded (a day).
+hold_secs() {
+  echo $((80000 + ($$ % 3000) * 2 + $([ "$1" = podman ] && echo 1 || echo 0)))
+}
+
+# hold_end SECS PID: end the container's `sleep SECS` (once it has begun),
+# unless PID, the run holding it, ended first; false when neither came.
+hold_end() {
+  local _
+  for _ in $(seq 1200); do
+    pkill -TERM -x -f "sleep $1" && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 # container_home: a fresh workspace and HOME whose configuration enables
 # confinement with the container backend.
 container_home() {

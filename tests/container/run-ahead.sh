@@ -34,14 +34,14 @@ running() {
   engine_api "$1" GET "/v1.41/containers/json" \
     | grep -o '"org.crucible.sandbox":"[0-9a-f]*"' | sed 's/.*:"\(.*\)"/\1/'
 }
-# await_kept NAME [NOT]: wait up to 20 s for one kept container (other
+# await_kept NAME [NOT]: wait up to 120 s for one kept container (other
 # than the sandbox NOT) to be running, as a kept one is once made,
 # attached and started; its sandbox ID.  (Between the engine's create and
 # start a container has no runner, so no dead-man switch: see
 # doc/container-backend.md.)
 await_kept() {
   local ids
-  for _ in $(seq 200); do
+  for _ in $(seq 1200); do
     ids=$(running "$1" | grep -vxF "${2:-none}")
     [ "$(wc -w <<<"$ids")" -eq 1 ] && break
     sleep 0.1

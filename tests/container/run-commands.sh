@@ -35,8 +35,10 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 python3 -m http.server --bind 127.0.0.1 "$PORT" --directory "$OUTSIDE" >/dev/null 2>&1 &
 SERVER=$!
 trap 'kill $SLEEPER $SERVER 2>/dev/null; engines_stop; rm -rf "$TEST_TMP"' EXIT
-for _ in $(seq 50); do
+# Until it answers (or has ended: then the controls fail).
+for _ in $(seq 1200); do
   busybox wget -q -O /dev/null "http://127.0.0.1:$PORT/secret" 2>/dev/null && break
+  kill -0 "$SERVER" 2>/dev/null || break
   sleep 0.1
 done
 
@@ -121,17 +123,22 @@ err
   is "$rc|$([ -e stopped.txt ] && echo there || echo absent)" "124|absent" \
     "$engine: a command stopped at its deadline publishes nothing"
   # The host's write comes once the run's start fact is in the journal,
-  # after the baseline (taken before the container is made) and while
-  # the command sleeps: a sleep here was outrun by a loaded engine.
+  # after the baseline (taken before the container is made), and the
+  # command holds its container until then (the host ends its sleep): a
+  # sleep here was outrun by a loaded engine.
   starts=$(cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null | grep -c '"fact":"start"')
-  (for _ in $(seq 300); do
+  hold=$(hold_secs "$engine")
+  "$CRUCIBLE" run "sleep $hold; echo z >raced.txt" >"$TEST_TMP/raced.out" 2>"$TEST_TMP/stderr" &
+  pid=$!
+  for _ in $(seq 1200); do
     [ "$(cat "$HOME"/.local/state/crucible/*.jsonl 2>/dev/null | grep -c '"fact":"start"')" -gt "$starts" ] && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  echo host >host.txt) &
-  racer=$!
-  crun run 'sleep 3; echo z >raced.txt'
-  wait "$racer"
+  echo host >host.txt
+  hold_end "$hold" "$pid"
+  wait "$pid" && rc=0 || rc=$?
+  out=$(cat "$TEST_TMP/raced.out")
   like "$rc|$([ -e raced.txt ] && echo there || echo absent)|$out" \
     "^0\\|absent\\|.*published nothing: .*changed by something outside the sandbox" \
     "$engine: a root changed while it ran publishes nothing"
@@ -193,14 +200,19 @@ lo$" "$engine: the root filesystem is read-only; lo is the only interface"
     "rm -f $OUTSIDE/w/null-$engine && mknod $OUTSIDE/w/null-$engine c 1 3" "mknod /tmp/null c 1 3"
 
   # --- what the engine stores ------------------------------------------------
-  "$CRUCIBLE" run --env CRUCIBLE_TEST_TOKEN=tok-3141592653 'sleep 3' >/dev/null 2>&1 &
+  # The command holds its container until the host has read its
+  # description (the host ends its sleep).
+  hold=$(hold_secs "$engine")
+  "$CRUCIBLE" run --env CRUCIBLE_TEST_TOKEN=tok-3141592653 "sleep $hold" >/dev/null 2>&1 &
   pid=$!
   desc=
-  for _ in $(seq 50); do
+  for _ in $(seq 1200); do
     id=$(engine_api "$engine" GET "/v1.41/containers/json" | grep -o '"Id":"[0-9a-f]*' | head -1 | cut -d'"' -f4)
     [ -n "$id" ] && desc=$(engine_api "$engine" GET "/v1.41/containers/$id/json") && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
+  hold_end "$hold" "$pid"
   wait "$pid"
   [ -n "$desc" ] && [[ "$desc" != *tok-3141592653* ]] && [[ "$desc" == *'"org.crucible.made-by":"crucible"'* ]]
   ok $? "$engine: the command's credential is not in the container's stored description, which carries crucible's labels"
@@ -222,8 +234,9 @@ print(hc["LogConfig"]["Type"], ipc, len(hc.get("Binds") or []),
   # --- endings ----------------------------------------------------------------
   "$CRUCIBLE" run 'sleep 120' >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 100); do
+  for _ in $(seq 1200); do
     [ "$(containers "$engine")" -gt 0 ] && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   up=$(containers "$engine")

@@ -136,6 +136,8 @@ int main (int argc, char **argv)
       if (fd < 0) return fail ("socket");
       return bind (fd, (struct sockaddr *) &s, sizeof s) < 0 ? fail ("bind") : 0;
     }
+  if (!strcmp (c, "hold")) /* until the host ends it (a bound: 300 s) */
+    return sleep (300) == 0 ? 0 : 1;
   if (!strcmp (c, "key")) /* a key in the process keyring */
     return syscall (SYS_add_key, "user", "crq", "x", 1, -2) < 0 ? fail ("add_key") : 0;
   if (!strcmp (c, "xattr-set"))
@@ -155,7 +157,11 @@ HOST_KEY=1
 setpriv --reuid 65534 --regid 65534 --clear-groups "$TEST_TMP/probe" key >/dev/null && HOST_KEY=0
 "$TEST_TMP/probe" abs-listen crq-host >"$TEST_TMP/abs.out" &
 ABS_PID=$!
-for _ in $(seq 50); do grep -q LISTENING "$TEST_TMP/abs.out" && break; sleep 0.1; done
+# Until it listens (or has failed: then the control fails below).
+for _ in $(seq 1200); do
+  grep -q LISTENING "$TEST_TMP/abs.out" || ! kill -0 "$ABS_PID" 2>/dev/null && break
+  sleep 0.1
+done
 HOST_ABS=1
 "$TEST_TMP/probe" abs-connect crq-host >/dev/null && HOST_ABS=0
 HOST_BIND=1
@@ -239,7 +245,11 @@ to-two" "$engine: what the command writes to its descriptors arrives as its outp
   # device node.  A fifo is never published; setuid, setgid and xattrs are
   # not carried; processes left behind are killed before the walk, so a
   # writer still running after the shell exits neither races it nor
-  # publishes late.
+  # publishes late.  The late writers wait for the shell to be gone (reaped
+  # by the runner, which then kills what is left at once) and then 10 s
+  # more: a runner that waited for them, or for the one in a session of its
+  # own, would publish their files; one that kills them never lets them
+  # write.  The shell leaves once the growing file has grown.
   new_workspace
   cp "$TEST_TMP/probe" .
   echo one >f1; mkdir d1; echo in >d1/x; echo plain >a.txt
@@ -256,10 +266,11 @@ to-two" "$engine: what the command writes to its descriptors arrives as its outp
     mkdir g && chmod 2775 g && echo s >su && chmod 6755 su && echo MODES
     echo x >xa && ./probe xattr-set xa && ./probe xattr-has xa && echo XATTR
     rm f1 && mkdir f1 && echo c >f1/c && rm -r d1 && echo now >d1 && echo SWAPPED
-    (sleep 1; echo late >late.txt) &
-    setsid sh -c "sleep 1; echo late >late2.txt" &
+    sh=$$
+    (while kill -0 $sh 2>/dev/null; do sleep 0.05; done; sleep 10; echo late >late.txt) &
+    setsid sh -c "while kill -0 $sh 2>/dev/null; do sleep 0.05; done; sleep 10; echo late >late2.txt" &
     (while :; do echo g >>grow.txt; done) &
-    sleep 0.3; exit 3'
+    until [ -s grow.txt ]; do sleep 0.05; done; exit 3'
   is "$rc|$out" "3|NO-HARD-OUT
 HARD-IN
 FIFO
@@ -318,18 +329,33 @@ h|1 1 |" "$engine: hard links inside arrive as separate files; the one out was n
 
   # --- kernel objects: nothing of one container reaches another ------------
   # Session A leaves /dev/shm, /tmp, a POSIX queue, SysV IPC and a process
-  # in another session, sees them itself (the control), and holds them
-  # while session B looks; then C looks after A is gone.
+  # in another session, sees them itself (the control: once its process
+  # has started), and holds them until session B has looked (the host
+  # ends A's hold, a process of A's container it finds by its tag); then C
+  # looks after A is gone.
+  proc_has='for p in /proc/[0-9]*; do cat $p/cmdline; echo; done 2>/dev/null | tr "\0" " " | grep -q "^sleep 60"'
   probe_all='[ -e /dev/shm/crq ] && echo SHM; [ -e /tmp/crq ] && echo TMP
     ./probe mq-has >/dev/null && echo MQ; ./probe sysv-has >/dev/null && echo SYSV
-    for p in /proc/[0-9]*; do cat $p/cmdline; echo; done 2>/dev/null | tr "\0" " " | grep -q "^sleep 60" && echo PROC
+    '"$proc_has"' && echo PROC
     echo LOOKED'
+  local hold="crq-hold-$$-$engine"
   "$CRUCIBLE" run 'echo s >/dev/shm/crq; echo t >/tmp/crq; ./probe mq-make; ./probe sysv-make
-    setsid sleep 60 & '"$probe_all"'; sleep 4' >"$TEST_TMP/a.out" 2>&1 &
+    setsid sleep 60 &
+    n=0; until '"$proc_has"' || [ $n -ge 600 ]; do sleep 0.05; n=$((n + 1)); done
+    '"$probe_all"'; ./probe hold '"$hold"' || :' >"$TEST_TMP/a.out" 2>&1 &
   a_pid=$!
-  for _ in $(seq 300); do grep -q LOOKED "$TEST_TMP/a.out" && break; sleep 0.1; done
+  for _ in $(seq 1200); do
+    grep -q LOOKED "$TEST_TMP/a.out" || ! kill -0 "$a_pid" 2>/dev/null && break
+    sleep 0.1
+  done
   crun run "$probe_all"
   b_out=$out
+  # B has looked: A's hold ends (it may not have begun yet).
+  for _ in $(seq 1200); do
+    pkill -TERM -x -f "./probe hold $hold" && break
+    kill -0 "$a_pid" 2>/dev/null || break
+    sleep 0.1
+  done
   wait "$a_pid"
   is "$(head -6 "$TEST_TMP/a.out")" "SHM
 TMP
