@@ -540,24 +540,8 @@ static void
 bwrap_publish_answer (struct bwrap_session *s, struct publish_report *rep,
                       struct sandbox_publication *out)
 {
-  out->busy = rep->status == PUBLISH_BUSY;
+  publish_report_answer (rep, out);
   s->published = !out->busy;
-  out->published_nothing = rep->status != PUBLISH_DONE
-                           && rep->status != PUBLISH_NOTHING && !out->busy;
-  static const char *const words[] = {
-    [PUBLISH_NOTHING] = "unchanged",
-    [PUBLISH_DONE] = "published",
-    [PUBLISH_BUSY] = "busy",
-    [PUBLISH_REFUSED_COUNT] = "refused",
-    [PUBLISH_REFUSED_CHANGED] = "refused",
-    [PUBLISH_ROLLED_BACK] = "rolled_back",
-    [PUBLISH_QUARANTINED] = "quarantined",
-  };
-  out->outcome = words[rep->status];
-  out->paths = rep->published;
-  out->bytes = rep->bytes;
-  out->note = rep->note;
-  rep->note = NULL;
   if (s->groups_note != NULL)
     {
       char *both = out->note != NULL

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crucible/sandbox.h>
+
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
@@ -54,6 +56,29 @@ publish_report_clear (struct publish_report *rep)
   free (rep->note);
   free (rep->quarantine_id);
   memset (rep, 0, sizeof *rep);
+}
+
+void
+publish_report_answer (struct publish_report *rep,
+                       struct sandbox_publication *out)
+{
+  static const char *const words[] = {
+    [PUBLISH_NOTHING] = "unchanged",
+    [PUBLISH_DONE] = "published",
+    [PUBLISH_BUSY] = "busy",
+    [PUBLISH_REFUSED_COUNT] = "refused",
+    [PUBLISH_REFUSED_CHANGED] = "refused",
+    [PUBLISH_ROLLED_BACK] = "rolled_back",
+    [PUBLISH_QUARANTINED] = "quarantined",
+  };
+  out->busy = rep->status == PUBLISH_BUSY;
+  out->published_nothing = rep->status != PUBLISH_DONE
+                           && rep->status != PUBLISH_NOTHING && !out->busy;
+  out->outcome = words[rep->status];
+  out->paths = rep->published;
+  out->bytes = rep->bytes;
+  out->note = rep->note;
+  rep->note = NULL;
 }
 
 /* --- notes ---------------------------------------------------------------

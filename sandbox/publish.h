@@ -83,6 +83,13 @@ int publish_run (const struct publish_request *req, struct publish_report *rep,
 
 void publish_report_clear (struct publish_report *rep);
 
+struct sandbox_publication;
+
+/* Fill out, the backend interface's answer, from rep: its outcome's
+ * journal word, counts, and note (taken from rep).  */
+void publish_report_answer (struct publish_report *rep,
+                            struct sandbox_publication *out);
+
 /* The note when a wait for the lock passed its ceiling of ms.  Owned.  */
 char *publish_note_wait_over (int64_t ms);
 

@@ -741,15 +741,6 @@ job_changes_publish (struct job_changes *ch, const char *call_id,
                      const struct pubguard *guard,
                      struct sandbox_publication *out, struct cr_error **err)
 {
-  static const char *const words[] = {
-    [PUBLISH_NOTHING] = "unchanged",
-    [PUBLISH_DONE] = "published",
-    [PUBLISH_BUSY] = "busy",
-    [PUBLISH_REFUSED_COUNT] = "refused",
-    [PUBLISH_REFUSED_CHANGED] = "refused",
-    [PUBLISH_ROLLED_BACK] = "rolled_back",
-    [PUBLISH_QUARANTINED] = "quarantined",
-  };
   struct publish_report rep;
   memset (out, 0, sizeof *out);
   if (!job_changes_complete (ch))
@@ -765,13 +756,7 @@ job_changes_publish (struct job_changes *ch, const char *call_id,
                                  .guard = guard };
   if (publish_run (&req, &rep, err) < 0)
     return -1;
-  out->busy = rep.status == PUBLISH_BUSY;
-  out->published_nothing = rep.status != PUBLISH_DONE
-                           && rep.status != PUBLISH_NOTHING && !out->busy;
-  out->outcome = words[rep.status];
-  out->paths = rep.published;
-  out->bytes = rep.bytes;
-  out->note = steal_pointer (&rep.note);
+  publish_report_answer (&rep, out);
   publish_report_clear (&rep);
   return 0;
 }
