@@ -102,7 +102,7 @@ credentials_handle (char out[24])
   unsigned char r[8] = { 0 };
   if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
     abort ();
-  memcpy (out, "cred-", 5);
+  strcpy (out, "cred-");
   buf_hex (out + 5, r, sizeof r);
 }
 

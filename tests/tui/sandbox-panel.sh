@@ -92,6 +92,9 @@ settings_confined() {
   tui_wait "mode on (shift+tab to cycle)" >/dev/null
   tui_keys /sandbox Enter
   tui_wait "Sandbox  [Settings]    Dependencies" >/dev/null
+  # The panel's last row, so that the screen taken holds all of it (under
+  # load a capture can land between the header and the rows).
+  tui_wait "$3" >/dev/null
   BLOCK=$(tui_block "  enabled" "$2")
   tui_keys Escape C-d
   tui_exited 10
@@ -100,7 +103,8 @@ mkdir -p "$HOME/.crucible" "$WS/docs" "$WS/.crucible"
 # With MCP servers too (their rows come after these, checked below), one
 # of them disabled by the project.
 printf '{"disabledMcpServers": ["old"]}\n' >"$WS/.crucible/config.json"
-settings_confined '{"sandbox": {"enabled": true}, "mcpServers": {"files": {"command": "npx"}, "everything": {"command": "srv", "optional": true}, "old": {"command": "old"}}}' 7
+settings_confined '{"sandbox": {"enabled": true}, "mcpServers": {"files": {"command": "npx"}, "everything": {"command": "srv", "optional": true}, "old": {"command": "old"}}}' 7 \
+  "not started: disabledMcpServers names it"
 SERVERS=$(tui_block "  MCP servers" 3)
 rm -f "$WS/.crucible/config.json"
 is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
@@ -122,7 +126,8 @@ is "$SERVERS" "  MCP servers  files       $state
                everything  $state, optional
                old         not started: disabledMcpServers names it" \
   "the Settings tab: each configured server, whether it would run confined, the disabled one not started"
-settings_confined '{"sandbox": {"enabled": true, "filesystem": {"readOnly": ["docs"]}, "network": {"domains": ["registry.npmjs.org", "*.pypi.org"]}, "limits": {"cpuSeconds": 60}}}' 9
+settings_confined '{"sandbox": {"enabled": true, "filesystem": {"readOnly": ["docs"]}, "network": {"domains": ["registry.npmjs.org", "*.pypi.org"]}, "limits": {"cpuSeconds": 60}}}' 9 \
+  "  MCP servers  none"
 is "$BLOCK" "  enabled      yes ($HOME/.crucible/config.json)
   backend      linux-bubblewrap
   workspace    $WS
