@@ -102,8 +102,9 @@ credentials_handle (char out[24])
   unsigned char r[8] = { 0 };
   if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
     abort ();
-  strcpy (out, "cred-");
-  buf_hex (out + 5, r, sizeof r);
+  char hex[2 * sizeof r + 1];
+  buf_hex (hex, r, sizeof r);
+  snprintf (out, 24, "cred-%s", hex);
 }
 
 /* Whether the configuration's withheld list names name.  */

@@ -9,12 +9,19 @@
 
 plan 8
 
-# What exists outside the engines' directory before they start.
+# What exists outside the engines' directory before they start.  podman's
+# libpod_parent is one parent for every podman on the machine (another
+# script's may make it meanwhile), so what is this test's own under it is
+# its containers' cgroups, by id.
+own_cids=()
 leftovers() {
+  local c
   ls -d /etc/docker /run/docker /run/containerd /run/libpod /run/containers \
     /var/lib/docker /var/lib/containers/storage /var/lib/containers/cache \
-    /sys/fs/cgroup/*/docker /sys/fs/cgroup/*/crucible-test-$$ \
-    /sys/fs/cgroup/*/libpod_parent 2>/dev/null
+    /sys/fs/cgroup/*/docker /sys/fs/cgroup/*/crucible-test-$$ 2>/dev/null
+  for c in ${own_cids[@]+"${own_cids[@]}"}; do
+    ls -d /sys/fs/cgroup/*/libpod_parent/*"$c"* /sys/fs/cgroup/libpod_parent/*"$c"* 2>/dev/null
+  done
   grep -F "$ENGINE_DIR" /proc/mounts
 }
 before=$(leftovers)
@@ -29,6 +36,7 @@ for engine in docker podman; do
   cid=$(engine_api "$engine" POST /containers/create -H 'Content-Type: application/json' \
     -d '{"Image":"crucible-sandbox:latest","Cmd":["/bin/sh","-c","echo ran"],"HostConfig":{"NetworkMode":"none"}}' \
     | sed -n 's/^{"Id":"\([0-9a-f]*\)".*/\1/p')
+  [ -z "$cid" ] || own_cids+=("$cid")
   engine_api "$engine" POST "/containers/$cid/start" >/dev/null
   st=$(engine_api "$engine" POST "/containers/$cid/wait")
   logs=$(engine_api "$engine" GET "/containers/$cid/logs?stdout=1" | tr -d '\000-\010')
