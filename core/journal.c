@@ -396,7 +396,6 @@ journal_shared_digits (const char *name, const char *session)
 struct journal_candidates
 {
   char (*name)[JOURNAL_SESSION_LEN + sizeof ".jsonl"];
-  size_t *shared; /* leading digits each shares with the session id */
   size_t n, cap;
   size_t files; /* every other session's file listed so far */
 };
@@ -426,10 +425,9 @@ journal_list_candidates (DIR *d, const char *session,
         {
           c->cap = c->cap ? c->cap * 2 : JOURNAL_RETAIN_BUDGET;
           c->name = xrealloc (c->name, c->cap * sizeof *c->name);
-          c->shared = xrealloc (c->shared, c->cap * sizeof *c->shared);
         }
       memcpy (c->name[c->n], e->d_name, sizeof c->name[c->n]);
-      c->shared[c->n++] = shared;
+      c->n++;
     }
 }
 
@@ -473,7 +471,7 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
   size_t digits = journal_retain_share (c.files);
   for (size_t i = 0; i < c.n; i++)
     {
-      if (c.shared[i] < digits)
+      if (journal_shared_digits (c.name[i], j->session) < digits)
         continue;
       int r = journal_retain_one (dirfd, c.name[i], cutoff, me);
       if (r > 0)
@@ -485,7 +483,6 @@ journal_retain (const struct journal *j, uint64_t keep_days, uint64_t *removed,
         }
     }
   free (c.name);
-  free (c.shared);
   closedir (d);
   if (failed != NULL)
     return cr_error_set (err, saved, _ ("removing old journal %s/%s"), dir,

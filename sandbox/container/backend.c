@@ -2238,7 +2238,7 @@ container_abandon (struct sandbox_session *base)
   pthread_mutex_unlock (&s->lock);
   if (ended)
     {
-      pthread_join (s->thread, NULL);
+      container_join_thread (s);
       container_session_free (s);
       return;
     }
