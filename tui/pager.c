@@ -36,6 +36,16 @@ struct pager
   VTerm *vt;
   VTermScreen *screen;
   int cols;
+  /* Everything the interpreting terminal would have been given since its
+   * last reset is plain: printable ASCII in lines no wider than it, each
+   * ended by a newline.  Such lines only scroll, so they are not given to
+   * it: each goes straight into text, the last plain_rows of them counted
+   * as still on its screen, the line not ended yet kept as it came in
+   * partial.  The first byte that is not plain gives the terminal those
+   * rows and that line (pager_unplain), and it interprets from there on.  */
+  bool plain;
+  int plain_rows;
+  struct buf partial;
   struct buf text; /* every finished line, each ending in '\n' */
   size_t *starts;  /* where each line begins in text */
   size_t n_lines, cap_lines;
@@ -122,6 +132,16 @@ pager_newline_mode (struct pager *p)
   vterm_input_write (p->vt, newline_mode, sizeof newline_mode - 1);
 }
 
+/* The interpreting terminal was reset: nothing on its screen, and what
+ * it is given next may be plain again.  */
+static void
+pager_plain_reset (struct pager *p)
+{
+  p->plain = true;
+  p->plain_rows = 0;
+  p->partial.len = 0;
+}
+
 /* Make the interpreting terminal, in newline mode.  */
 static void
 pager_make_vt (struct pager *p, int cols)
@@ -136,6 +156,7 @@ pager_make_vt (struct pager *p, int cols)
   vterm_screen_set_callbacks (p->screen, &callbacks, p);
   vterm_screen_reset (p->screen, 1);
   pager_newline_mode (p);
+  pager_plain_reset (p);
 }
 
 /* Lines of the interpreting screen still on it (not pushed yet).  */
@@ -144,6 +165,8 @@ pager_screen_rows (struct pager *p)
 {
   if (p->vt == NULL)
     return 0;
+  if (p->plain)
+    return p->partial.len > 0 ? 1 : 0;
   VTermPos cursor;
   vterm_state_get_cursorpos (vterm_obtain_state (p->vt), &cursor);
   return cursor.row + (cursor.col > 0 ? 1 : 0);
@@ -153,6 +176,16 @@ pager_screen_rows (struct pager *p)
 static void
 pager_screen_line (struct pager *p, int row, struct buf *out)
 {
+  if (p->plain)
+    {
+      /* The line not ended yet, its trailing blanks the screen's.  */
+      size_t n = p->partial.len;
+      while (n > 0 && p->partial.data[n - 1] == ' ')
+        n--;
+      out->len = 0;
+      buf_append (out, n > 0 ? p->partial.data : "", n);
+      return;
+    }
   VTermScreenCell cells[1024];
   int cols = p->cols < 1024 ? p->cols : 1024;
   for (int c = 0; c < cols; c++)
@@ -226,6 +259,7 @@ pager_free (struct pager *p)
     vterm_free (p->vt);
   capture_free (p->owned);
   buf_free (&p->text);
+  buf_free (&p->partial);
   buf_free (&p->query);
   free (p->starts);
   free (p->found);
@@ -248,6 +282,8 @@ pager_now_ms (void)
 static void
 pager_take_screen (struct pager *p)
 {
+  if (p->plain)
+    return;
   VTermPos cursor;
   vterm_state_get_cursorpos (vterm_obtain_state (p->vt), &cursor);
   int rows = cursor.row;
@@ -286,8 +322,82 @@ pager_gap (struct pager *p, uint64_t at, uint64_t lines_before)
   p->gap_bytes = at - p->gap_from;
   vterm_screen_reset (p->screen, 1);
   pager_newline_mode (p);
+  pager_plain_reset (p);
   if (p->found_line > p->gap_row)
     p->found_line = -1;
+}
+
+/* A plain line ended: into text as the terminal would have pushed it
+ * (its trailing blanks trimmed), counted on its screen until a screen's
+ * height of lines has come after it.  */
+static void
+pager_plain_line (struct pager *p)
+{
+  size_t n = p->partial.len;
+  while (n > 0 && p->partial.data[n - 1] == ' ')
+    n--;
+  pager_add_line (p, n > 0 ? p->partial.data : "", n);
+  p->partial.len = 0;
+  if (p->plain_rows < PAGER_VT_ROWS - 1)
+    p->plain_rows++;
+}
+
+/* A byte that is not plain came: the terminal is given the rows it would
+ * still have on its screen, which leave text, and the line not ended.
+ * (They fit on its screen, so none is pushed back while it is given
+ * them; were one, it would follow them in text.)  */
+static void
+pager_unplain (struct pager *p)
+{
+  size_t first = p->n_lines - (size_t) p->plain_rows;
+  struct buf rows = BUF_INIT;
+  if (p->plain_rows > 0)
+    {
+      buf_append (&rows, p->text.data + p->starts[first],
+                  p->text.len - p->starts[first]);
+      p->text.len = p->starts[first];
+      p->n_lines = first;
+    }
+  buf_append (&rows, p->partial.data, p->partial.len);
+  p->plain = false;
+  p->plain_rows = 0;
+  p->partial.len = 0;
+  if (rows.len > 0)
+    vterm_input_write (p->vt, rows.data, rows.len);
+  buf_free (&rows);
+}
+
+/* Take the plain bytes at the start of s[0..n) as lines; returns how
+ * many were taken (all n unless one is not plain, which ends it).  */
+static size_t
+pager_take_plain (struct pager *p, const char *s, size_t n)
+{
+  size_t i = 0;
+  while (i < n)
+    {
+      const char *nl = memchr (s + i, '\n', n - i);
+      size_t end = nl != NULL ? (size_t) (nl - s) : n;
+      size_t run = i;
+      while (run < end && s[run] >= 0x20 && s[run] < 0x7f)
+        run++;
+      if (p->partial.len + (run - i) > (size_t) p->cols)
+        {
+          /* Wider than the terminal: it wraps, which it interprets.  */
+          pager_unplain (p);
+          return i;
+        }
+      buf_append (&p->partial, s + i, run - i);
+      if (run < end)
+        {
+          pager_unplain (p);
+          return run;
+        }
+      if (nl == NULL)
+        return n;
+      pager_plain_line (p);
+      i = end + 1;
+    }
+  return n;
 }
 
 /* Read and interpret one chunk of what the capture holds past what was
@@ -316,7 +426,9 @@ pager_read_chunk (struct pager *p)
           p->gap_bytes += skip;
         }
     }
-  vterm_input_write (p->vt, chunk + skip, n - skip);
+  size_t taken = p->plain ? pager_take_plain (p, chunk + skip, n - skip) : 0;
+  if (skip + taken < n)
+    vterm_input_write (p->vt, chunk + skip + taken, n - skip - taken);
   const char *nl = memrchr (chunk + skip, '\n', n - skip);
   if (nl != NULL)
     p->line_start = at + (uint64_t) (nl + 1 - chunk);

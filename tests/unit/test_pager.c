@@ -252,6 +252,123 @@ test_detach_keeps_the_rest (void **state)
   pager_free (p);
 }
 
+/* Feed s[0..n) and parse it all, in a view that takes plain lines
+ * straight (as the session's do) or in one that gives libvterm every
+ * byte.  */
+static struct pager *
+parsed (const char *s, size_t n, bool plain)
+{
+  struct capture *cap = spooled_capture ();
+  capture_feed (cap, s, n);
+  struct pager *p = pager_new_capture (cap, "t");
+  pager_make_vt (p, TEST_COLS);
+  p->plain = plain;
+  update_all (p);
+  pager_detach (p, cap);
+  return p;
+}
+
+/* The two views of s have the same rows.  */
+static void
+assert_alike (const char *s, size_t n)
+{
+  struct pager *fast = parsed (s, n, true), *slow = parsed (s, n, false);
+  struct buf a = BUF_INIT, b = BUF_INIT;
+  assert_int_equal (pager_total (fast), pager_total (slow));
+  for (long i = 0; i < pager_total (fast); i++)
+    {
+      pager_line (fast, i, &a);
+      pager_line (slow, i, &b);
+      buf_putc (&a, '\0');
+      buf_putc (&b, '\0');
+      assert_string_equal (a.data, b.data);
+    }
+  buf_free (&a);
+  buf_free (&b);
+  pager_free (fast);
+  pager_free (slow);
+}
+
+/* Plain lines (printable ASCII no wider than the view) are taken without
+ * libvterm, and what follows them is interpreted as if it had had every
+ * byte: a cursor moving up over rows still on its screen, a carriage
+ * return, a line the width of the screen or wider, colour, wide and
+ * combining characters, a tab, a line not ended.  */
+static void
+test_plain_lines_read_as_interpreted (void **state)
+{
+  (void) state;
+  struct buf s = BUF_INIT;
+  for (int k = 0; k < 200; k++)
+    buf_printf (&s, "line %d   \n", k);
+  struct pager *p = parsed (s.data, s.len, true);
+  assert_true (p->plain);
+  assert_int_equal (p->plain_rows, PAGER_VT_ROWS - 1);
+  pager_free (p);
+  assert_alike (s.data, s.len);
+  static const char *const tails[] = {
+    "\x1b[48Atop\n",
+    "\x1b[3A\x1b[2Kx\n",
+    "\x1b[A\x1b[9Cz\n",
+    "half\rover\n",
+    "part\x1b[1;31mred\x1b[m\n",
+    "\xe7\xba\xa2\xe8\x89\xb2 wide\ne\xcc\x81\n",
+    "a\tb\n",
+    "not ended",
+    "\x1b[2J\x1b[Hafter\n",
+  };
+  for (size_t t = 0; t < sizeof tails / sizeof *tails; t++)
+    {
+      struct buf u = BUF_INIT;
+      buf_append (&u, s.data, s.len);
+      buf_puts (&u, tails[t]);
+      p = parsed (u.data, u.len, true);
+      assert_true (p->plain == (t == 7));
+      pager_free (p);
+      assert_alike (u.data, u.len);
+      buf_free (&u);
+    }
+  /* Lines the width of the screen, and one wider (it wraps).  */
+  struct buf w = BUF_INIT;
+  for (int width = TEST_COLS - 1; width <= TEST_COLS + 1; width++)
+    {
+      for (int k = 0; k < width; k++)
+        buf_putc (&w, (char) ('a' + k % 26));
+      buf_puts (&w, "\n");
+    }
+  buf_puts (&w, "\x1b[2A<\n");
+  assert_alike (w.data, w.len);
+  buf_free (&w);
+  buf_free (&s);
+}
+
+/* Random streams of plain and other bytes, across the chunks a frame
+ * reads: the rows are those libvterm makes of every byte.  */
+static void
+test_plain_and_other_bytes_at_random (void **state)
+{
+  (void) state;
+  static const char *const pieces[] = {
+    "a", "word ", "  ", "\n", "\n", "\n", "\r", "\x1b[A", "\x1b[3A", "\x1b[K",
+    "\x1b[1m", "\xc3\xa9", "\t", "\x1b[", "\b",
+  };
+  const size_t n_pieces = sizeof pieces / sizeof *pieces;
+  unsigned seed = 1;
+  for (int round = 0; round < 40; round++)
+    {
+      struct buf s = BUF_INIT;
+      /* A plain start of a length that puts the first other byte
+       * anywhere in or across a chunk.  */
+      int plain = rand_r (&seed) % 600;
+      for (int k = 0; k < plain; k++)
+        buf_printf (&s, "%0*d\n", rand_r (&seed) % (TEST_COLS + 3), k);
+      while (s.len < 3 * PAGER_PARSE_CHUNK)
+        buf_puts (&s, pieces[(size_t) rand_r (&seed) % n_pieces]);
+      assert_alike (s.data, s.len);
+      buf_free (&s);
+    }
+}
+
 int
 main (void)
 {
@@ -263,6 +380,8 @@ main (void)
     cmocka_unit_test (test_opened_after),
     cmocka_unit_test (test_open_during_flood),
     cmocka_unit_test (test_detach_keeps_the_rest),
+    cmocka_unit_test (test_plain_lines_read_as_interpreted),
+    cmocka_unit_test (test_plain_and_other_bytes_at_random),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
