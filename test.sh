@@ -57,17 +57,25 @@ stage_result() {
 
 # Count the TAP results of a build's test logs.
 count_results() {
-  local dir=$1 label=$2 trs log line
+  local dir=$1 label=$2 trs log line before named
   while IFS= read -r trs; do
     log=${trs%.trs}.log
+    before=$failed named=${#failures[@]}
     while IFS= read -r line; do
       case "$line" in
         ":test-result: PASS"*) passed=$((passed + 1)) ;;
         ":test-result: SKIP"*) skipped=$((skipped + 1)) ;;
-        ":test-result: "*) failed=$((failed + 1))
-          failures+=("$label: ${log#"$dir"/} ${line#:test-result: }") ;;
+        ":test-result: "*) failed=$((failed + 1)) ;;
       esac
     done <"$trs"
+    # Which checks failed, as the log names them (the .trs does not).
+    if [ "$failed" -gt "$before" ]; then
+      while IFS= read -r line; do
+        failures+=("$label: $line")
+      done < <(grep -E '^(FAIL|ERROR|XPASS): ' "$log" 2>/dev/null)
+      [ "${#failures[@]}" -gt "$named" ] ||
+        failures+=("$label: ${log#"$dir"/} failed")
+    fi
     while IFS= read -r line; do
       skips+=("$label: ${log#"$dir"/}: $line")
     done < <(grep -E '^ok [0-9]+ .*# SKIP' "$log" 2>/dev/null | sed 's/^ok [0-9]* - //')
