@@ -66,13 +66,18 @@ kept_id() { ahead_sandbox "$JOURNAL_DIR" kept "${kept:-}"; }
 # started_in ID: the sandbox ID of command ID's start fact (the journal's
 # command numbers count from 1 in each server).
 started_in() { started_sandbox "$JOURNAL_DIR" "$1"; }
-# waiting: the pid of the bwrap child of the server whose broker awaits GO.
+# waiting: the pid of the bwrap child of the server whose broker awaits
+# GO, once it does (the journal's policy fact comes before the broker
+# starts); empty after 10 s.
 waiting() {
   local p
-  for p in $(pgrep -P "$mcp_pid"); do
-    pgrep -P "$p" >/dev/null || continue
-    tr '\0' ' ' </proc/"$(pgrep -P "$p" | head -1)"/cmdline 2>/dev/null | grep -q -- ' --await ' &&
-      { printf '%s' "$p"; return; }
+  for _ in $(seq 200); do
+    for p in $(pgrep -P "$mcp_pid"); do
+      pgrep -P "$p" >/dev/null || continue
+      tr '\0' ' ' </proc/"$(pgrep -P "$p" | head -1)"/cmdline 2>/dev/null | grep -q -- ' --await ' &&
+        { printf '%s' "$p"; return; }
+    done
+    sleep 0.05
   done
 }
 
