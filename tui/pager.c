@@ -28,23 +28,19 @@ struct pager
 {
   const struct capture *cap; /* what it reads, or NULL: fixed text */
   struct capture *owned;     /* cap, once its command let go of it */
-  bool live;                 /* a view of a command's output */
   uint64_t offset;           /* the stream offset read to */
   uint64_t line_start;       /* where the line being read began */
-  bool over_ceiling;         /* the capture stopped keeping at the ceiling */
   char *title;
   VTerm *vt;
   VTermScreen *screen;
-  int cols;
   /* Everything the interpreting terminal would have been given since its
-   * last reset is plain: printable ASCII in lines no wider than it, each
-   * ended by a newline.  Such lines only scroll, so they are not given to
-   * it: each goes straight into text, the last plain_rows of them counted
-   * as still on its screen, the line not ended yet kept as it came in
-   * partial.  The first byte that is not plain gives the terminal those
-   * rows and that line (pager_unplain), and it interprets from there on.  */
-  bool plain;
-  int plain_rows;
+   * last reset is plain (the flag plain below): printable ASCII in lines
+   * no wider than it, each ended by a newline.  Such lines only scroll, so
+   * they are not given to it: each goes straight into text, the last
+   * plain_rows of them counted as still on its screen, the line not ended
+   * yet kept as it came in partial.  The first byte that is not plain
+   * gives the terminal those rows and that line (pager_unplain), and it
+   * interprets from there on.  */
   struct buf partial;
   struct buf text; /* every finished line, each ending in '\n' */
   size_t *starts;  /* where each line begins in text */
@@ -58,17 +54,22 @@ struct pager
   uint64_t gap_bytes;
   uint64_t gap_from; /* the stream offset where it begins */
   long top;          /* the first line shown */
-  bool follow;       /* stay at the end as lines arrive */
-  bool searching;
   struct buf query;
   char *found; /* the last query searched for */
   long found_line;
+  int cols;
+  int plain_rows;
+  bool plain;
+  bool live;         /* a view of a command's output */
+  bool over_ceiling; /* the capture stopped keeping at the ceiling */
+  bool follow;       /* stay at the end as lines arrive */
+  bool searching;
   bool not_found;
 };
 
-/* Append one finished line of n bytes.  */
+/* A line begins at the end of text.  */
 static void
-pager_add_line (struct pager *p, const char *s, size_t n)
+pager_begin_line (struct pager *p)
 {
   if (p->n_lines == p->cap_lines)
     {
@@ -76,15 +77,24 @@ pager_add_line (struct pager *p, const char *s, size_t n)
       p->starts = xrealloc (p->starts, p->cap_lines * sizeof *p->starts);
     }
   p->starts[p->n_lines++] = p->text.len;
+}
+
+/* Append one finished line of n bytes.  */
+static void
+pager_add_line (struct pager *p, const char *s, size_t n)
+{
+  pager_begin_line (p);
   buf_append (&p->text, s, n);
   buf_putc (&p->text, '\n');
 }
 
-/* Append one line of cells as UTF-8 text.  */
+/* Append one line of cells as UTF-8 text, straight into text: this runs
+ * for every row a command's output scrolls.  */
 static void
 pager_add_cells (struct pager *p, int cols, const VTermScreenCell *cells)
 {
-  struct buf line = BUF_INIT;
+  size_t start = p->text.len;
+  pager_begin_line (p);
   for (int i = 0; i < cols; i++)
     {
       if (cells[i].chars[0] == (uint32_t) -1)
@@ -95,24 +105,28 @@ pager_add_cells (struct pager *p, int cols, const VTermScreenCell *cells)
            k < VTERM_MAX_CHARS_PER_CELL && (k == 0 || cells[i].chars[k] != 0);
            k++)
         {
-          char u[MB_LEN_MAX];
           uint32_t ch = cells[i].chars[k];
           if (ch == 0)
             {
-              buf_putc (&line, ' ');
+              buf_putc (&p->text, ' ');
               break;
             }
+          if (ch < 0x80)
+            {
+              buf_putc (&p->text, (char) ch);
+              continue;
+            }
+          char u[MB_LEN_MAX];
           int n = wctomb (u, (wchar_t) ch);
-          buf_append (&line, n > 0 ? u : "?", n > 0 ? (size_t) n : 1);
+          buf_append (&p->text, n > 0 ? u : "?", n > 0 ? (size_t) n : 1);
         }
       if (cells[i].width > 1)
         i += cells[i].width - 1;
     }
   /* Trailing blanks are the screen's, not the command's.  */
-  while (line.len > 0 && line.data[line.len - 1] == ' ')
-    line.len--;
-  pager_add_line (p, line.data != NULL ? line.data : "", line.len);
-  buf_free (&line);
+  while (p->text.len > start && p->text.data[p->text.len - 1] == ' ')
+    p->text.len--;
+  buf_putc (&p->text, '\n');
 }
 
 /* A row left the top of the interpreting screen.  */
