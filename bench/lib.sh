@@ -28,7 +28,8 @@ bench_now_us ()
 }
 
 # Print the median of the integer arguments (the mean of the two middle
-# values for an even count, rounded down).
+# values for an even count, rounded down; %.0f, as mawk clamps %d at
+# 2^31 - 1).
 bench_median ()
 {
   [ "$#" -gt 0 ] || bench_die "bench_median: no values"
@@ -36,7 +37,7 @@ bench_median ()
     { v[NR] = $1 }
     END {
       if (NR % 2) print v[(NR + 1) / 2]
-      else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+      else printf "%.0f\n", int((v[NR / 2] + v[NR / 2 + 1]) / 2)
     }'
 }
 
