@@ -20,10 +20,6 @@
 #include "tui/text.h"
 #include "tui/theme.h"
 
-/* Rows of the terminal the output is interpreted in; rows pushed off its
- * top become the view's lines.  */
-#define PAGER_VT_ROWS 50
-
 struct pager
 {
   const struct capture *cap; /* what it reads, or NULL: fixed text */

@@ -27,6 +27,11 @@
  * ASCII no wider than the view, only scroll, and are taken without it
  * until the first byte that is not: 1.5 million lines of `yes` are 0.08 s
  * rather than 11 s; pager.c, struct pager.)  */
+/* Rows of the terminal the output is interpreted in; rows pushed off its
+ * top become the view's lines (tests/helpers/pager_read's baseline is a
+ * terminal of as many).  */
+#define PAGER_VT_ROWS 50
+
 #define PAGER_PARSE_MS 15
 #define PAGER_PARSE_CHUNK ((size_t) 4 * 1024)
 

@@ -24,12 +24,9 @@
 #include <vterm.h>
 
 #include "core/capture.h"
+#include "lib/buf.h"
 #include "lib/error.h"
-#include "lib/xalloc.h"
 #include "tui/pager.h"
-
-/* The rows tui/pager.c interprets in.  */
-#define VT_ROWS 50
 
 static uint64_t
 now_us (void)
@@ -76,19 +73,13 @@ main (int argc, char **argv)
     }
   struct capture_limits limits = capture_limits_for_result (UINT64_MAX);
   struct capture *cap = capture_new (&limits, spool);
-  char *all = NULL;
-  size_t len = 0, cap_all = 0, n;
+  struct buf all = BUF_INIT;
+  size_t n;
   char chunk[65536];
   while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
     {
       capture_feed (cap, chunk, n);
-      if (len + n > cap_all)
-        {
-          cap_all = (len + n) * 2;
-          all = xrealloc (all, cap_all);
-        }
-      memcpy (all + len, chunk, n);
-      len += n;
+      buf_append (&all, chunk, n);
     }
   if (ferror (f))
     {
@@ -108,7 +99,7 @@ main (int argc, char **argv)
       = { .sb_pushline = count_pushline };
   long lines = 0;
   t0 = now_us ();
-  VTerm *vt = vterm_new (VT_ROWS, cols);
+  VTerm *vt = vterm_new (PAGER_VT_ROWS, cols);
   vterm_set_utf8 (vt, 1);
   VTermScreen *screen = vterm_obtain_screen (vt);
   vterm_screen_set_callbacks (screen, &callbacks, &lines);
@@ -116,16 +107,16 @@ main (int argc, char **argv)
   vterm_input_write (vt, "\x1b[20h", 5);
   /* In the view's chunks: libvterm 0.1.4 given megabytes at once
    * overflows its stack.  */
-  for (size_t at = 0; at < len; at += PAGER_PARSE_CHUNK)
-    vterm_input_write (vt, all + at,
-                       len - at < PAGER_PARSE_CHUNK ? len - at
-                                                    : PAGER_PARSE_CHUNK);
+  for (size_t at = 0; at < all.len; at += PAGER_PARSE_CHUNK)
+    vterm_input_write (vt, all.data + at,
+                       all.len - at < PAGER_PARSE_CHUNK ? all.len - at
+                                                        : PAGER_PARSE_CHUNK);
   uint64_t vterm_us = now_us () - t0;
   vterm_free (vt);
 
   printf ("view_us=%llu vterm_us=%llu lines=%ld\n",
           (unsigned long long) view_us, (unsigned long long) vterm_us, lines);
   capture_free (cap);
-  free (all);
+  buf_free (&all);
   return 0;
 }
