@@ -5,11 +5,14 @@
 #include "sandbox/netpolicy.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <idn2.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -216,6 +219,50 @@ netpolicy_literal_text (const char *s)
   return xstrdup (inet_ntop (AF_INET6, a, text, sizeof text));
 }
 
+/* libidn2, loaded the first time a name is not ASCII (as libcurl is for
+ * the container backend): linked, it and the libunistring it needs were
+ * two of the three shared objects every start of crucible mapped and
+ * relocated (about 0.3 ms of an unconfined `crucible run -- true`), for
+ * names almost no policy has.  Loaded once, for every thread (the
+ * proxy's normalise names too), and kept.  */
+static struct
+{
+  int (*to_ascii_8z) (const char *input, char **output, int flags);
+  const char *(*strerror) (int rc);
+  void (*free) (void *ptr);
+  char why[256]; /* why it did not load, or "" */
+} netpolicy_idn2;
+
+static pthread_once_t netpolicy_idn2_once = PTHREAD_ONCE_INIT;
+
+static void
+netpolicy_idn2_load (void)
+{
+  static const char *const names[]
+      = { "idn2_to_ascii_8z", "idn2_strerror", "idn2_free" };
+  void *f[sizeof names / sizeof *names];
+  void *lib = dlopen ("libidn2.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (lib == NULL)
+    {
+      const char *why = dlerror ();
+      snprintf (netpolicy_idn2.why, sizeof netpolicy_idn2.why, "%s",
+                why != NULL ? why : "libidn2.so.0 not found");
+      return;
+    }
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if ((f[i] = dlsym (lib, names[i])) == NULL)
+      {
+        snprintf (netpolicy_idn2.why, sizeof netpolicy_idn2.why,
+                  "libidn2.so.0 has no %s", names[i]);
+        return;
+      }
+  /* A data pointer from dlsym becomes the function pointer it names
+   * (POSIX guarantees the representation).  */
+  memcpy (&netpolicy_idn2.to_ascii_8z, &f[0], sizeof f[0]);
+  memcpy (&netpolicy_idn2.strerror, &f[1], sizeof f[1]);
+  memcpy (&netpolicy_idn2.free, &f[2], sizeof f[2]);
+}
+
 /* Turn a (possibly UTF-8) name to lower-case ASCII: an IDN becomes its
  * A-label (IDNA2008, TR46 non-transitional: `faß.de` is `xn--fa-hia.de`,
  * not `fass.de`, as browsers now resolve it).  */
@@ -227,16 +274,24 @@ netpolicy_name_ascii (const char *name, char **out, struct cr_error **err)
     ascii = xstrdup (name);
   else
     {
-      int rc = idn2_to_ascii_8z (name, &ascii,
-                                 IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+      pthread_once (&netpolicy_idn2_once, netpolicy_idn2_load);
+      if (netpolicy_idn2.to_ascii_8z == NULL)
+        return cr_error_set (err, 0,
+                             "the host name is not ASCII, and libidn2, which "
+                             "turns it into its ASCII form, could not be "
+                             "loaded: %s (on Debian: apt-get install "
+                             "libidn2-0)",
+                             netpolicy_idn2.why);
+      int rc = netpolicy_idn2.to_ascii_8z (
+          name, &ascii, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
       if (rc != IDN2_OK || ascii == NULL)
         return cr_error_set (err, 0,
                              "the host name is not a valid "
                              "internationalised name (%s)",
-                             idn2_strerror (rc));
+                             netpolicy_idn2.strerror (rc));
       /* idn2 allocates with malloc: hand the caller an xalloc'd copy.  */
       char *copy = xstrdup (ascii);
-      idn2_free (ascii);
+      netpolicy_idn2.free (ascii);
       ascii = copy;
     }
   for (char *p = ascii; *p; p++)

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sandbox/netpolicy.h"
 
@@ -900,9 +902,82 @@ test_inside_port (void **state)
   assert_int_equal (NETWORK_INSIDE_PORT, 3128);
 }
 
-int
-main (void)
+/* libidn2 is loaded the first time a name is not ASCII: without it, such
+ * a name is refused, saying why, and an ASCII one still normalises.  The
+ * loader reads LD_LIBRARY_PATH when a process starts, so this program runs
+ * itself again (IDN2_MISSING_ARG) with a directory first in it whose
+ * libidn2.so.0 is an empty file.  */
+#define IDN2_MISSING_ARG "--idn2-missing"
+
+static int
+idn2_missing_child (void)
 {
+  struct cr_error *err = NULL;
+  char *out = NULL;
+  if (netpolicy_name_normalise ("Example.COM", &out, &err) < 0)
+    return 2;
+  printf ("%s\n", out);
+  free (out);
+  if (netpolicy_name_normalise ("b\xc3\xbc\x63her.example", &out, &err) == 0)
+    return 3;
+  printf ("%s\n", err->msg);
+  cr_error_free (err);
+  return 0;
+}
+
+static void
+test_idn2_missing (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/test_netpolicy.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char lib[sizeof dir + 16];
+  snprintf (lib, sizeof lib, "%s/libidn2.so.0", dir);
+  FILE *f = fopen (lib, "w");
+  assert_non_null (f);
+  fclose (f);
+  int fds[2];
+  assert_int_equal (pipe (fds), 0);
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      dup2 (fds[1], 1);
+      setenv ("LD_LIBRARY_PATH", dir, 1);
+      execl ("/proc/self/exe", "test_netpolicy", IDN2_MISSING_ARG,
+             (char *) NULL);
+      _exit (127);
+    }
+  close (fds[1]);
+  char got[1024];
+  size_t n = 0;
+  ssize_t r;
+  while (n < sizeof got - 1
+         && (r = read (fds[0], got + n, sizeof got - 1 - n)) > 0)
+    n += (size_t) r;
+  got[n] = '\0';
+  close (fds[0]);
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  unlink (lib);
+  rmdir (dir);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+  char want[1024];
+  snprintf (want, sizeof want,
+            "example.com\n"
+            "the host name is not ASCII, and libidn2, which turns it into "
+            "its ASCII form, could not be loaded: %s: file too short (on "
+            "Debian: apt-get install libidn2-0)\n",
+            lib);
+  assert_string_equal (got, want);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 2 && strcmp (argv[1], IDN2_MISSING_ARG) == 0)
+    return idn2_missing_child ();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_authority),
     cmocka_unit_test (test_authority_refused),
@@ -923,6 +998,7 @@ main (void)
     cmocka_unit_test (test_upstream_url),
     cmocka_unit_test (test_basic_credential),
     cmocka_unit_test (test_inside_port),
+    cmocka_unit_test (test_idn2_missing),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
