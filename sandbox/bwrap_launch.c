@@ -1205,7 +1205,6 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
     memcpy (extra, g->fds, g->n_binds * sizeof *extra);
   extra[g->n_binds] = uns.outer;
   extra[g->n_binds + 1] = uns.inner;
-  bwrap_groups_check (s, workspace);
   s->root = xstrdup (workspace);
   /* The baseline comes before the layers.  Prepared ahead, it waits for
    * GO; the layers are empty until then, and the broker mounts nothing of
@@ -1303,5 +1302,10 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
                            "setting up the command's status channel");
     }
   s->channel = pair[0];
+  /* The workspace's groups are looked at while bwrap and the broker start
+   * on another CPU: only the result's note needs them, and the scan reads
+   * the workspace itself, which the command changes only through its
+   * layer (up to 20,000 entries: as long as the rest of a start).  */
+  bwrap_groups_check (s, workspace);
   return 0;
 }
