@@ -9,9 +9,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 
 #define LOOP_MAX_SIGNAL 65
@@ -60,14 +60,6 @@ struct loop
  * be given an argument, so this is the one place the loop needs a global;
  * it is written once by loop_new and cleared by loop_free.  */
 static volatile sig_atomic_t loop_sig_fd = -1;
-
-uint64_t
-loop_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
-}
 
 /* Record a signal in the self-pipe; async-signal-safe.  */
 static void
@@ -237,7 +229,7 @@ loop_add_timer (struct loop *loop, uint64_t delay_ms, loop_timer_fn fn,
     }
   uint64_t id = loop->next_timer_id++;
   loop->heap[loop->n_timers] = (struct loop_timer){
-    .deadline = loop_now_ms () + delay_ms, .id = id, .fn = fn, .data = data
+    .deadline = clock_now_ms () + delay_ms, .id = id, .fn = fn, .data = data
   };
   loop_heap_up (loop, loop->n_timers++);
   return id;
@@ -279,7 +271,7 @@ loop_add_signal (struct loop *loop, int signo, loop_signal_fn fn, void *data,
 static void
 loop_fire_timers (struct loop *loop)
 {
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   while (loop->n_timers > 0 && loop->heap[0].deadline <= now)
     {
       struct loop_timer t = loop->heap[0];
@@ -310,7 +302,7 @@ loop_poll_timeout (struct loop *loop, int max_wait_ms)
 {
   if (loop->n_timers == 0)
     return max_wait_ms;
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   uint64_t due = loop->heap[0].deadline;
   int until
       = due <= now ? 0 : (due - now > 86400000u ? 86400000 : (int) (due - now));

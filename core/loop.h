@@ -58,7 +58,4 @@ int loop_run (struct loop *loop, struct cr_error **err);
 /* Make loop_run() return after the current dispatch.  */
 void loop_quit (struct loop *loop);
 
-/* Milliseconds on the monotonic clock.  */
-uint64_t loop_now_ms (void);
-
 #endif

@@ -27,6 +27,7 @@
 #include "core/supervisor.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/jsonw.h"
 #include "lib/xalloc.h"
 #include "sandbox/netchan.h"
@@ -1144,7 +1145,7 @@ mserver_on_published (void *data)
       mserver_dispose (s);
       return;
     }
-  if (pub.busy && loop_now_ms () < s->publish_until)
+  if (pub.busy && clock_now_ms () < s->publish_until)
     {
       sandbox_publication_clear (&pub);
       s->timer = loop_add_timer (s->h->cfg.loop, MCPHOST_PUBLISH_RETRY_MS,
@@ -1203,7 +1204,7 @@ mserver_scope_done (struct mserver *s)
   else
     {
       s->publishing = true;
-      s->publish_until = loop_now_ms () + MCPHOST_WAIT_MS;
+      s->publish_until = clock_now_ms () + MCPHOST_WAIT_MS;
       mserver_publish (s);
     }
 }

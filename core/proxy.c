@@ -32,6 +32,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "sandbox/httpreq.h"
 #include "sandbox/netpolicy.h"
@@ -522,7 +523,7 @@ proxy_conn_timer_arm (struct proxy_conn *c)
   if (c->timer != 0 && c->timer_at <= c->deadline)
     return;
   loop_cancel_timer (loop, c->timer);
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   c->timer_at = c->deadline;
   c->timer = loop_add_timer (loop, c->deadline > now ? c->deadline - now : 0,
                              proxy_conn_timer_fire, c);
@@ -532,7 +533,7 @@ proxy_conn_timer_arm (struct proxy_conn *c)
 static void
 proxy_conn_deadline (struct proxy_conn *c, uint64_t ms)
 {
-  c->deadline = loop_now_ms () + ms;
+  c->deadline = clock_now_ms () + ms;
   proxy_conn_timer_arm (c);
 }
 
@@ -1634,7 +1635,7 @@ proxy_conn_closing (struct proxy_conn *c, short revents)
           return;
         }
     }
-  if (c->deadline > loop_now_ms () + PROXY_LINGER_MS)
+  if (c->deadline > clock_now_ms () + PROXY_LINGER_MS)
     proxy_conn_deadline (c, PROXY_LINGER_MS);
   proxy_conn_events (c);
 }
@@ -1734,7 +1735,7 @@ proxy_conn_timer_fire (struct loop *loop, void *data)
   struct proxy_conn *c = data;
   (void) loop;
   c->timer = 0;
-  if (loop_now_ms () < c->deadline)
+  if (clock_now_ms () < c->deadline)
     {
       proxy_conn_timer_arm (c);
       return;
@@ -2038,7 +2039,7 @@ proxy_ask (struct proxy_conn *c)
   c->question = q->id;
   /* A backstop only: the question's own timer refuses it first, and
    * starts when it is asked (proxy_question_next).  */
-  c->deadline = loop_now_ms () + (ahead + 1) * PROXY_ASK_WAIT_MS + 5000u;
+  c->deadline = clock_now_ms () + (ahead + 1) * PROXY_ASK_WAIT_MS + 5000u;
   proxy_conn_timer_arm (c);
   proxy_conn_events (c);
   proxy_question_next (p);

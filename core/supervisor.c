@@ -25,6 +25,7 @@
 #include "core/proxy.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "sandbox/policy.h"
 #include "core/pubjob.h"
@@ -86,9 +87,9 @@ struct command
   uint64_t early_timer; /* background: answer after SUPERVISOR_EARLY_MS */
   uint64_t stop_timer;  /* a stop from the list that has not finished */
   uint64_t deadline_ms; /* what the deadline timer was set to, or 0 */
-  uint64_t deadline_at; /* loop_now_ms () of the deadline, or 0 */
+  uint64_t deadline_at; /* clock_now_ms () of the deadline, or 0 */
   uint64_t publish_timer;
-  uint64_t publish_until;     /* loop_now_ms () past which the wait ends */
+  uint64_t publish_until;     /* clock_now_ms () past which the wait ends */
   uint64_t publish_ceiling;   /* the ceiling that applies, in ms */
   bool publishing;            /* ended cleanly; its writes wait to publish */
   bool published;             /* publication has settled */
@@ -826,7 +827,7 @@ static void
 command_publish_give_up (struct command *cmd)
 {
   cmd->published = true;
-  if (cmd->deadline_at != 0 && loop_now_ms () >= cmd->deadline_at)
+  if (cmd->deadline_at != 0 && clock_now_ms () >= cmd->deadline_at)
     cmd->stopped = COMMAND_STOPPED_DEADLINE;
   cmd->publication = publish_note_wait_over ((int64_t) cmd->publish_ceiling);
   command_fact_publication (cmd, "wait_over", 0, 0);
@@ -846,7 +847,7 @@ command_wants_publication (const struct command *cmd)
 static void
 command_publish_begin (struct command *cmd)
 {
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   uint64_t from = cmd->deadline_at > now ? cmd->deadline_at : now;
   cmd->publishing = true;
   cmd->publish_until = from + cmd->sup->publish_overdue_ms;
@@ -880,7 +881,7 @@ command_publish_answered (void *data)
   cmd->publish_job = NULL;
   if (pubjob_finish (job, &pub, &err) < 0)
     command_publish_failed (cmd, err);
-  else if (pub.busy && loop_now_ms () < cmd->publish_until)
+  else if (pub.busy && clock_now_ms () < cmd->publish_until)
     {
       cmd->publish_timer
           = loop_add_timer (cmd->sup->loop, SUPERVISOR_PUBLISH_RETRY_MS,
@@ -966,7 +967,7 @@ command_publish_cut (struct command *cmd)
 {
   if (!command_waits_to_publish (cmd))
     return false;
-  uint64_t short_until = loop_now_ms () + cmd->sup->publish_short_ms;
+  uint64_t short_until = clock_now_ms () + cmd->sup->publish_short_ms;
   if (short_until < cmd->publish_until)
     {
       cmd->publish_until = short_until;
@@ -1665,7 +1666,7 @@ supervisor_start_command (struct supervisor *sup,
     {
       uint64_t ms = supervisor_deadline_ms (sup->config, req->timeout_seconds);
       cmd->deadline_ms = ms;
-      cmd->deadline_at = loop_now_ms () + ms;
+      cmd->deadline_at = clock_now_ms () + ms;
       cmd->deadline_timer
           = loop_add_timer (sup->loop, ms, command_deadline, cmd);
     }

@@ -220,9 +220,6 @@ void bwrap_child_exec (const struct bwrap_fds *f, char **argv)
  * returns its pid, or -1 with errno.  */
 pid_t bwrap_child_spawn (const struct bwrap_fds *f, char **argv);
 
-/* Milliseconds on the monotonic clock.  */
-long long bwrap_now_ms (void);
-
 /* Wait for pid at most ms milliseconds (killing it then); its wait status
  * or -1.  */
 int bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru);

@@ -32,6 +32,7 @@
 #include "broker/unreadable.h"
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap_int.h"
 #include "sandbox/cgroup.h"
@@ -171,21 +172,12 @@ bwrap_child_spawn (const struct bwrap_fds *f, char **argv)
   return pid;
 }
 
-/* Milliseconds on the monotonic clock.  */
-long long
-bwrap_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for pid up to ms; SIGKILL it after that.  Returns the wait status,
  * or -1 (the child was killed at the deadline, then reaped).  */
 int
 bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
 {
-  long long end = bwrap_now_ms () + ms;
+  long long end = (long long) clock_now_ms () + ms;
   int status;
   /* A pidfd wakes the wait the moment the child ends, where a sleep of
    * a millisecond between polls would add up to one to every launch and
@@ -199,7 +191,7 @@ bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru)
         return status;
       if (r < 0 && errno != EINTR)
         return -1;
-      long long left = end - bwrap_now_ms ();
+      long long left = end - (long long) clock_now_ms ();
       if (left <= 0)
         break;
       struct pollfd p = { .fd = pidfd, .events = POLLIN };

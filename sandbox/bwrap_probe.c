@@ -22,6 +22,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "sandbox/bwrap_int.h"
 #include "sandbox/seccomp.h"
@@ -85,7 +86,7 @@ bwrap_run_probe (struct bwrap_backend *b, char **argv, struct bwrap_fds *f,
   int out[2];
   cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   struct buf got = BUF_INIT;
-  long long end = bwrap_now_ms () + BWRAP_PROBE_MS;
+  long long end = (long long) clock_now_ms () + BWRAP_PROBE_MS;
 
   *text = NULL;
   if (devnull < 0 || pipe2 (out, O_CLOEXEC) < 0)
@@ -105,7 +106,7 @@ bwrap_run_probe (struct bwrap_backend *b, char **argv, struct bwrap_fds *f,
   for (;;)
     {
       struct pollfd p = { .fd = out[0], .events = POLLIN };
-      long long left = end - bwrap_now_ms ();
+      long long left = end - (long long) clock_now_ms ();
       if (left <= 0 || poll (&p, 1, (int) left) == 0)
         break;
       char chunk[4096];
@@ -118,7 +119,7 @@ bwrap_run_probe (struct bwrap_backend *b, char **argv, struct bwrap_fds *f,
         buf_append (&got, chunk, (size_t) n);
     }
   close (out[0]);
-  long long left = end - bwrap_now_ms ();
+  long long left = end - (long long) clock_now_ms ();
   int status = bwrap_wait_bounded (pid, left > 0 ? (int) left : 0, NULL);
   *text = buf_steal (&got, NULL);
   return status;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/loop.h"
+#include "lib/clock.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/screen.h"
@@ -27,7 +28,7 @@ struct netask
 static unsigned
 netask_seconds_left (const struct netask_question *q)
 {
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   if (now >= q->deadline_ms)
     return 0;
   return (unsigned) ((q->deadline_ms - now + 999) / 1000);

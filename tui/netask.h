@@ -29,7 +29,7 @@ struct netask_question
   const char *name;     /* the normalised name (punycode for an IDN) */
   const char *label;    /* the command's label, or NULL when unknown */
   const char *server;   /* the MCP server asking, or NULL for a command */
-  uint64_t deadline_ms; /* loop_now_ms () when it is refused unanswered */
+  uint64_t deadline_ms; /* clock_now_ms () when it is refused unanswered */
 };
 
 /* What the panel asks of its host beyond panel_host's dirty and notice.  */

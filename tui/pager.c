@@ -8,12 +8,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <vterm.h>
 
 #include "core/capture.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/sample.h"
@@ -277,15 +277,6 @@ pager_free (struct pager *p)
   free (p);
 }
 
-/* A monotonic clock in ms, for the frame's parsing budget.  */
-static uint64_t
-pager_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
 /* Take the rows still on the interpreting screen as finished lines, but
  * for a last line not ended yet (at a gap: what follows is not their
  * continuation, and the gap's row counts that line).  */
@@ -453,8 +444,8 @@ pager_update (struct pager *p, int cols)
     return false;
   if (p->vt == NULL)
     pager_make_vt (p, cols);
-  uint64_t start = pager_now_ms ();
-  while (pager_now_ms () - start < PAGER_PARSE_MS)
+  uint64_t start = clock_now_ms ();
+  while (clock_now_ms () - start < PAGER_PARSE_MS)
     if (!pager_read_chunk (p))
       return false;
   /* The frame's share is spent with the capture perhaps not read to its

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "core/loop.h"
@@ -251,7 +252,7 @@ static void
 screen_running_row (const struct screen_view *v, int y, int cols)
 {
   char dur[32], down[32];
-  text_duration (dur, sizeof dur, loop_now_ms () - v->turn_started_ms);
+  text_duration (dur, sizeof dur, clock_now_ms () - v->turn_started_ms);
   text_short_count (down, sizeof down, v->turn_bytes);
   char *row = xasprintf ("\xe2\x9c\xb3 %s (%s \xc2\xb7 \xe2\x86\x93 %s "
                          "\xc2\xb7 %s)",

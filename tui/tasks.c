@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/loop.h"
+#include "lib/clock.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/screen.h"
@@ -33,7 +34,7 @@ static void
 tasks_halves (const struct ui_cmd *c, bool selected, char **left, char **right)
 {
   char dur[32], lines[64];
-  text_duration (dur, sizeof dur, loop_now_ms () - c->started_ms);
+  text_duration (dur, sizeof dur, clock_now_ms () - c->started_ms);
   snprintf (lines, sizeof lines,
             P_ ("%" PRIu64 " line", "%" PRIu64 " lines", ui_cmd_lines (c)),
             ui_cmd_lines (c));

@@ -21,6 +21,7 @@
 #include "core/capture.h"
 #include "core/permit.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/i18n.h"
 #include "lib/xalloc.h"
 #include "tui/approval.h"
@@ -72,7 +73,7 @@ ui_dirty (struct ui *ui)
   if (ui->frame_timer != 0 || ui->quit_now)
     return;
   /* Frames are capped: damage arriving faster is drawn together.  */
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   uint64_t next = ui->last_frame_ms + UI_FRAME_MS;
   ui->frame_timer
       = loop_add_timer (ui->loop, next > now ? next - now : 0, ui_frame, ui);
@@ -168,7 +169,7 @@ ui_frame (struct loop *loop, void *data)
   if (!ui->dirty)
     return;
   ui->dirty = false;
-  ui->last_frame_ms = loop_now_ms ();
+  ui->last_frame_ms = clock_now_ms ();
   ui_draw (ui, true);
 }
 
@@ -197,7 +198,8 @@ ui_key_frame (struct loop *loop, void *data)
   ui->key_timer = 0;
   if (!ui->dirty || ui->quit_now)
     return;
-  if (loop_now_ms () >= ui->last_frame_ms + UI_FRAME_MS && !ui_parse_waits (ui))
+  if (clock_now_ms () >= ui->last_frame_ms + UI_FRAME_MS
+      && !ui_parse_waits (ui))
     {
       loop_cancel_timer (loop, ui->frame_timer);
       ui_frame (loop, ui);
@@ -268,7 +270,7 @@ ui_on_started (void *data, struct command *cmd)
   c->call = ui->announced;
   ui->announced = NULL;
   c->label = xstrdup (command_label (cmd));
-  c->started_ms = loop_now_ms ();
+  c->started_ms = clock_now_ms ();
   c->sample = sample_new (COLS - 4);
   c->in_turn = c->call != NULL;
   c->next = ui->cmds;
@@ -347,7 +349,7 @@ ui_turn_started (void *data, enum session_turn_reason reason,
 {
   struct ui *ui = data;
   ui->busy = true;
-  ui->turn_started_ms = loop_now_ms ();
+  ui->turn_started_ms = clock_now_ms ();
   ui->elicit_cancel_told = false;
   ui->turn_bytes = 0;
   if (reason == SESSION_TURN_PROMPT)
@@ -844,7 +846,7 @@ ui_net_ask (struct ui *ui, uint64_t question, const char *name,
                                      .label = net->label,
                                      .server = net->server,
                                      .deadline_ms
-                                     = loop_now_ms () + NETASK_WAIT_MS };
+                                     = clock_now_ms () + NETASK_WAIT_MS };
   net->question = question;
   net->fn = fn;
   net->data = data;
@@ -1140,7 +1142,7 @@ ui_suspend (struct ui *ui)
 static void
 ui_ctrl_c (struct ui *ui)
 {
-  uint64_t now = loop_now_ms ();
+  uint64_t now = clock_now_ms ();
   if (!prompt_empty (&ui->prompt))
     {
       prompt_reset (&ui->prompt);

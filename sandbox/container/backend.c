@@ -19,6 +19,7 @@
 
 #include "lib/buf.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/json.h"
 #include "lib/jsonw.h"
 #include "lib/xalloc.h"
@@ -887,15 +888,6 @@ container_push_failed (struct container_session *s, const char *message)
 
 static void container_session_free (struct container_session *s);
 
-/* Milliseconds of a monotonic clock.  */
-static uint64_t
-container_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
 /* Where the thread is in one command's life.  */
 struct container_run
 {
@@ -952,7 +944,7 @@ container_run_fail (struct container_run *r, const char *what)
     }
   r->failed = true;
   if (r->kill_at == 0)
-    r->kill_at = container_now_ms ();
+    r->kill_at = clock_now_ms ();
 }
 
 /* Ask the engine one thing about the container, ignoring what it says:
@@ -1002,14 +994,14 @@ container_confirm_gone (struct container_run *r)
   container_engine_poke (r, "DELETE", "?force=1&v=1");
   for (int round = 0; round < 2; round++)
     {
-      uint64_t until = container_now_ms () + CONTAINER_REMOVE_BUDGET_MS;
+      uint64_t until = clock_now_ms () + CONTAINER_REMOVE_BUDGET_MS;
       do
         {
           if (container_gone (r))
             return true;
           nanosleep (&pause, NULL);
         }
-      while (container_now_ms () < until);
+      while (clock_now_ms () < until);
       container_engine_poke (r, "DELETE", "?force=1&v=1");
     }
   return container_gone (r);
@@ -1265,7 +1257,7 @@ container_report_exit (struct container_run *r, bool now)
   if (!now && r->deadline_hit && !r->stop_asked)
     {
       if (r->hold_until == 0)
-        r->hold_until = container_now_ms () + 2 * CONTAINER_DEADLINE_MARGIN_MS
+        r->hold_until = clock_now_ms () + 2 * CONTAINER_DEADLINE_MARGIN_MS
                         + CONTAINER_STOP_BUDGET_MS;
       return;
     }
@@ -1378,7 +1370,7 @@ container_on_piece (void *data, int stream, const unsigned char *p, size_t n)
 static void
 container_on_stop (struct container_run *r, int signo)
 {
-  uint64_t now = container_now_ms ();
+  uint64_t now = clock_now_ms ();
   struct cr_error *err = NULL;
   if (r->stop_asked)
     return;
@@ -1493,7 +1485,7 @@ container_drain (struct container_run *r)
 static int
 container_timeout (const struct container_run *r)
 {
-  uint64_t now = container_now_ms ();
+  uint64_t now = clock_now_ms ();
   uint64_t next = 0;
   const uint64_t at[] = { r->killed ? 0 : r->kill_at, r->close_at,
                           r->exit_reported ? 0 : r->hold_until };
@@ -1509,14 +1501,14 @@ container_timeout (const struct container_run *r)
 static bool
 container_timers (struct container_run *r)
 {
-  uint64_t now = container_now_ms ();
+  uint64_t now = clock_now_ms ();
   if (r->hold_until != 0 && now >= r->hold_until)
     container_report_exit (r, true);
   if (r->kill_at != 0 && !r->killed && now >= r->kill_at)
     {
       r->killed = true;
       container_engine_poke (r, "POST", "/kill?signal=KILL");
-      r->close_at = container_now_ms () + CONTAINER_KILL_BUDGET_MS;
+      r->close_at = clock_now_ms () + CONTAINER_KILL_BUDGET_MS;
     }
   return !(r->close_at != 0 && now >= r->close_at);
 }
@@ -1586,7 +1578,7 @@ container_hold_ending (struct container_run *r)
 {
   while (r->deadline_hit && !r->stop_asked && !r->exit_reported)
     {
-      uint64_t now = container_now_ms ();
+      uint64_t now = clock_now_ms ();
       if (r->hold_until == 0 || now >= r->hold_until)
         break;
       struct pollfd p = { .fd = r->s->stop_pipe[0], .events = POLLIN };

@@ -25,6 +25,7 @@
 
 #include "core/loop.h"
 #include "core/mcpclient.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 
 #define DRIVE_MAX_CALLS 16
@@ -257,8 +258,8 @@ main (int argc, char **argv)
       printf ("failed: %s\n", err->msg);
       return 1;
     }
-  uint64_t end = loop_now_ms () + handshake_ms + d.n_calls * d.call_ms + 10000;
-  while (!d.done && !d.failed && loop_now_ms () < end)
+  uint64_t end = clock_now_ms () + handshake_ms + d.n_calls * d.call_ms + 10000;
+  while (!d.done && !d.failed && clock_now_ms () < end)
     {
       if (loop_run_once (d.loop, 100, &err) < 0)
         break;

@@ -20,6 +20,7 @@
 #include "core/mcpclient.h"
 #include "core/result.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/jsonw.h"
 #include "lib/xalloc.h"
 
@@ -166,8 +167,8 @@ peer_stop (struct peer *p)
 static void
 peer_run_until (struct peer *p, int *count, int was)
 {
-  uint64_t end = loop_now_ms () + 10000;
-  while (*count == was && loop_now_ms () < end)
+  uint64_t end = clock_now_ms () + 10000;
+  while (*count == was && clock_now_ms () < end)
     assert_int_equal (loop_run_once (p->loop, 50, NULL), 0);
   assert_int_not_equal (*count, was);
 }
@@ -176,7 +177,7 @@ peer_run_until (struct peer *p, int *count, int was)
 static yajl_val
 peer_read (struct peer *p)
 {
-  uint64_t end = loop_now_ms () + 10000;
+  uint64_t end = clock_now_ms () + 10000;
   char *nl;
   while ((nl = p->got.data ? memchr (p->got.data, '\n', p->got.len) : NULL)
          == NULL)
@@ -190,7 +191,7 @@ peer_read (struct peer *p)
           assert_true (n > 0);
           buf_append (&p->got, chunk, (size_t) n);
         }
-      assert_true (loop_now_ms () < end);
+      assert_true (clock_now_ms () < end);
     }
   size_t len = (size_t) (nl - p->got.data);
   char *line = xstrndup (p->got.data, len);
@@ -563,8 +564,8 @@ test_elicitation (void **state)
   peer_send (&p, "{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":"
                  "\"elicitation/create\",\"params\":{\"message\":\"Give "
                  "SECRET?\",\"requestedSchema\":{\"type\":\"object\"}}}");
-  uint64_t end = loop_now_ms () + 10000;
-  while (p.elicitation == NULL && loop_now_ms () < end)
+  uint64_t end = clock_now_ms () + 10000;
+  while (p.elicitation == NULL && clock_now_ms () < end)
     loop_run_once (p.loop, 20, NULL);
   assert_non_null (p.elicitation);
   assert_string_equal (p.elicited, "Give ******?");

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/loop.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "tui/netask.h"
 #include "tui/screen.h"
@@ -82,7 +83,7 @@ open_panel (struct fake *f, struct panel_host *h, struct netask_host *a)
   *f = (struct fake){
     .q = { .name = "pypi.org",
            .label = "Bash(pip download x)",
-           .deadline_ms = loop_now_ms () + 59500 },
+           .deadline_ms = clock_now_ms () + 59500 },
     .open = true,
   };
   return netask_panel_new (h, a);

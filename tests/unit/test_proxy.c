@@ -23,6 +23,7 @@
 #include "core/loop.h"
 #include "core/proxy.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 
 struct fixture
 {
@@ -98,8 +99,8 @@ static char *
 read_to_end (struct fixture *f, int fd)
 {
   struct buf b = BUF_INIT;
-  uint64_t until = loop_now_ms () + 5000;
-  while (loop_now_ms () < until)
+  uint64_t until = clock_now_ms () + 5000;
+  while (clock_now_ms () < until)
     {
       char chunk[4096];
       ssize_t n = read (fd, chunk, sizeof chunk);
