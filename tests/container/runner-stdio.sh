@@ -16,15 +16,16 @@ if [ ! -x "$RUNNER" ] || ! command -v python3 >/dev/null; then
   exit 0
 fi
 
-# drive STDIO: run one job; prints "O=<bytes of O equal to the input:
-# yes/no/count> Y=<stderr> X=<ending>".
+# drive STDIO LINE: run one job of LINE; prints "O=<bytes of O equal to
+# the input: yes/no/count> Y=<stderr> X=<ending>".
 drive() {
   local scratch
   scratch=$(mktemp -d "$TEST_TMP/ws.XXXXXX")
   chmod 777 "$scratch"
-  python3 - "$RUNNER" "$scratch" "$1" <<'PY'
+  python3 - "$RUNNER" "$scratch" "$1" "$2" <<'PY'
 import os, struct, subprocess, sys, threading
 runner, ws, stdio = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+line = sys.argv[4].encode()
 p = subprocess.Popen([runner, "--workspace", ws], stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE)
 def frame(t, data=b""):
@@ -47,7 +48,7 @@ reader = threading.Thread(target=read)
 reader.start()
 limits = b"deadline_ms=60000\n" + (b"stdio=1\n" if stdio else b"")
 job = frame("V", b"crucible-job 1") + frame("L", limits) + \
-    frame("C", b"cat; echo to-err >&2; exit 3") + frame("W", b"\0" * 1024) + frame("G")
+    frame("C", line) + frame("W", b"\0" * 1024) + frame("G")
 try:
     p.stdin.write(job)
     for i in range(0, len(data), 65536):
@@ -67,8 +68,12 @@ print("O=%s Y=%s X=%s" % (o, got["Y"].decode().strip(), got["X"].decode()))
 PY
 }
 
-out=$(drive 1)
+out=$(drive 1 'cat; echo to-err >&2; exit 3')
 like "$out" '^O=whole ' "stdio=1: 2 MiB given as 'I' frames came back through cat as 'O', whole and in order"
 like "$out" ' Y=to-err X=exit=3$' "stdio=1: the stderr came back apart as 'Y'; 'N' closed the stdin and the ending is the command's"
-out=$(drive 0)
+# The control's command outlives the frames that follow G: without the
+# sleep, cat's /dev/null ends it at once, and under a slow build (ASan) it
+# could print and exit before the runner reads the first 'I' (CI, 2026-12-03:
+# "O=7 bytes Y= X=exit=3"), which would be its own ending, not the refusal.
+out=$(drive 0 'cat; sleep 20; echo to-err >&2; exit 3')
 like "$out" '^O=0 bytes Y= X=$' "the control: without stdio=1 the command reads /dev/null and the first 'I' ends the job"
