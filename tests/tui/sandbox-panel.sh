@@ -15,6 +15,9 @@ tui_wait "ask mode on (shift+tab to cycle)" >/dev/null
 tui_keys /sandbox Enter
 tui_wait "Sandbox  [Settings]    Dependencies"
 ok $? "/sandbox opens on the Settings tab"
+# The screen read once its last row is drawn too: the title alone can be
+# caught mid-frame (CI under ASan read the first four rows and no keys).
+tui_wait "tab switches · esc to close" >/dev/null
 expected="  enabled      no (the default)
   backend      compat (unconfined)
   workspace    $WS
