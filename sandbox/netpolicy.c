@@ -20,6 +20,7 @@
 #include "lib/buf.h"
 #include "lib/cleanup.h"
 #include "lib/xalloc.h"
+#include "sandbox/dynload.h"
 
 /* --- authorities ---------------------------------------------------- */
 
@@ -225,42 +226,46 @@ netpolicy_literal_text (const char *s)
  * relocated (about 0.3 ms of an unconfined `crucible run -- true`), for
  * names almost no policy has.  Loaded once, for every thread (the
  * proxy's normalise names too), and kept.  */
-static struct
+struct netpolicy_idn2
 {
   int (*to_ascii_8z) (const char *input, char **output, int flags);
   const char *(*strerror) (int rc);
   void (*free) (void *ptr);
-  char why[256]; /* why it did not load, or "" */
-} netpolicy_idn2;
+};
 
+static struct netpolicy_idn2 netpolicy_idn2;
+static char netpolicy_idn2_why[256]; /* why it did not load, or "" */
 static pthread_once_t netpolicy_idn2_once = PTHREAD_ONCE_INIT;
+
+static const struct dynload_symbol netpolicy_idn2_symbols[] = {
+  DYNLOAD_SYMBOL ("idn2_to_ascii_8z", struct netpolicy_idn2, to_ascii_8z),
+  DYNLOAD_SYMBOL ("idn2_strerror", struct netpolicy_idn2, strerror),
+  DYNLOAD_SYMBOL ("idn2_free", struct netpolicy_idn2, free),
+};
 
 static void
 netpolicy_idn2_load (void)
 {
-  static const char *const names[]
-      = { "idn2_to_ascii_8z", "idn2_strerror", "idn2_free" };
-  void *f[sizeof names / sizeof *names];
+  struct netpolicy_idn2 taken;
   void *lib = dlopen ("libidn2.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (lib == NULL)
     {
       const char *why = dlerror ();
-      snprintf (netpolicy_idn2.why, sizeof netpolicy_idn2.why, "%s",
+      snprintf (netpolicy_idn2_why, sizeof netpolicy_idn2_why, "%s",
                 why != NULL ? why : "libidn2.so.0 not found");
       return;
     }
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if ((f[i] = dlsym (lib, names[i])) == NULL)
-      {
-        snprintf (netpolicy_idn2.why, sizeof netpolicy_idn2.why,
-                  "libidn2.so.0 has no %s", names[i]);
-        return;
-      }
-  /* A data pointer from dlsym becomes the function pointer it names
-   * (POSIX guarantees the representation).  */
-  memcpy (&netpolicy_idn2.to_ascii_8z, &f[0], sizeof f[0]);
-  memcpy (&netpolicy_idn2.strerror, &f[1], sizeof f[1]);
-  memcpy (&netpolicy_idn2.free, &f[2], sizeof f[2]);
+  const char *missing = dynload_take (
+      lib, netpolicy_idn2_symbols,
+      sizeof netpolicy_idn2_symbols / sizeof *netpolicy_idn2_symbols, &taken);
+  if (missing != NULL)
+    {
+      snprintf (netpolicy_idn2_why, sizeof netpolicy_idn2_why,
+                "libidn2.so.0 has no %s", missing);
+      return;
+    }
+  /* All or nothing: to_ascii_8z set means the other two are.  */
+  netpolicy_idn2 = taken;
 }
 
 /* Turn a (possibly UTF-8) name to lower-case ASCII: an IDN becomes its
@@ -281,7 +286,7 @@ netpolicy_name_ascii (const char *name, char **out, struct cr_error **err)
                              "turns it into its ASCII form, could not be "
                              "loaded: %s (on Debian: apt-get install "
                              "libidn2-0)",
-                             netpolicy_idn2.why);
+                             netpolicy_idn2_why);
       int rc = netpolicy_idn2.to_ascii_8z (
           name, &ascii, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
       if (rc != IDN2_OK || ascii == NULL)

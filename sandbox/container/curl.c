@@ -7,25 +7,18 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "sandbox/dynload.h"
+
 /* The sonames tried, in order: the OpenSSL build first (the one the
  * libcurl4-openssl-dev header describes), then the GnuTLS one, whose
  * interface is the same.  */
 static const char *const engine_curl_sonames[]
     = { "libcurl.so.4", "libcurl-gnutls.so.4" };
 
-/* One function to take: its symbol and where in the struct it goes.  */
-struct engine_curl_symbol
-{
-  const char *name;
-  size_t offset;
-};
-
 #define ENGINE_CURL_SYM(sym, field)                                            \
-  {                                                                            \
-    sym, offsetof (struct engine_curl, field)                                  \
-  }
+  DYNLOAD_SYMBOL (sym, struct engine_curl, field)
 
-static const struct engine_curl_symbol engine_curl_symbols[] = {
+static const struct dynload_symbol engine_curl_symbols[] = {
   ENGINE_CURL_SYM ("curl_global_init", global_init),
   ENGINE_CURL_SYM ("curl_global_cleanup", global_cleanup),
   ENGINE_CURL_SYM ("curl_easy_init", easy_init),
@@ -69,17 +62,11 @@ engine_curl_open (struct engine_curl *c, struct cr_error **err)
 static int
 engine_curl_take (struct engine_curl *c, struct cr_error **err)
 {
-  for (size_t i = 0;
-       i < sizeof engine_curl_symbols / sizeof *engine_curl_symbols; i++)
-    {
-      void *f = dlsym (c->lib, engine_curl_symbols[i].name);
-      if (f == NULL)
-        return cr_error_set (err, 0, "loading libcurl: no %s in it",
-                             engine_curl_symbols[i].name);
-      /* A data pointer from dlsym becomes the function pointer it names
-       * (POSIX guarantees the representation).  */
-      memcpy ((char *) c + engine_curl_symbols[i].offset, &f, sizeof f);
-    }
+  const char *missing = dynload_take (
+      c->lib, engine_curl_symbols,
+      sizeof engine_curl_symbols / sizeof *engine_curl_symbols, c);
+  if (missing != NULL)
+    return cr_error_set (err, 0, "loading libcurl: no %s in it", missing);
   return 0;
 }
 
