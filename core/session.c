@@ -1001,8 +1001,11 @@ session_kick (struct loop *loop, void *data)
   session_sweep_calls (s);
   if (s->turn || s->stopping)
     return;
-  /* The previous turn's servers are disposed of before the next run.  */
-  if (s->servers != NULL && mcphost_busy (s->servers) && !s->closing)
+  /* The previous turn's servers are disposed of before the next run
+   * (session_servers_on_ended kicks again); closing with nothing queued,
+   * they are stopped instead.  */
+  if (s->servers != NULL && mcphost_busy (s->servers)
+      && (s->n_queue > 0 || !s->closing))
     return;
   if (s->n_queue > 0)
     {
@@ -1037,7 +1040,10 @@ session_prompt (struct session *s, const char *text)
   if (s->closing)
     return false;
   s->agent_failed = false;
-  if (s->turn || s->n_queue > 0)
+  /* Behind the running turn, or behind the last turn's servers while
+   * they are disposed of: session_kick starts it once they are.  */
+  if (s->turn || s->n_queue > 0
+      || (s->servers != NULL && mcphost_busy (s->servers)))
     {
       s->queue = xrealloc (s->queue, (s->n_queue + 1) * sizeof *s->queue);
       s->queue[s->n_queue++] = xstrdup (text);

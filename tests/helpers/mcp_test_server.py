@@ -30,6 +30,9 @@ MODE:
                   integration/mcp-host.sh: writes, escape attempts, an
                   exit of its own)
 
+With MCP_TEST_LINGER set to seconds, the server waits that long after
+its input ends before it exits (a server slow to go).
+
 With MCP_TEST_STDERR_SECRET set, the server first writes a line holding
 $MCP_TEST_SECRET to its standard error.
 """
@@ -65,6 +68,7 @@ def text(mid, s, is_error=False):
 def read():
     line = sys.stdin.readline()
     if not line:
+        time.sleep(float(os.environ.get("MCP_TEST_LINGER", "0")))
         sys.exit(0)
     return json.loads(line)
 

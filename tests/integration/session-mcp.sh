@@ -8,7 +8,7 @@
 # compatibility backend); the confined lifecycle is mcp-host.sh's.
 . "$CRUCIBLE_SRCDIR/tests/integration/lib.sh"
 . "$CRUCIBLE_SRCDIR/tests/integration/session-lib.sh"
-plan 9
+plan 12
 new_workspace
 SERVER="$CRUCIBLE_SRCDIR/tests/helpers/mcp_test_server.py"
 two() { echo first; sleep 4; echo second; }
@@ -51,3 +51,40 @@ ok "$(awk -v a="$first" -v b="$second" '/"identity":"mcp:t"/ && /"fact":"cleanup
   "the first turn's server was cleaned up before the second turn's was prepared"
 like "$(grep '"identity":"mcp:t"' "$J" | grep -c '"run":"turn-')" '^[1-9]' "its facts name the turn they belong to"
 ok "$(grep '"fact":"cleanup"' "$J" | grep -q "$second" && echo 0 || echo 1)" "the last turn's server was disposed of"
+
+# A prompt that comes after the turn has ended, while its server is still
+# being disposed of (this one takes 3 s to go once its input is closed),
+# waits for it and then starts the next turn with the server prepared
+# anew; it was once started at once, and refused as "the MCP servers' run
+# is already on", its prompt never sent.
+printf '{"sandbox":{"enabled":false},"permissions":{"allow":["mcp__t__echo"]},
+ "mcpServers":{"t":{"command":"/usr/bin/python3","args":["%s","normal"],"env":{"MCP_TEST_LINGER":"3"}}}}\n' \
+  "$SERVER" >"$HOME/.crucible/config.json"
+agent_script <<EOF2
+expect "type":"hello","protocol":1,
+$HELLO
+expect {"type":"tools","tools":[{"name":"mcp__t__echo"
+expect {"type":"prompt","text":"first"}
+send {"type":"end_turn"}
+expect {"type":"tools","tools":[{"name":"mcp__t__echo"
+expect {"type":"prompt","text":"second"}
+send {"type":"tool","id":"l1","name":"mcp__t__echo","arguments":{"text":"after the linger"}}
+expect {"type":"tool_result","id":"l1","text":"after the linger","is_error":false}
+send {"type":"end_turn"}
+EOF2
+# first; second once the agent has ended the first turn and the session
+# has had a moment to take that in (well inside the server's 3 s).
+after_turn() {
+  local i
+  echo first
+  for ((i = 0; i < 400; i++)); do
+    grep -qF '> {"type":"end_turn"}' "$LOG" 2>/dev/null && break
+    sleep 0.05
+  done
+  sleep 0.5
+  echo second
+}
+session after_turn
+agent_clean "a prompt typed while the last turn's server is still going waits for it, then gets its turn"
+ok "$(grep -qF "already on" <<<"$out$err" && echo 1 || echo 0)" "and is not refused because the last run is still on"
+is "$rc" 0 "and the session ends cleanly"
