@@ -4,7 +4,43 @@
 #include "sandbox/dynload.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Whether path (LD_LIBRARY_PATH's value, entries separated by ':' or ';'
+ * as ld.so reads it) has an entry that does not begin with '/'.  */
+static bool
+dynload_path_relative (const char *path)
+{
+  for (const char *p = path;;)
+    {
+      size_t n = strcspn (p, ":;");
+      if (n == 0 || p[0] != '/')
+        return true;
+      if (p[n] == '\0')
+        return false;
+      p += n + 1;
+    }
+}
+
+void *
+dynload_open (const char *soname, const char **why)
+{
+  const char *path = getenv ("LD_LIBRARY_PATH");
+  if (path != NULL && dynload_path_relative (path))
+    {
+      *why = DYNLOAD_RELATIVE_PATH;
+      return NULL;
+    }
+  void *lib = dlopen (soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (lib == NULL)
+    {
+      const char *e = dlerror ();
+      *why = e != NULL ? e : "not found";
+    }
+  return lib;
+}
 
 const char *
 dynload_take (void *lib, const struct dynload_symbol *syms, size_t n,

@@ -5,7 +5,6 @@
 #include "sandbox/netpolicy.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <idn2.h>
@@ -234,7 +233,7 @@ struct netpolicy_idn2
 };
 
 static struct netpolicy_idn2 netpolicy_idn2;
-static char netpolicy_idn2_why[256]; /* why it did not load, or "" */
+static char netpolicy_idn2_why[512]; /* why it did not load, or "" */
 static pthread_once_t netpolicy_idn2_once = PTHREAD_ONCE_INIT;
 
 static const struct dynload_symbol netpolicy_idn2_symbols[] = {
@@ -247,12 +246,11 @@ static void
 netpolicy_idn2_load (void)
 {
   struct netpolicy_idn2 taken;
-  void *lib = dlopen ("libidn2.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  const char *why;
+  void *lib = dynload_open ("libidn2.so.0", &why);
   if (lib == NULL)
     {
-      const char *why = dlerror ();
-      snprintf (netpolicy_idn2_why, sizeof netpolicy_idn2_why, "%s",
-                why != NULL ? why : "libidn2.so.0 not found");
+      snprintf (netpolicy_idn2_why, sizeof netpolicy_idn2_why, "%s", why);
       return;
     }
   const char *missing = dynload_take (

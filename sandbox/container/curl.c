@@ -42,15 +42,14 @@ engine_curl_open (struct engine_curl *c, struct cr_error **err)
   for (size_t i = 0;
        i < sizeof engine_curl_sonames / sizeof *engine_curl_sonames; i++)
     {
-      /* RTLD_LOCAL: libcurl's symbols serve only these pointers.
-       * RTLD_NODELETE: once loaded it stays, because its TLS library
-       * keeps thread-local state and exit handlers that must not outlive
-       * its code (unloading it crashed the exit of a sanitizer build).  */
-      c->lib = dlopen (engine_curl_sonames[i],
-                       RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      /* RTLD_LOCAL (dynload_open): libcurl's symbols serve only these
+       * pointers.  RTLD_NODELETE: once loaded it stays, because its TLS
+       * library keeps thread-local state and exit handlers that must not
+       * outlive its code (unloading it crashed the exit of a sanitizer
+       * build).  */
+      c->lib = dynload_open (engine_curl_sonames[i], &why);
       if (c->lib != NULL)
         return 0;
-      why = dlerror ();
     }
   return cr_error_set (err, 0,
                        "loading libcurl for the container backend: %s "

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/dynload.h"
 #include "sandbox/netpolicy.h"
 
 /* --- authorities ---------------------------------------------------- */
@@ -905,8 +906,8 @@ test_inside_port (void **state)
 /* libidn2 is loaded the first time a name is not ASCII: without it, such
  * a name is refused, saying why, and an ASCII one still normalises.  The
  * loader reads LD_LIBRARY_PATH when a process starts, so this program runs
- * itself again (IDN2_MISSING_ARG) with a directory first in it whose
- * libidn2.so.0 is an empty file.  */
+ * itself again (IDN2_MISSING_ARG) with LD_LIBRARY_PATH set, in a
+ * directory whose libidn2.so.0 is an empty file.  */
 #define IDN2_MISSING_ARG "--idn2-missing"
 
 static int
@@ -925,10 +926,13 @@ idn2_missing_child (void)
   return 0;
 }
 
+/* Run the child with LD_LIBRARY_PATH set to path (NULL: the directory),
+ * in a directory holding an empty libidn2.so.0; check that it printed
+ * example.com and the refusal with why (NULL: dlerror's "file too short"
+ * for that library).  */
 static void
-test_idn2_missing (void **state)
+idn2_missing_check (const char *path, const char *why)
 {
-  (void) state;
   char dir[] = "/tmp/test_netpolicy.XXXXXX";
   assert_non_null (mkdtemp (dir));
   char lib[sizeof dir + 16];
@@ -943,7 +947,9 @@ test_idn2_missing (void **state)
   if (pid == 0)
     {
       dup2 (fds[1], 1);
-      setenv ("LD_LIBRARY_PATH", dir, 1);
+      setenv ("LD_LIBRARY_PATH", path != NULL ? path : dir, 1);
+      if (chdir (dir) < 0)
+        _exit (126);
       execl ("/proc/self/exe", "test_netpolicy", IDN2_MISSING_ARG,
              (char *) NULL);
       _exit (127);
@@ -963,14 +969,43 @@ test_idn2_missing (void **state)
   rmdir (dir);
   assert_true (WIFEXITED (status));
   assert_int_equal (WEXITSTATUS (status), 0);
+  char reason[512];
+  if (why != NULL)
+    snprintf (reason, sizeof reason, "%s", why);
+  else
+    snprintf (reason, sizeof reason, "%s: file too short", lib);
   char want[1024];
   snprintf (want, sizeof want,
             "example.com\n"
             "the host name is not ASCII, and libidn2, which turns it into "
-            "its ASCII form, could not be loaded: %s: file too short (on "
-            "Debian: apt-get install libidn2-0)\n",
-            lib);
+            "its ASCII form, could not be loaded: %s (on Debian: apt-get "
+            "install libidn2-0)\n",
+            reason);
   assert_string_equal (got, want);
+}
+
+/* The directory first in LD_LIBRARY_PATH: its empty library is loaded,
+ * and refused as dlerror says.  */
+static void
+test_idn2_missing (void **state)
+{
+  (void) state;
+  idn2_missing_check (NULL, NULL);
+}
+
+/* An entry that is not absolute (empty, or relative) would be looked in
+ * from the current directory, which for crucible is the workspace: the
+ * library is not searched for, and the refusal says why.  The control is
+ * test_idn2_missing (the same directory, named absolutely, is searched);
+ * without the check, each of these would load the current directory's
+ * empty library and say "file too short".  */
+static void
+test_idn2_relative_path (void **state)
+{
+  (void) state;
+  idn2_missing_check (":", DYNLOAD_RELATIVE_PATH);
+  idn2_missing_check ("/usr/lib:", DYNLOAD_RELATIVE_PATH);
+  idn2_missing_check ("/nonexistent;.", DYNLOAD_RELATIVE_PATH);
 }
 
 int
@@ -999,6 +1034,7 @@ main (int argc, char **argv)
     cmocka_unit_test (test_basic_credential),
     cmocka_unit_test (test_inside_port),
     cmocka_unit_test (test_idn2_missing),
+    cmocka_unit_test (test_idn2_relative_path),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
