@@ -77,13 +77,20 @@ main_usage (FILE *out)
              _ (main_commands[i].summary));
 }
 
-/* Set up gettext for the person's language.  The catalogues are looked
- * for in share/locale beside the installed program first (an installation
- * moved as a whole keeps its language), then where configure put them. */
+/* Set up the person's character set and language, and nothing else of
+ * their locale: numbers are read from JSON and written into it and into
+ * the exact results with a '.', which a locale such as fr_FR would make a
+ * ',' for strtod and printf (LC_NUMERIC), and no other category is used.
+ * Each category of a locale is a file when there is no locale archive
+ * (C.UTF-8 on Debian), so the two are also most of what a start opens.
+ * The catalogues are looked for in share/locale beside the installed
+ * program first (an installation moved as a whole keeps its language),
+ * then where configure put them.  */
 static void
 main_locale (void)
 {
-  setlocale (LC_ALL, "");
+  setlocale (LC_CTYPE, "");
+  setlocale (LC_MESSAGES, "");
 #ifdef ENABLE_NLS
   char exe[PATH_MAX];
   const char *dir = LOCALEDIR;
