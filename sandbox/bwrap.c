@@ -293,10 +293,6 @@ bwrap_prepare (struct sandbox_backend *base,
                      &statefd, err)
       < 0)
     return -1;
-  /* Layer pairs left by a crucible of this user that was killed outright
-   * (and so could not remove its own): only those whose maker is gone.  */
-  int recovered;
-  statedir_recover (statedir, &recovered);
   struct bwrap_session *s = xcalloc (1, sizeof *s);
   s->base.ops = &bwrap_ops;
   s->backend = b;

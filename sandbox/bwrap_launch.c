@@ -642,8 +642,6 @@ bwrap_owner (struct bwrap_session *s, const char *workspace,
       < 0)
     return cr_error_prefix (err, "the workspace's owner's sandbox");
   close (fd);
-  int recovered;
-  statedir_recover (statedir, &recovered);
   free (s->statedir);
   s->statedir = statedir;
   return 0;
@@ -1299,5 +1297,12 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
    * the workspace itself, which the command changes only through its
    * layer (up to 20,000 entries: as long as the rest of a start).  */
   bwrap_groups_check (s, workspace);
+  /* Layer pairs left in this state directory by a crucible that was
+   * killed outright (and so could not remove its own): only those whose
+   * maker is gone.  Nothing of this command depends on them, and the
+   * listing grows with the directory (its probe and grant records too),
+   * so it is made here, beside the start, and not before it.  */
+  int recovered;
+  statedir_recover (s->statedir, &recovered);
   return 0;
 }
