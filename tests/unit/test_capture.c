@@ -736,6 +736,60 @@ test_read_all_with_spool (void **state)
   capture_free (cap);
 }
 
+/* capture_count_newlines against a byte-at-a-time count: every length up
+ * to 700 at every alignment up to 16 (so each of the sixteen-, eight- and
+ * one-byte paths, and each way from one to the next, is taken), over
+ * random bytes with newlines dense and sparse; then lengths where the
+ * lane counts would pass 255 if a round went on too long, every byte a
+ * newline (255 rounds of 32, of 8, and either side of them).  */
+static uint64_t
+naive_newlines (const unsigned char *p, size_t len)
+{
+  uint64_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += p[i] == '\n';
+  return n;
+}
+
+static void
+test_count_newlines (void **state)
+{
+  (void) state;
+  enum
+  {
+    MAX = 700,
+    ALIGN = 16
+  };
+  unsigned char *buf = xmalloc (MAX + ALIGN);
+  unsigned seed = 12345;
+  for (int density = 2; density <= 64; density *= 8)
+    {
+      for (size_t i = 0; i < MAX + ALIGN; i++)
+        {
+          seed = seed * 1103515245u + 12345u;
+          unsigned r = seed >> 16;
+          buf[i] = r % (unsigned) density == 0 ? '\n' : (unsigned char) r;
+        }
+      for (size_t off = 0; off < ALIGN; off++)
+        for (size_t len = 0; len <= MAX; len++)
+          assert_int_equal (capture_count_newlines (buf + off, len),
+                            naive_newlines (buf + off, len));
+    }
+  free (buf);
+
+  const size_t round = 255 * (size_t) 32, words = 255 * (size_t) 8;
+  const size_t lens[] = { round - 1,      round, round + 1, round + 16,
+                          round * 3 + 31, words, words + 7, (size_t) 1 << 20 };
+  for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+    {
+      unsigned char *all = xmalloc (lens[k] + 1);
+      memset (all, '\n', lens[k] + 1);
+      assert_int_equal (capture_count_newlines (all, lens[k]), lens[k]);
+      assert_int_equal (capture_count_newlines (all + 1, lens[k]), lens[k]);
+      free (all);
+    }
+}
+
 int
 main (void)
 {
@@ -758,6 +812,7 @@ main (void)
     cmocka_unit_test (test_spool_write_failure),
     cmocka_unit_test (test_spool_interrupted_writes),
     cmocka_unit_test (test_spool_released_and_reused),
+    cmocka_unit_test (test_count_newlines),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
