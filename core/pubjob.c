@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +89,62 @@ pubjob_child (int fd, struct sandbox_session *session, const char *call_id)
         _exit (1);
       done += (size_t) n;
     }
+  /* The answer is whole once the pipe is closed: the parent takes it at
+   * once, and what the publication left to remove is removed after.  */
+  close (fd);
+  if (rc == 0)
+    sandbox_publish_tidy (session);
   /* _exit: the parent's atexit handlers and buffered streams are its own.  */
   _exit (0);
+}
+
+/* --- children still tidying ------------------------------------------------
+ * A child that has answered may still be removing what its publication
+ * left (pubjob_child): it is not waited for then, but reaped later, and
+ * pubjob_wait_tidied waits for every one before crucible leaves.  */
+
+#define PUBJOB_TIDYING_MAX 64
+
+static pid_t pubjob_tidying[PUBJOB_TIDYING_MAX];
+static size_t pubjob_n_tidying;
+
+/* Reap the children done tidying; with wait, wait for them all.  */
+static void
+pubjob_reap (bool wait)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < pubjob_n_tidying; i++)
+    {
+      pid_t r;
+      while ((r = waitpid (pubjob_tidying[i], NULL, wait ? 0 : WNOHANG)) < 0
+             && errno == EINTR)
+        ;
+      if (r == 0)
+        pubjob_tidying[kept++] = pubjob_tidying[i];
+    }
+  pubjob_n_tidying = kept;
+}
+
+/* Reap pid if it has ended; otherwise keep it to reap later (or wait for
+ * it now when too many are kept).  */
+static void
+pubjob_reap_later (pid_t pid)
+{
+  pid_t r;
+  while ((r = waitpid (pid, NULL, WNOHANG)) < 0 && errno == EINTR)
+    ;
+  if (r != 0)
+    return;
+  pubjob_reap (false);
+  if (pubjob_n_tidying == PUBJOB_TIDYING_MAX)
+    pubjob_reap (true);
+  pubjob_tidying[pubjob_n_tidying++] = pid;
+}
+
+void
+pubjob_wait_tidied (void)
+{
+  pubjob_reap (true);
 }
 
 /* --- the parent ----------------------------------------------------------- */
@@ -292,8 +347,10 @@ pubjob_finish (struct pubjob *job, struct sandbox_publication *out,
     loop_cancel_timer (job->loop, job->timer);
   if (job->fd >= 0)
     pubjob_drain (job);
-  while (job->pid > 0 && waitpid (job->pid, NULL, 0) < 0 && errno == EINTR)
-    ;
+  /* The answer is in (the child closed its pipe): the child may still be
+   * tidying.  */
+  if (job->pid > 0)
+    pubjob_reap_later (job->pid);
   if (pubjob_take (b, &at, &rc, sizeof rc) < 0)
     cr_error_set (err, 0, "the publishing process ended without an answer");
   else if (rc < 0)

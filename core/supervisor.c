@@ -1854,6 +1854,7 @@ supervisor_free (struct supervisor *sup)
   /* After every client: the proxy closes whatever is left.  */
   proxy_free (sup->proxy);
   portfwd_free (sup->portfwd);
+  pubjob_wait_tidied ();
   buf_free (&sup->endings);
   free (sup->untold);
   free (sup->blocked_why);

@@ -226,6 +226,13 @@ sandbox_publish (struct sandbox_session *s, const char *call_id,
 }
 
 void
+sandbox_publish_tidy (struct sandbox_session *s)
+{
+  if (s->ops->publish_tidy != NULL)
+    s->ops->publish_tidy (s);
+}
+
+void
 sandbox_publication_clear (struct sandbox_publication *p)
 {
   free (p->note);

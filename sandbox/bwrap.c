@@ -569,7 +569,8 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
                                  .upper = s->pair.upper,
                                  .call_id = call_id,
                                  .baseline = &s->baseline,
-                                 .guard = &s->guard };
+                                 .guard = &s->guard,
+                                 .defer_tidy = true };
   struct bwrap_ids ids;
   if (bwrap_become_owner (s, &ids, err) < 0)
     return -1;
@@ -581,8 +582,33 @@ bwrap_publish (struct sandbox_session *base, const char *call_id,
       return -1;
     }
   bwrap_publish_answer (s, &rep, out);
+  publish_tidy (&s->tidy);
+  s->tidy = steal_pointer (&rep.tidy);
   publish_report_clear (&rep);
   return 0;
+}
+
+/* Remove the transaction publish left (its backups free the blocks of the
+ * files it replaced), as whoever published.  */
+static void
+bwrap_publish_tidy (struct sandbox_session *base)
+{
+  struct bwrap_session *s = (struct bwrap_session *) base;
+  struct bwrap_ids ids;
+  struct cr_error *err = NULL;
+
+  if (s->tidy == NULL)
+    return;
+  if (bwrap_become_owner (s, &ids, &err) < 0)
+    {
+      /* Left for the next publication's recovery, which removes it.  */
+      cr_error_free (err);
+      free (s->tidy);
+      s->tidy = NULL;
+      return;
+    }
+  publish_tidy (&s->tidy);
+  bwrap_become_self (&ids);
 }
 
 /* Whether the directory open at fd has no entry but "." and "..";
@@ -643,6 +669,8 @@ bwrap_publish_inline (struct sandbox_session *base,
 static void
 bwrap_session_free (struct bwrap_session *s)
 {
+  /* A publication in this process whose caller gave no turn to tidy.  */
+  bwrap_publish_tidy (&s->base);
   bwrap_retry_free (s->retry);
   free (s->cgroup);
   free (s->groups_note);
@@ -848,6 +876,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .prepare_ahead = bwrap_ahead,
   .ahead_current = bwrap_ahead_current,
   .publish_inline = bwrap_publish_inline,
+  .publish_tidy = bwrap_publish_tidy,
 };
 
 /* A NULL-terminated copy of n strings.  */

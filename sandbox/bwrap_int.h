@@ -110,6 +110,7 @@ struct bwrap_session
   struct pubguard_root *guard_roots;
   struct pubguard guard;
   char *groups_note; /* paths its group keeps from changing, or NULL */
+  char *tidy;        /* what publish left to remove after its answer, or NULL */
   /* The groups the sandbox maps beside the user's own, where crucible
    * makes its user namespaces (bwrap_userns); n_groups 0 otherwise.  */
   struct userns_plan userns;

@@ -53,6 +53,7 @@ struct publish_txn
 void
 publish_report_clear (struct publish_report *rep)
 {
+  publish_tidy (&rep->tidy);
   free (rep->note);
   free (rep->quarantine_id);
   memset (rep, 0, sizeof *rep);
@@ -601,15 +602,35 @@ publish_txn_close (struct publish_txn *t)
   t->id = t->dir = NULL;
 }
 
+/* Remove the directory name below the directory parent.  */
+static void
+publish_remove_below (const char *parent, const char *name)
+{
+  cleanup_close int fd
+      = open (parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0)
+    pubfs_remove_tree (fd, name);
+}
+
 /* Remove a finished transaction's directory.  */
 static void
 publish_txn_remove (struct publish_txn *t)
 {
   cleanup_free char *parent = xasprintf ("%s/" PUBLISH_TXN_DIR, t->statedir);
-  cleanup_close int fd
-      = open (parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0)
-    pubfs_remove_tree (fd, t->id);
+  publish_remove_below (parent, t->id);
+}
+
+void
+publish_tidy (char **dir)
+{
+  char *slash = *dir != NULL ? strrchr (*dir, '/') : NULL;
+  if (slash != NULL && slash != *dir)
+    {
+      *slash = '\0';
+      publish_remove_below (*dir, slash + 1);
+    }
+  free (*dir);
+  *dir = NULL;
 }
 
 /* Keep a transaction whose rollback could not be proved.  */
@@ -907,7 +928,10 @@ publish_transact (struct publish_txn *t, const struct publish_request *req,
             if (t->plan->changes[i].kind == PUBPLAN_FILE)
               rep->bytes += t->plan->changes[i].size;
           rep->note = publish_note_left_out (t->plan);
-          publish_txn_remove (t);
+          if (req->defer_tidy)
+            rep->tidy = xstrdup (t->dir);
+          else
+            publish_txn_remove (t);
           return;
         }
     }

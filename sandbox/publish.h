@@ -63,6 +63,11 @@ struct publish_request
   /* What publication refuses beyond the protected names: the configured
    * protected and read-only roots; NULL for none.  */
   const struct pubguard *guard;
+  /* Leave the committed transaction's directory in rep->tidy rather than
+   * remove it before answering: its backups are the last links to the
+   * files publication replaced, so its removal frees their blocks, which
+   * the caller may do once the answer is given (publish_tidy).  */
+  bool defer_tidy;
 };
 
 struct publish_report
@@ -72,6 +77,7 @@ struct publish_report
   uint64_t bytes;      /* bytes of file content published */
   char *note;          /* the result's note, or NULL; owned */
   char *quarantine_id; /* PUBLISH_QUARANTINED: the entry kept; owned */
+  char *tidy; /* defer_tidy: the committed transaction's directory; owned */
 };
 
 /* Publish what upper holds into root.  Returns 0 with rep filled (a
@@ -81,7 +87,15 @@ struct publish_report
 int publish_run (const struct publish_request *req, struct publish_report *rep,
                  struct cr_error **err);
 
+/* Free rep, removing what it left to tidy (publish_tidy) first.  */
 void publish_report_clear (struct publish_report *rep);
+
+/* Remove the committed transaction's directory *dir names (a report's
+ * tidy, taken), if any, and free the name.  Without the lock: the
+ * transaction is committed, so the root is as it will stay, and recovery
+ * removes such a directory too (its log, removed first, is then missing
+ * or says committed).  */
+void publish_tidy (char **dir);
 
 struct sandbox_publication;
 

@@ -287,6 +287,14 @@ struct sandbox_backend_ops
    * same reason.  */
   int (*publish_inline) (struct sandbox_session *s,
                          struct sandbox_publication *out);
+  /* Remove, in the process that ran publish and once its answer has been
+   * given, what that publication left to remove later (with bwrap: the
+   * committed transaction, whose backups are the last links to the files
+   * it replaced, so that removing them frees their blocks).  The
+   * workspace is as publish answered either way.  NULL for a backend that
+   * leaves nothing; dispose removes what is left.  Appended after
+   * publish_inline, for the same reason.  */
+  void (*publish_tidy) (struct sandbox_session *s);
 };
 
 struct sandbox_backend
@@ -361,5 +369,7 @@ bool sandbox_ahead_current (const struct sandbox_session *s, const char *cwd,
  * empty) when publish must run; 0 for a backend without it.  */
 int sandbox_publish_inline (struct sandbox_session *s,
                             struct sandbox_publication *out);
+/* publish_tidy above; nothing for a backend without it.  */
+void sandbox_publish_tidy (struct sandbox_session *s);
 
 #endif

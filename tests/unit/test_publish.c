@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "lib/cleanup.h"
 #include "lib/xalloc.h"
 #include "sandbox/publish.h"
 #include "sandbox/publock.h"
@@ -452,6 +454,90 @@ test_publish_left_out (void **state)
   scratch_free (&s);
 }
 
+/* How many entries dir holds (. and .. aside); -1 when it cannot be read.  */
+static int
+entries (const char *dir)
+{
+  DIR *d = opendir (dir);
+  int n = 0;
+  if (d == NULL)
+    return -1;
+  for (struct dirent *e; (e = readdir (d)) != NULL;)
+    n += strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0;
+  closedir (d);
+  return n;
+}
+
+/* With defer_tidy the answer comes with the committed transaction still
+ * there (rep.tidy, holding the backup of what was replaced), the root
+ * already as published; publish_tidy removes it.  One left behind (its
+ * publishing process killed after answering) is removed by the next
+ * publication's recovery, with the root as it was published, and a tidy
+ * that comes after that recovery finds nothing to do.  */
+static void
+test_publish_tidy_after_answer (void **state)
+{
+  (void) state;
+  struct scratch s;
+  struct publish_baseline base;
+  struct publish_report rep;
+  struct cr_error *err = NULL;
+
+  scratch_make (&s);
+  char *txn = xasprintf ("%s/txn", s.state);
+  put (s.root, "file", "old");
+  put (s.upper, "file", "new");
+  assert_int_equal (publish_baseline_take (s.state, s.root, 1000, &base, &err),
+                    0);
+  struct publish_request req = { .statedir = s.state,
+                                 .root = s.root,
+                                 .upper = s.upper,
+                                 .baseline = &base,
+                                 .defer_tidy = true };
+  assert_int_equal (publish_run (&req, &rep, &err), 0);
+  assert_int_equal (rep.status, PUBLISH_DONE);
+  assert_string_equal (get (s.root, "file"), "new");
+  assert_non_null (rep.tidy);
+  assert_int_equal (entries (txn), 1);
+  assert_int_equal (entries (at (rep.tidy, "backup")), 1);
+  publish_tidy (&rep.tidy);
+  assert_null (rep.tidy);
+  assert_int_equal (entries (txn), 0);
+  publish_report_clear (&rep);
+
+  /* Left behind, then recovered under the lock by the next publication.  */
+  put (s.upper, "file", "newer");
+  assert_int_equal (publish_baseline_take (s.state, s.root, 1000, &base, &err),
+                    0);
+  assert_int_equal (publish_run (&req, &rep, &err), 0);
+  assert_int_equal (rep.status, PUBLISH_DONE);
+  char *left = steal_pointer (&rep.tidy);
+  publish_report_clear (&rep);
+  assert_int_equal (entries (txn), 1);
+  bool busy = false;
+  int lock = publock_take (s.state, 1000, &busy, &err);
+  assert_true (lock >= 0);
+  assert_int_equal (publish_recover (s.state, &err), 1);
+  publock_drop (lock);
+  assert_int_equal (entries (txn), 0);
+  assert_string_equal (get (s.root, "file"), "newer");
+  publish_tidy (&left);
+  assert_null (left);
+
+  /* Without defer_tidy the transaction is gone before the answer.  */
+  put (s.upper, "file", "newest");
+  req.defer_tidy = false;
+  assert_int_equal (publish_baseline_take (s.state, s.root, 1000, &base, &err),
+                    0);
+  assert_int_equal (publish_run (&req, &rep, &err), 0);
+  assert_null (rep.tidy);
+  assert_int_equal (entries (txn), 0);
+  assert_string_equal (get (s.root, "file"), "newest");
+  publish_report_clear (&rep);
+  free (txn);
+  scratch_free (&s);
+}
+
 int
 main (void)
 {
@@ -467,6 +553,7 @@ main (void)
     cmocka_unit_test (test_publish_left_out),
     cmocka_unit_test (test_baseline_instant),
     cmocka_unit_test (test_publish_hard_linked),
+    cmocka_unit_test (test_publish_tidy_after_answer),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
