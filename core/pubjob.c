@@ -256,6 +256,7 @@ pubjob_start (struct loop *loop, struct sandbox_session *session,
   struct sandbox_publication quick;
   int p[2];
 
+  pubjob_reap (false);
   /* Forking costs more than what a command that wrote nothing needs.  */
   if (sandbox_publish_inline (session, &quick) == 1)
     {
