@@ -81,18 +81,25 @@ engine_checks() {
 err
 [exit status 3]" "$engine: stdout and stderr joined, the exit status noted"
   diag "$engine: one command's round trip: $(((t1 - t0) / 1000000)) ms"
+  # A deadline counts from the launch, the engine's container start with
+  # it (doc/container-backend.md, "Deadlines"): the deadlines below outlast
+  # twice the round trip just measured, so that each command has begun
+  # before its deadline comes (a 2 s deadline was outrun by a loaded
+  # engine), and each checks that it had.
+  secs=$(((t1 - t0) * 2 / 1000000000 + 2))
+  [ "$secs" -ge 5 ] || secs=5
   t0=$(date +%s)
-  crun run --timeout 2 'echo before; sleep 30; echo after'
+  crun run --timeout "$secs" 'echo before; sleep 60; echo after'
   t1=$(date +%s)
   is "$rc|$out" "124|before
 [stopped: the command ran too long]" "$engine: ran too long, with what it printed first"
-  [ $((t1 - t0)) -lt 12 ]
-  ok $? "$engine: the overrun was stopped and removed within its budget ($((t1 - t0)) s)"
+  [ $((t1 - t0)) -lt $((secs + 10)) ]
+  ok $? "$engine: the overrun was stopped and removed within its budget ($((t1 - t0)) s of $secs + 10)"
   # The policy's own deadline: the runner stops the command just before
   # the supervisor's outer kill, and the ending is told as ran too long
   # with what it printed.
-  echo '{"sandbox": {"enabled": true, "backend": "container", "limits": {"commandSeconds": 3}}}' >"$HOME/.crucible/config.json"
-  crun run 'echo early; sleep 30'
+  echo '{"sandbox": {"enabled": true, "backend": "container", "limits": {"commandSeconds": '"$secs"'}}}' >"$HOME/.crucible/config.json"
+  crun run 'echo early; sleep 60'
   is "$rc|$out" "124|early
 [stopped: the command ran too long]" "$engine: the policy's deadline: stopped from inside, told as ran too long"
   echo '{"sandbox": {"enabled": true, "backend": "container"}}' >"$HOME/.crucible/config.json"
@@ -119,9 +126,10 @@ err
     "0|one|new|two|gone|s" "$engine: an ordinary exit publishes new, changed and deleted paths"
   crun run 'echo x >nonzero.txt; exit 1'
   is "$rc|$(cat nonzero.txt 2>/dev/null)" "1|x" "$engine: a nonzero exit publishes too"
-  crun run --timeout 2 'echo y >stopped.txt; sleep 30'
-  is "$rc|$([ -e stopped.txt ] && echo there || echo absent)" "124|absent" \
-    "$engine: a command stopped at its deadline publishes nothing"
+  crun run --timeout "$secs" 'echo y >stopped.txt && echo written; sleep 60'
+  is "$rc|$out|$([ -e stopped.txt ] && echo there || echo absent)" "124|written
+[stopped: the command ran too long]|absent" \
+    "$engine: a command stopped at its deadline after its write publishes nothing"
   # The host's write comes once the run's start fact is in the journal,
   # after the baseline (taken before the container is made), and the
   # command holds its container until then (the host ends its sleep): a
