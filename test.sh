@@ -234,6 +234,14 @@ if wanted tests/faults/publish-crash.sh; then
     bash "$top/tests/faults/publish-crash.sh" >"$work/faults.log" 2>&1 </dev/null
   count_tap faults "$work/faults.log"
 fi
+# The hard-linked backups against a racer: skipped by the plain build's
+# make check, which has no fault points, and run here over this build.
+if wanted tests/security/backup.sh; then
+  CRUCIBLE_BIN_DIR=/opt/crucible-check/bin CRUCIBLE_SRCDIR="$top" \
+    CRUCIBLE_HELPER_DIR="$work/faults/tests/helpers" \
+    bash "$top/tests/security/backup.sh" >"$work/faults-backup.log" 2>&1 </dev/null
+  count_tap faults-backup "$work/faults-backup.log"
+fi
 # A core of crucible forced while it holds a credential (issue 14): the
 # same fault build's crucible, run uninstalled.
 if wanted tests/integration/credentials-core.sh; then

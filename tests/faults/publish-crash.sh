@@ -36,7 +36,7 @@ if [ -n "$why" ]; then
   skip "publication faults" "$why" $need
   exit 0
 fi
-plan $((TREES * PER_TREE + 1))
+plan $((TREES * PER_TREE + 3))
 
 diag "seeds $SEED..$((SEED + TREES - 1)); CRUCIBLE_FAULT_SEED repeats them"
 export CRUCIBLE_FAULT_LOG="$TEST_TMP/hits"
@@ -146,9 +146,12 @@ for t in $(seq 0 $((TREES - 1))); do
   fresh
   CRUCIBLE_FAULT=applied "$H" publish "$STATE" "$R" "$U" >/dev/null 2>&1
   damaged=0
-  for b in "$STATE"/txn/*/backup/*; do
-    [ -f "$b" ] && echo damage >>"$b" && damaged=1
-  done
+  # (A file's backup, in backup/ or a group of it: backup/dK/N.  A file
+  # inside a directory's backup, a copy nothing else holds, is not.)
+  while IFS= read -r -d '' b; do
+    echo damage >>"$b" && damaged=1
+  done < <(find "$STATE"/txn/*/backup -maxdepth 2 -type f -regextype egrep \
+    -regex '.*/backup/(d[0-9]+/)?[0-9]+' -print0 2>/dev/null)
   "$H" recover "$STATE" 2>/dev/null
   if [ "$damaged" -eq 1 ]; then
     [ -n "$("$H" quarantine "$STATE")" ] \
@@ -177,6 +180,40 @@ for t in $(seq 0 $((TREES - 1))); do
     fi
     ok $? "tree $seed: ENOSPC while $word: ${res%%$'\n'*}"
   done
+
+  if [ "$t" -eq 0 ]; then
+    # A plan of more than 64 changes keeps the names of all but its first
+    # 64 in stage/ and backup/ under a directory for each 64
+    # (sandbox/publish.c, PUBLISH_SLOT_GROUP), so no directory there holds
+    # more than 64 names of changes.
+    fresh
+    CRUCIBLE_FAULT=applied "$H" publish "$STATE" "$R" "$U" >/dev/null 2>&1
+    b=$(echo "$STATE"/txn/*/backup)
+    over=$(find "$b" -mindepth 1 -maxdepth 1 -regex '.*/[0-9]+' -printf '%f\n' |
+      awk '$1 >= 64' | head -1)
+    biggest=$(for d in "$b" "$b"/d*; do
+      ls -A "$d" | grep -cx '[0-9][0-9]*'
+    done | sort -n | tail -1)
+    grouped=false
+    [ -d "$b/d1" ] && grouped=true
+    "$H" recover "$STATE" 2>/dev/null
+    [ "$n" -gt 64 ] && $grouped && [ -z "$over" ] \
+      && [ "$biggest" -le 64 ] && state_is before && clean
+    ok $? "tree $seed ($n changes): the backups are kept 64 to a directory (at most $biggest names in one), and rolled back from there"
+
+    # A transaction a build before those groups left, every name in the
+    # top directory, is still rolled back from it.
+    fresh
+    CRUCIBLE_FAULT=applied "$H" publish "$STATE" "$R" "$U" >/dev/null 2>&1
+    for d in "$STATE"/txn/*/backup/d* "$STATE"/txn/*/stage/d*; do
+      [ -d "$d" ] && mv "$d"/* "$d/.." && rmdir "$d"
+    done
+    flat=$(find "$STATE"/txn/*/backup -maxdepth 1 -type f -regex '.*/[0-9]+' \
+      -printf '%f\n' | awk '$1 >= 64' | wc -l)
+    "$H" recover "$STATE" 2>/dev/null
+    [ "$flat" -gt 0 ] && state_is before && clean
+    ok $? "tree $seed: a transaction with every backup in one directory (an earlier build's; $flat past the 64th) is rolled back"
+  fi
 
   # A second writer changes the root between baseline and publication.
   fresh
