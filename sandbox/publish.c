@@ -176,19 +176,6 @@ publish_slot (struct publish_slots *s, size_t i, bool make, char *out, size_t n)
   return s->fd;
 }
 
-/* Close what slots holds.  */
-static void
-publish_slots_close (struct publish_slots *s)
-{
-  int *fds[] = { &s->top, &s->fd };
-  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
-    if (*fds[i] >= 0)
-      {
-        close (*fds[i]);
-        *fds[i] = -1;
-      }
-}
-
 /* The temporary name a change is written under before its rename.  */
 static void
 publish_tmp_name (char *out, size_t n, size_t i)
@@ -665,9 +652,8 @@ static void
 publish_txn_close (struct publish_txn *t)
 {
   pubfs_dir_forget (&t->parents);
-  int *fds[] = { &t->dirfd, &t->rootfd, &t->wal };
-  publish_slots_close (&t->stage);
-  publish_slots_close (&t->backup);
+  int *fds[] = { &t->dirfd,      &t->rootfd,    &t->stage.top, &t->stage.fd,
+                 &t->backup.top, &t->backup.fd, &t->wal };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (*fds[i] >= 0)
       {

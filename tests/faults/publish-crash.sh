@@ -188,18 +188,18 @@ for t in $(seq 0 $((TREES - 1))); do
     # more than 64 names of changes.
     fresh
     CRUCIBLE_FAULT=applied "$H" publish "$STATE" "$R" "$U" >/dev/null 2>&1
-    b=$(echo "$STATE"/txn/*/backup)
-    over=$(find "$b" -mindepth 1 -maxdepth 1 -regex '.*/[0-9]+' -printf '%f\n' |
-      awk '$1 >= 64' | head -1)
-    biggest=$(for d in "$b" "$b"/d*; do
+    b=$(echo "$STATE"/txn/*/backup) s=$(echo "$STATE"/txn/*/stage)
+    over=$(find "$b" "$s" -mindepth 1 -maxdepth 1 -regex '.*/[0-9]+' \
+      -printf '%f\n' | awk '$1 >= 64' | head -1)
+    biggest=$(for d in "$b" "$b"/d* "$s" "$s"/d*; do
       ls -A "$d" | grep -cx '[0-9][0-9]*'
     done | sort -n | tail -1)
     grouped=false
-    [ -d "$b/d1" ] && grouped=true
+    [ -d "$b/d1" ] && [ -d "$s/d1" ] && grouped=true
     "$H" recover "$STATE" 2>/dev/null
     [ "$n" -gt 64 ] && $grouped && [ -z "$over" ] \
       && [ "$biggest" -le 64 ] && state_is before && clean
-    ok $? "tree $seed ($n changes): the backups are kept 64 to a directory (at most $biggest names in one), and rolled back from there"
+    ok $? "tree $seed ($n changes): the backups and staged files are kept 64 to a directory (at most $biggest names in one), and rolled back from there"
 
     # A transaction a build before those groups left, every name in the
     # top directory, is still rolled back from it.
