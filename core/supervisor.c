@@ -137,6 +137,7 @@ struct supervisor
   struct loop *loop;
   struct sandbox_backend *backend;
   bool process_isolation; /* CRUCIBLE_ALLOW_PROCESS_ISOLATION applies */
+  bool exits_after;       /* supervisor_set_exits_after */
   const struct config *config;
   char *workspace;
   char *const *host_env;
@@ -769,7 +770,10 @@ command_release (struct command *cmd)
   if (!command_net_close (cmd))
     return;
   struct sandbox_usage usage = { 0 };
-  if (sandbox_dispose (cmd->session, &usage, &err) < 0)
+  if ((cmd->sup->exits_after
+           ? sandbox_dispose_leaving (cmd->session, &usage, &err)
+           : sandbox_dispose (cmd->session, &usage, &err))
+      < 0)
     {
       /* The scope was confirmed empty before we got here, so dispose only
        * fails on a bug; keep the slot rather than pretend.  */
@@ -1272,6 +1276,12 @@ void
 supervisor_set_process_isolation (struct supervisor *sup, bool on)
 {
   sup->process_isolation = on;
+}
+
+void
+supervisor_set_exits_after (struct supervisor *sup, bool on)
+{
+  sup->exits_after = on;
 }
 
 /* The policy a command of this supervisor runs under, resolved from the

@@ -211,6 +211,11 @@ void supervisor_set_journal (struct supervisor *sup, struct journal *j);
  * RESULT_PROCESS_ISOLATION_NOTE.  */
 void supervisor_set_process_isolation (struct supervisor *sup, bool on);
 
+/* The host exits once its commands are released (crucible run): each is
+ * released with sandbox_dispose_leaving, so that what the next start
+ * recovers anyway is not removed on the way out.  Off by default.  */
+void supervisor_set_exits_after (struct supervisor *sup, bool on);
+
 /* The journal set, or NULL.  */
 struct journal *supervisor_journal (const struct supervisor *sup);
 

@@ -203,6 +203,15 @@ sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
   return s->ops->dispose (s, usage, err);
 }
 
+int
+sandbox_dispose_leaving (struct sandbox_session *s, struct sandbox_usage *usage,
+                         struct cr_error **err)
+{
+  if (s->ops->dispose_leaving != NULL)
+    return s->ops->dispose_leaving (s, usage, err);
+  return s->ops->dispose (s, usage, err);
+}
+
 void
 sandbox_abandon (struct sandbox_session *s)
 {

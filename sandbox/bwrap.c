@@ -706,12 +706,15 @@ bwrap_ahead_release (struct bwrap_session *s)
 /* Release the session once the scope is confirmed empty: close the
  * channel (the broker exits, then bwrap), reap bwrap within a short
  * budget, discard the layers: whatever was not published is dropped.  */
+/* dispose and dispose_leaving: leaving, a pair whose upper holds nothing
+ * is left to the next start's recovery (statedir_pair_release).  */
 static int
-bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
-               struct cr_error **err)
+bwrap_release (struct sandbox_session *base, struct sandbox_usage *usage,
+               bool leaving, struct cr_error **err)
 {
   struct bwrap_session *s = (struct bwrap_session *) base;
   struct cr_error *rm_err = NULL;
+  bool left;
 
   if (s->ahead && !s->go_sent && s->launcher > 0)
     bwrap_ahead_release (s);
@@ -736,12 +739,29 @@ bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
           = s->ru.ru_stime.tv_sec * 1000 + s->ru.ru_stime.tv_usec / 1000;
       usage->max_rss_kib = s->ru.ru_maxrss;
     }
-  statedir_pair_remove (&s->pair, &rm_err);
+  if (leaving)
+    statedir_pair_release (&s->pair, &left, &rm_err);
+  else
+    statedir_pair_remove (&s->pair, &rm_err);
   cr_error_free (rm_err); /* a leftover pair is only disc space */
   if (s->cgroup != NULL)
     cgroup_pids_remove (s->cgroup); /* one left is recovered later */
   bwrap_session_free (s);
   return 0;
+}
+
+static int
+bwrap_dispose (struct sandbox_session *base, struct sandbox_usage *usage,
+               struct cr_error **err)
+{
+  return bwrap_release (base, usage, false, err);
+}
+
+static int
+bwrap_dispose_leaving (struct sandbox_session *base,
+                       struct sandbox_usage *usage, struct cr_error **err)
+{
+  return bwrap_release (base, usage, true, err);
 }
 
 /* crucible is leaving without a confirmation: close the channel (the
@@ -877,6 +897,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .ahead_current = bwrap_ahead_current,
   .publish_inline = bwrap_publish_inline,
   .publish_tidy = bwrap_publish_tidy,
+  .dispose_leaving = bwrap_dispose_leaving,
 };
 
 /* A NULL-terminated copy of n strings.  */

@@ -382,6 +382,45 @@ statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err)
   return rc;
 }
 
+/* Whether the directory at path holds no entry but . and ..; false when
+ * it cannot be read, or is not a directory of its own (never followed).  */
+static bool
+statedir_dir_empty (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_closedir DIR *dir = fd < 0 ? NULL : fdopendir (fd);
+  struct dirent *de;
+
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return false;
+    }
+  errno = 0;
+  while ((de = readdir (dir)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      return false;
+  return errno == 0;
+}
+
+int
+statedir_pair_release (struct statedir_pair *pair, bool *left,
+                       struct cr_error **err)
+{
+  /* What is left is overlayfs's own scratch (work/work and its volatile
+   * marker) and the empty upper: removing those frees their blocks, which
+   * on a file system mounted with discard waits on the disk for each
+   * (about 0.6 ms a command on a virtual disk), after the command's
+   * answer and before crucible run exits.  */
+  *left = pair->dir != NULL && pair->upper != NULL
+          && statedir_dir_empty (pair->upper);
+  if (!*left)
+    return statedir_pair_remove (pair, err);
+  statedir_pair_clear (pair);
+  return 0;
+}
+
 /* --- the remembered probe -------------------------------------------------
  */
 

@@ -8,6 +8,7 @@
 #ifndef CRUCIBLE_SANDBOX_STATEDIR_H
 #define CRUCIBLE_SANDBOX_STATEDIR_H
 
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -81,6 +82,15 @@ int statedir_recover (const char *statedir, int *removed);
 /* Remove a pair and everything in it (overlayfs leaves work/work mode 000),
  * following no symlink.  The strings are freed even when removal fails.  */
 int statedir_pair_remove (struct statedir_pair *pair, struct cr_error **err);
+
+/* Release a pair whose maker is about to exit: when its upper holds
+ * nothing (the workload wrote nothing, or publication took all of it),
+ * leave it for the next start's statedir_recover, which removes it beside
+ * that start's launch once this process is gone; otherwise remove it now,
+ * as statedir_pair_remove, so that nothing the workload wrote outlives
+ * its command.  *left says which.  The strings are freed either way.  */
+int statedir_pair_release (struct statedir_pair *pair, bool *left,
+                           struct cr_error **err);
 
 /* The remembered probe (sandbox/bwrap_probe.c): a record in the state
  * directory, named for the digest of everything a passed probe depended

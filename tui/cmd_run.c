@@ -213,6 +213,7 @@ run_command (const struct run_options *opts, struct host *h)
     return run_fail (err);
   st.loop = h->loop;
   st.sup = h->sup;
+  supervisor_set_exits_after (st.sup, true);
   if (host_watch_signals (h, signals, sizeof signals / sizeof *signals,
                           run_on_signal, &st, &err)
       < 0)

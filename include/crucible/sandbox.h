@@ -295,6 +295,14 @@ struct sandbox_backend_ops
    * leaves nothing; dispose removes what is left.  Appended after
    * publish_inline, for the same reason.  */
   void (*publish_tidy) (struct sandbox_session *s);
+  /* dispose, for a host that exits once this session is released (crucible
+   * run): what the next start's recovery removes anyway, and nothing of
+   * the workload's, may be left to it (with bwrap: a layer pair whose
+   * upper holds nothing).  NULL for a backend with nothing to leave;
+   * sandbox_dispose_leaving calls dispose then.  Appended after
+   * publish_tidy, for the same reason.  */
+  int (*dispose_leaving) (struct sandbox_session *s,
+                          struct sandbox_usage *usage, struct cr_error **err);
 };
 
 struct sandbox_backend
@@ -349,6 +357,10 @@ int sandbox_next_event (struct sandbox_session *s, struct sandbox_event *ev,
 int sandbox_stop (struct sandbox_session *s, int signo, struct cr_error **err);
 int sandbox_dispose (struct sandbox_session *s, struct sandbox_usage *usage,
                      struct cr_error **err);
+/* sandbox_dispose, for a host about to exit (the dispose_leaving op).  */
+int sandbox_dispose_leaving (struct sandbox_session *s,
+                             struct sandbox_usage *usage,
+                             struct cr_error **err);
 void sandbox_abandon (struct sandbox_session *s);
 /* Whether the session keeps a command's writes private until publish.  */
 bool sandbox_keeps_writes (const struct sandbox_session *s);

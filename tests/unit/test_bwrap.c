@@ -242,7 +242,7 @@ test_statedir (void **state)
   free (path);
 
   /* A pair, with work/work left mode 000, removed whole.  */
-  char *sd = NULL;
+  char *sd = NULL, cmd_path[700];
   assert_int_equal (statedir_open (d, 0, 0, &sd, &fd, &err), 0);
   close (fd);
   struct statedir_pair pair;
@@ -254,6 +254,40 @@ test_statedir (void **state)
   assert_int_equal (statedir_pair_remove (&pair, &err), 0);
   assert_int_equal (access (dir, F_OK), -1);
   free (dir);
+
+  /* Released by a process about to exit: left whole while the upper holds
+   * nothing (overlayfs's scratch is no entry of the upper's), removed at
+   * once when it holds anything, a whiteout's mark or an empty directory
+   * as much as a file.  */
+  bool left = false;
+  assert_int_equal (statedir_pair_create (sd, d, &pair, &err), 0);
+  snprintf (ww, sizeof ww, "%s/work", pair.work);
+  mkdir (ww, 0);
+  dir = strdup (pair.dir);
+  assert_int_equal (statedir_pair_release (&pair, &left, &err), 0);
+  assert_true (left);
+  assert_null (pair.dir);
+  assert_int_equal (access (ww, F_OK), 0);
+  snprintf (cmd_path, sizeof cmd_path, "rm -rf '%s'", dir);
+  assert_int_equal (system (cmd_path), 0);
+  free (dir);
+  static const char *const holds[] = { "f", "d/" };
+  for (size_t i = 0; i < sizeof holds / sizeof *holds; i++)
+    {
+      char entry[600];
+      assert_int_equal (statedir_pair_create (sd, d, &pair, &err), 0);
+      snprintf (entry, sizeof entry, "%s/%s", pair.upper, holds[i]);
+      if (entry[strlen (entry) - 1] == '/')
+        assert_int_equal (mkdir (entry, 0700), 0);
+      else
+        put_file (entry, 0600, getuid ());
+      dir = strdup (pair.dir);
+      left = true;
+      assert_int_equal (statedir_pair_release (&pair, &left, &err), 0);
+      assert_false (left);
+      assert_int_equal (access (dir, F_OK), -1);
+      free (dir);
+    }
   free (sd);
   char cmd[600];
   snprintf (cmd, sizeof cmd, "rm -rf '%s'", d);
