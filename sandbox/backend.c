@@ -131,6 +131,15 @@ sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
   return b->ops->probe (b, out, err);
 }
 
+int
+sandbox_probe_starting (struct sandbox_backend *b, struct sandbox_probe *out,
+                        struct cr_error **err)
+{
+  if (b->ops->probe_starting != NULL)
+    return b->ops->probe_starting (b, out, err);
+  return b->ops->probe (b, out, err);
+}
+
 /* Fill id with SANDBOX_ID_LEN random hex digits.  getrandom blocks only
  * before the kernel's pool is first ready; a failure falls back on the
  * clock and the pid, which still tells this run's sandboxes apart.  */

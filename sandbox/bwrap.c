@@ -251,6 +251,13 @@ bwrap_refuse_processes (unsigned long long n, struct cr_error **err)
   return -1;
 }
 
+int
+bwrap_unavailable (const struct bwrap_backend *b, struct cr_error **err)
+{
+  return cr_error_set (err, 0, "the %s backend is unavailable: %s",
+                       bwrap_ops.id, b->probe.reason);
+}
+
 static int
 bwrap_prepare (struct sandbox_backend *base,
                const struct sandbox_policy *policy,
@@ -287,8 +294,7 @@ bwrap_prepare (struct sandbox_backend *base,
     cgroup_pids_recover (cgroups);
   bwrap_probe_once (b);
   if (!b->probe.usable)
-    return cr_error_set (err, 0, "the %s backend is unavailable: %s",
-                         bwrap_ops.id, b->probe.reason);
+    return bwrap_unavailable (b, err);
   if (statedir_open (b->opt.state_parent, getuid (), getgid (), &statedir,
                      &statefd, err)
       < 0)
@@ -873,6 +879,9 @@ bwrap_free (struct sandbox_backend *base)
   bwrap_argv_free (b->unreadable);
   bwrap_argv_free (b->unix_sockets);
   free (b->broker_path);
+  /* The broker's digest reads its descriptor until it is done.  */
+  if (b->broker_job != NULL)
+    sha256_file_finish (b->broker_job, b->broker_sha256, NULL);
   if (b->broker_fd >= 0)
     close (b->broker_fd);
   sandbox_probe_clear (&b->probe);
@@ -898,6 +907,7 @@ static const struct sandbox_backend_ops bwrap_ops = {
   .publish_inline = bwrap_publish_inline,
   .publish_tidy = bwrap_publish_tidy,
   .dispose_leaving = bwrap_dispose_leaving,
+  .probe_starting = bwrap_probe_starting,
 };
 
 /* A NULL-terminated copy of n strings.  */

@@ -35,12 +35,17 @@ struct bwrap_backend
   struct bwrap_location bwrap;
   char *broker_path;
   int broker_fd;
-  char broker_sha256[SHA256_HEX_LEN + 1]; /* computed for the probe key */
-  /* The remembered probe (bwrap_probe.c): the key's digest for the
-   * candidate taken, whether its answer came from a record, and whether
-   * records are to be passed over (once a launch failed as a probe
-   * would have).  */
+  /* The broker's SHA-256 for the probe's whole key, computed on a thread
+   * of its own from the first probe until bwrap_probe_settle (or a fresh
+   * probe's record) needs it; empty until then.  */
+  struct sha256_job *broker_job;
+  char broker_sha256[SHA256_HEX_LEN + 1];
+  /* The remembered probe (bwrap_probe.c): the digest of the key a record
+   * is found by and of the whole key it holds, for the candidate taken;
+   * whether its answer came from a record; and whether records are to be
+   * passed over (once a launch failed as a probe would have).  */
   char probe_key[SHA256_HEX_LEN + 1];
+  char probe_whole[SHA256_HEX_LEN + 1];
   bool remembered;
   bool no_recall;
   /* Where commands' pids cgroups are made (cgroup_pids_parent), looked
@@ -228,8 +233,21 @@ int bwrap_wait_bounded (pid_t pid, int ms, struct rusage *ru);
 /* The first line or so of bwrap's message, for quoting.  Owned.  */
 char *bwrap_quote (const char *text);
 
-/* Find, pin and probe, once; the answer is kept in b->probe.  */
+/* Find, pin and probe, once; the answer is kept in b->probe.  An answer
+ * from a record is taken before the broker's digest is in (which a thread
+ * computes meanwhile): bwrap_probe_settle confirms it.  */
 void bwrap_probe_once (struct bwrap_backend *b);
+
+/* -1 with the error that the backend cannot be used, and why (the
+ * probe's reason).  */
+int bwrap_unavailable (const struct bwrap_backend *b, struct cr_error **err);
+
+/* Wait for the broker's digest; an answer from a record whose whole key
+ * differs with it is dropped with the record, and every candidate probed
+ * afresh, so that b->probe is what a probe with the whole key would have
+ * answered.  Before anything relies on the answer but the preparation's
+ * own steps: before bwrap starts, and before b->probe is reported.  */
+void bwrap_probe_settle (struct bwrap_backend *b);
 
 /* A launch failed as a probe would have, with an answer that came from
  * a record: drop the record and the answer, so that the next
@@ -237,9 +255,11 @@ void bwrap_probe_once (struct bwrap_backend *b);
  * answer was probed in this process.  */
 void bwrap_probe_forget (struct bwrap_backend *b);
 
-/* The backend's probe (struct sandbox_backend_ops).  */
+/* The backend's probe and probe_starting (struct sandbox_backend_ops).  */
 int bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
                  struct cr_error **err);
+int bwrap_probe_starting (struct sandbox_backend *base,
+                          struct sandbox_probe *out, struct cr_error **err);
 
 /* An argument vector being built, NULL-terminated all along.  */
 struct bwrap_argv

@@ -1217,6 +1217,11 @@ bwrap_launch (struct bwrap_session *s, const struct sandbox_command *cmd,
       || (hosts = bwrap_hosts_fd (err)) < 0
       || bwrap_net_channel (s, &net, err) < 0)
     return -1;
+  /* The broker's digest was computed beside all of the above; an answer
+   * from a record stands only when the whole key is still the same.  */
+  bwrap_probe_settle (b);
+  if (!b->probe.usable)
+    return bwrap_unavailable (b, err);
   if (pipe2 (errp, O_CLOEXEC | O_NONBLOCK) < 0)
     return cr_error_set (err, errno, "making bwrap's error pipe");
   s->err_fd = errp[0];

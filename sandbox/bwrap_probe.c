@@ -340,47 +340,82 @@ bwrap_key_build (struct buf *k)
               (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 }
 
-/* The digest of the probe's key for the candidate in b->bwrap into hex:
- * the candidate and the broker (identity and SHA-256), crucible's build
- * and its libseccomp (which writes the filter the probe passes), the
- * options probed for, the kernel, and who probes.  */
+/* The broker's digest, once its thread is done (or computed here when
+ * none was started); "unreadable" when the broker could not be read.  */
+static void
+bwrap_broker_digest (struct bwrap_backend *b)
+{
+  struct cr_error *err = NULL;
+
+  if (b->broker_sha256[0] != '\0')
+    return;
+  if (b->broker_job == NULL)
+    b->broker_job = sha256_file_start (b->broker_fd);
+  if (sha256_file_finish (steal_pointer (&b->broker_job), b->broker_sha256,
+                          &err)
+      < 0)
+    snprintf (b->broker_sha256, sizeof b->broker_sha256, "unreadable");
+  cr_error_free (err);
+}
+
+/* The probe's key for the candidate in b->bwrap: the candidate (identity
+ * and SHA-256) and the broker (identity), crucible's build and its
+ * libseccomp (which writes the filter the probe passes), the options
+ * probed for, the kernel, and who probes.  Its digest names the record;
+ * the whole key, which adds the broker's SHA-256, is digested into the
+ * record (bwrap_probe_whole).  */
+static void
+bwrap_probe_key_text (struct bwrap_backend *b, struct buf *k)
+{
+  struct utsname u;
+  char seccomp[64];
+
+  buf_puts (k, "crucible probe key v2\n");
+  bwrap_key_file (k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
+  bwrap_key_file (k, "broker", b->broker_path, b->broker_fd, "-");
+  bwrap_key_build (k);
+  sandbox_seccomp_library (seccomp, sizeof seccomp);
+  buf_printf (k, "libseccomp %s\noptions", seccomp);
+  for (size_t i = 0;
+       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
+    buf_printf (k, " %s", bwrap_required_options[i]);
+  if (uname (&u) < 0)
+    memset (&u, 0, sizeof u);
+  buf_printf (k, "\nkernel %s %s %s\nids %lu %lu %lu %lu\n", u.release,
+              u.version, u.machine, (unsigned long) getuid (),
+              (unsigned long) geteuid (), (unsigned long) getgid (),
+              (unsigned long) getegid ());
+}
+
+/* The digest of the key a record is found by, into hex.  */
 static void
 bwrap_probe_key (struct bwrap_backend *b, char *hex)
 {
   struct buf k = BUF_INIT;
-  struct utsname u;
-  char seccomp[64];
 
-  if (b->broker_sha256[0] == '\0')
-    {
-      struct cr_error *err = NULL;
-      if (lseek (b->broker_fd, 0, SEEK_SET) < 0
-          || sha256_fd (b->broker_fd, b->broker_sha256, &err) < 0)
-        snprintf (b->broker_sha256, sizeof b->broker_sha256, "unreadable");
-      cr_error_free (err);
-    }
-  buf_puts (&k, "crucible probe key v1\n");
-  bwrap_key_file (&k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
-  bwrap_key_file (&k, "broker", b->broker_path, b->broker_fd, b->broker_sha256);
-  bwrap_key_build (&k);
-  sandbox_seccomp_library (seccomp, sizeof seccomp);
-  buf_printf (&k, "libseccomp %s\noptions", seccomp);
-  for (size_t i = 0;
-       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
-    buf_printf (&k, " %s", bwrap_required_options[i]);
-  if (uname (&u) < 0)
-    memset (&u, 0, sizeof u);
-  buf_printf (&k, "\nkernel %s %s %s\nids %lu %lu %lu %lu\n", u.release,
-              u.version, u.machine, (unsigned long) getuid (),
-              (unsigned long) geteuid (), (unsigned long) getgid (),
-              (unsigned long) getegid ());
+  bwrap_probe_key_text (b, &k);
+  sha256_buffer (k.data, k.len, hex);
+  buf_free (&k);
+}
+
+/* The digest of the whole key, the broker's SHA-256 with the rest, into
+ * hex; waits for that digest.  */
+static void
+bwrap_probe_whole (struct bwrap_backend *b, char *hex)
+{
+  struct buf k = BUF_INIT;
+
+  bwrap_broker_digest (b);
+  bwrap_probe_key_text (b, &k);
+  buf_printf (&k, "broker sha256 %s\n", b->broker_sha256);
   sha256_buffer (k.data, k.len, hex);
   buf_free (&k);
 }
 
 /* Whether a probe of the candidate in b->bwrap passed before for the same
  * key; its version text (parsed again, as if bwrap had printed it) goes
- * in *version.  The key is kept in b->probe_key either way.  */
+ * in *version, and the whole key it was written for in b->probe_whole.
+ * The key is kept in b->probe_key either way.  */
 static bool
 bwrap_probe_recall (struct bwrap_backend *b, char **version)
 {
@@ -390,7 +425,8 @@ bwrap_probe_recall (struct bwrap_backend *b, char **version)
   bwrap_probe_key (b, b->probe_key);
   if (b->no_recall
       || statedir_probe_recall (b->opt.state_parent, getuid (), getgid (),
-                                b->probe_key, text, sizeof text)
+                                b->probe_key, b->probe_whole,
+                                sizeof b->probe_whole, text, sizeof text)
              != 1
       || bwrap_parse_version (text, "bubblewrap ", v) < 0)
     return false;
@@ -412,8 +448,9 @@ bwrap_probe_candidate (struct bwrap_backend *b, char **version, char **why)
       || bwrap_probe_namespaces (b, why) < 0)
     return -1;
   /* Not written: the next preparation probes again, as before.  */
+  bwrap_probe_whole (b, b->probe_whole);
   statedir_probe_remember (b->opt.state_parent, getuid (), getgid (),
-                           b->probe_key, *version);
+                           b->probe_key, b->probe_whole, *version);
   return 0;
 }
 
@@ -430,6 +467,23 @@ bwrap_probe_forget (struct bwrap_backend *b)
   b->probed = false;
   b->remembered = false;
   b->no_recall = true;
+}
+
+void
+bwrap_probe_settle (struct bwrap_backend *b)
+{
+  char whole[SHA256_HEX_LEN + 1];
+
+  if (b->broker_fd < 0)
+    return;
+  bwrap_broker_digest (b);
+  if (!b->remembered)
+    return;
+  bwrap_probe_whole (b, whole);
+  if (strcmp (whole, b->probe_whole) == 0)
+    return;
+  bwrap_probe_forget (b);
+  bwrap_probe_once (b);
 }
 
 /* Find, pin and probe, once; the answer is kept.  */
@@ -450,6 +504,11 @@ bwrap_probe_once (struct bwrap_backend *b)
       cr_error_free (err);
       return;
     }
+  /* The broker's digest, about a millisecond of a start's CPU, is
+   * computed beside the rest of the preparation: a record is found by the
+   * key without it, and bwrap_probe_settle compares the whole key.  */
+  if (b->broker_sha256[0] == '\0' && b->broker_job == NULL)
+    b->broker_job = sha256_file_start (b->broker_fd);
   /* Every trusted candidate, in order, until one passes its probes; each
    * one that fails says why, and the next is tried.  */
   struct buf failed = BUF_INIT;
@@ -489,16 +548,38 @@ bwrap_probe_once (struct bwrap_backend *b)
   free (last);
 }
 
+/* The answer as it stands, into out.  */
+static int
+bwrap_probe_answer (const struct bwrap_backend *b, struct sandbox_probe *out)
+{
+  out->usable = b->probe.usable;
+  out->confined = b->probe.usable;
+  out->reason = b->probe.reason != NULL ? xstrdup (b->probe.reason) : NULL;
+  out->version = b->probe.version != NULL ? xstrdup (b->probe.version) : NULL;
+  return 0;
+}
+
 int
 bwrap_probe (struct sandbox_backend *base, struct sandbox_probe *out,
              struct cr_error **err)
 {
   struct bwrap_backend *b = (struct bwrap_backend *) base;
 
+  (void) err;
   bwrap_probe_once (b);
-  out->usable = b->probe.usable;
-  out->confined = b->probe.usable;
-  out->reason = b->probe.reason != NULL ? xstrdup (b->probe.reason) : NULL;
-  out->version = b->probe.version != NULL ? xstrdup (b->probe.version) : NULL;
-  return 0;
+  bwrap_probe_settle (b);
+  return bwrap_probe_answer (b, out);
+}
+
+/* The probe for a host about to start: a remembered answer's whole key is
+ * compared by the launch (bwrap_launch), once the broker's digest is in.  */
+int
+bwrap_probe_starting (struct sandbox_backend *base, struct sandbox_probe *out,
+                      struct cr_error **err)
+{
+  struct bwrap_backend *b = (struct bwrap_backend *) base;
+
+  (void) err;
+  bwrap_probe_once (b);
+  return bwrap_probe_answer (b, out);
 }

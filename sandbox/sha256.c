@@ -5,6 +5,9 @@
 #include "sandbox/sha256.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -81,32 +84,108 @@ sha256_buffer (const void *p, size_t n, char *hex)
   sha256_end (&c, hex);
 }
 
-int
-sha256_fd (int fd, char *hex, struct cr_error **err)
+/* Everything readable from fd into c: from its offset with read when at
+ * is NULL (the offset moves to the end), else with pread from *at (the
+ * descriptor's offset neither used nor moved).  */
+static int
+sha256_add_fd (struct sha256_state *c, int fd, off_t *at)
 {
-  struct sha256_state c;
   char *chunk = malloc (SHA256_CHUNK);
 
   if (chunk == NULL)
     abort ();
-  sha256_begin (&c);
   for (;;)
     {
-      ssize_t n = read (fd, chunk, SHA256_CHUNK);
+      ssize_t n = at == NULL ? read (fd, chunk, SHA256_CHUNK)
+                             : pread (fd, chunk, SHA256_CHUNK, *at);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
         {
           int saved = errno;
-          sha256_end (&c, hex);
           free (chunk);
-          return cr_error_set (err, saved, "reading a file to digest it");
+          errno = saved;
+          return -1;
         }
       if (n == 0)
         break;
-      sha256_add (&c, chunk, (size_t) n);
+      sha256_add (c, chunk, (size_t) n);
+      if (at != NULL)
+        *at += n;
     }
   free (chunk);
+  return 0;
+}
+
+int
+sha256_fd (int fd, char *hex, struct cr_error **err)
+{
+  struct sha256_state c;
+
+  sha256_begin (&c);
+  int rc = sha256_add_fd (&c, fd, NULL);
+  int saved = errno;
   sha256_end (&c, hex);
+  if (rc < 0)
+    return cr_error_set (err, saved, "reading a file to digest it");
+  return 0;
+}
+
+/* --- a file's digest beside other work ------------------------------------
+ * The context is begun by the caller, so the thread takes no lock of the
+ * provider's (libcrypto fetches the algorithm under one, which a child
+ * forked meanwhile would find held); it only reads and hashes.  */
+
+struct sha256_job
+{
+  struct sha256_state c;
+  int fd;
+  int rc, error; /* the read's result, and errno when it failed */
+  bool threaded; /* whether a thread of its own computes it */
+  pthread_t thread;
+};
+
+static void *
+sha256_job_run (void *arg)
+{
+  struct sha256_job *job = arg;
+  off_t at = 0;
+
+  job->rc = sha256_add_fd (&job->c, job->fd, &at);
+  job->error = job->rc < 0 ? errno : 0;
+  return NULL;
+}
+
+struct sha256_job *
+sha256_file_start (int fd)
+{
+  struct sha256_job *job = calloc (1, sizeof *job);
+  sigset_t all, old;
+
+  if (job == NULL)
+    abort ();
+  job->fd = fd;
+  sha256_begin (&job->c);
+  /* The thread takes no signal: every one stays the main thread's, where
+   * crucible's handlers and signalfd expect it.  */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  job->threaded = pthread_create (&job->thread, NULL, sha256_job_run, job) == 0;
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  if (!job->threaded)
+    sha256_job_run (job);
+  return job;
+}
+
+int
+sha256_file_finish (struct sha256_job *job, char *hex, struct cr_error **err)
+{
+  if (job->threaded)
+    pthread_join (job->thread, NULL);
+  sha256_end (&job->c, hex);
+  int rc = job->rc, saved = job->error;
+  free (job);
+  if (rc < 0)
+    return cr_error_set (err, saved, "reading a file to digest it");
   return 0;
 }

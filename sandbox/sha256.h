@@ -16,4 +16,16 @@ void sha256_buffer (const void *p, size_t n, char *hex);
  * hex.  The descriptor is left at its end.  */
 int sha256_fd (int fd, char *hex, struct cr_error **err);
 
+/* The digest of the whole file fd is open on, computed on a thread of its
+ * own while the caller goes on (or at once, when no thread can be made):
+ * read with pread from the start, so the descriptor's offset is neither
+ * used nor moved, and fd stays open until sha256_file_finish.  */
+struct sha256_job;
+struct sha256_job *sha256_file_start (int fd);
+
+/* Wait for job's digest and put it in hex; the job is freed.  -1 when the
+ * file could not be read (hex then holds the digest of what was).  */
+int sha256_file_finish (struct sha256_job *job, char *hex,
+                        struct cr_error **err);
+
 #endif

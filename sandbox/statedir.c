@@ -464,10 +464,11 @@ statedir_probe_trusted (int fd)
 
 int
 statedir_probe_recall (const char *parent, uid_t uid, gid_t gid,
-                       const char *key_digest, char *version, size_t n)
+                       const char *key_digest, char *whole, size_t whole_n,
+                       char *version, size_t n)
 {
   static const char head[] = STATEDIR_PROBE_HEAD "\n"
-                                                 "version ";
+                                                 "key ";
   char name[STATEDIR_PROBE_NAME_MAX], text[STATEDIR_PROBE_BYTES];
   /* The directory is this user's, 0700, judged by descriptor; a
    * directory that another uid owns or can write is never read from.  */
@@ -485,14 +486,21 @@ statedir_probe_recall (const char *parent, uid_t uid, gid_t gid,
   if (got <= 0)
     return 0;
   text[got] = '\0';
-  /* Exactly the head, then the version line; anything else is not a
-   * record this build wrote.  */
+  /* Exactly the head, the whole key's line and the version line;
+   * anything else is not a record this build wrote.  */
   if (strncmp (text, head, sizeof head - 1) != 0)
     return 0;
-  const char *v = text + sizeof head - 1;
+  const char *k = text + sizeof head - 1;
+  size_t klen = strcspn (k, "\n");
+  if (k[klen] != '\n' || klen + 1 > whole_n
+      || strncmp (k + klen + 1, "version ", 8) != 0)
+    return 0;
+  const char *v = k + klen + 1 + 8;
   size_t len = strcspn (v, "\n");
   if (v[len] != '\n' || v[len + 1] != '\0' || len + 1 > n)
     return 0;
+  memcpy (whole, k, klen);
+  whole[klen] = '\0';
   memcpy (version, v, len);
   version[len] = '\0';
   return 1;
@@ -526,7 +534,8 @@ statedir_probe_prune (int dir, const char *keep, time_t cutoff)
 
 int
 statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
-                         const char *key_digest, const char *version)
+                         const char *key_digest, const char *whole,
+                         const char *version)
 {
   char name[STATEDIR_PROBE_NAME_MAX], tmp[STATEDIR_PROBE_NAME_MAX + 16];
   char *path = NULL;
@@ -541,8 +550,8 @@ statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
   free (path);
   statedir_probe_name (key_digest, name, sizeof name);
   snprintf (tmp, sizeof tmp, "%s.%ld.tmp", name, (long) getpid ());
-  cleanup_free char *text
-      = xasprintf (STATEDIR_PROBE_HEAD "\nversion %s\n", version);
+  cleanup_free char *text = xasprintf (
+      STATEDIR_PROBE_HEAD "\nkey %s\nversion %s\n", whole, version);
   size_t len = strlen (text);
   /* Written aside and renamed over: a reader sees a whole record or
    * none, and a crash leaves at most a .tmp, which is never read.  */
@@ -550,8 +559,8 @@ statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return -1;
-  bool whole = write (fd, text, len) == (ssize_t) len;
-  if (close (fd) < 0 || !whole || renameat (dir, tmp, dir, name) < 0)
+  bool written = write (fd, text, len) == (ssize_t) len;
+  if (close (fd) < 0 || !written || renameat (dir, tmp, dir, name) < 0)
     {
       unlinkat (dir, tmp, 0);
       return -1;

@@ -93,33 +93,38 @@ int statedir_pair_release (struct statedir_pair *pair, bool *left,
                            struct cr_error **err);
 
 /* The remembered probe (sandbox/bwrap_probe.c): a record in the state
- * directory, named for the digest of everything a passed probe depended
- * on, which says only that a probe passed for that key (and the version
- * text it read, which the report shows).  It is read only from this
- * user's own state directory, judged by descriptor, and only when the
- * record is a regular file of one name that this user owns and nobody
- * else can write; root running another user's sandbox still reads its
- * own.  A record of another key, another build or another uid is never
- * found: its name differs.  */
+ * directory, named for the digest of what a passed probe depended on
+ * but the broker's digest, which says only that a probe passed for that
+ * key, the digest of the whole key (the broker's digest with the rest,
+ * which the prober compares once it has it), and the version text it
+ * read (which the report shows).  It is read only from this user's own
+ * state directory, judged by descriptor, and only when the record is a
+ * regular file of one name that this user owns and nobody else can
+ * write; root running another user's sandbox still reads its own.  A
+ * record of another key, another build or another uid is never found:
+ * its name differs.  */
 #define STATEDIR_PROBE_PREFIX "probe-"
-#define STATEDIR_PROBE_HEAD "crucible probe record v1: passed"
+#define STATEDIR_PROBE_HEAD "crucible probe record v2: passed"
 #define STATEDIR_PROBE_NAME_MAX 96
 #define STATEDIR_PROBE_BYTES 256
 /* A record not written for this long is removed when another is.  */
 #define STATEDIR_PROBE_KEEP_S (30L * 86400)
 
-/* 1 with the recorded version text in version (n bytes at most) when a
- * trusted record for key_digest is in uid's state directory; 0 when there
- * is none, or none that can be believed.  Makes nothing.  */
+/* 1 with the whole key's digest in whole (whole_n bytes at most) and the
+ * recorded version text in version (n bytes at most) when a trusted
+ * record for key_digest is in uid's state directory; 0 when there is
+ * none, or none that can be believed.  Makes nothing.  */
 int statedir_probe_recall (const char *parent, uid_t uid, gid_t gid,
-                           const char *key_digest, char *version, size_t n);
+                           const char *key_digest, char *whole, size_t whole_n,
+                           char *version, size_t n);
 
-/* Record that the probe passed for key_digest (making the state directory
- * when absent), and remove records not written for
- * STATEDIR_PROBE_KEEP_S.  -1 when it could not be written: the next
- * preparation then probes again.  */
+/* Record that the probe passed for key_digest and the whole key whole
+ * (making the state directory when absent), and remove records not
+ * written for STATEDIR_PROBE_KEEP_S.  -1 when it could not be written:
+ * the next preparation then probes again.  */
 int statedir_probe_remember (const char *parent, uid_t uid, gid_t gid,
-                             const char *key_digest, const char *version);
+                             const char *key_digest, const char *whole,
+                             const char *version);
 
 /* Drop the record for key_digest, if any.  */
 void statedir_probe_forget (const char *parent, uid_t uid, gid_t gid,

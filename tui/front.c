@@ -169,8 +169,9 @@ front_backend (const struct config *cfg, char **refusal)
     }
   /* The probe starts bwrap (bounded by a short timeout) to see that it can
    * make its namespaces: preparation answers that question before any
-   * command does.  */
-  if (sandbox_probe (b, &probe, &err) < 0)
+   * command does.  What the start confirms itself (a remembered answer's
+   * whole key) is left to it, to run beside the preparation.  */
+  if (sandbox_probe_starting (b, &probe, &err) < 0)
     *refusal = front_no_backend (err->msg);
   else if (!probe.usable || !probe.confined)
     *refusal = front_no_backend (probe.reason != NULL ? probe.reason

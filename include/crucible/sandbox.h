@@ -303,6 +303,17 @@ struct sandbox_backend_ops
    * publish_tidy, for the same reason.  */
   int (*dispose_leaving) (struct sandbox_session *s,
                           struct sandbox_usage *usage, struct cr_error **err);
+  /* probe, for a host about to prepare and start a sandbox with the
+   * answer: what part of the answer the start itself confirms may be
+   * left to it, so that the confirmation runs beside the preparation
+   * (with bwrap: a remembered probe's whole key, which waits on the
+   * broker's digest; a start whose whole key differs probes afresh, and
+   * one that then fails says why, as prepare would have).  NULL for a
+   * backend whose probe confirms nothing later; sandbox_probe_starting
+   * calls probe then.  Appended after dispose_leaving, for the same
+   * reason.  */
+  int (*probe_starting) (struct sandbox_backend *b, struct sandbox_probe *out,
+                         struct cr_error **err);
 };
 
 struct sandbox_backend
@@ -346,6 +357,10 @@ void sandbox_claims (const struct sandbox_backend *b,
                      struct sandbox_claims *out);
 int sandbox_probe (struct sandbox_backend *b, struct sandbox_probe *out,
                    struct cr_error **err);
+/* sandbox_probe, for a host about to start a sandbox (the probe_starting
+ * op).  */
+int sandbox_probe_starting (struct sandbox_backend *b,
+                            struct sandbox_probe *out, struct cr_error **err);
 int sandbox_prepare (struct sandbox_backend *b,
                      const struct sandbox_policy *policy,
                      struct sandbox_session **out, struct cr_error **err);

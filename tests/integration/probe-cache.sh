@@ -12,14 +12,15 @@
 # test may touch and replace.
 . "$(dirname "$0")/lib.sh"
 
-plan 20
+plan 22
 
 new_workspace
 if ! command -v strace >/dev/null 2>&1; then
-  for ((i = 0; i < 20; i++)); do skip "probe record" "no strace to see the probes" bwrap; done
+  for ((i = 0; i < 22; i++)); do skip "probe record" "no strace to see the probes" bwrap; done
   exit 0
 fi
-fake_bwrap_standins 20 pass flaky
+fake_bwrap_standins 22 pass flaky
+STRACE=$(command -v strace)
 STATEDIR=/var/tmp/crucible-code-sandbox-0-v1
 
 # A private, root-owned copy of crucible and the broker beside it.
@@ -39,7 +40,7 @@ run() {
   # (LeakSanitizer cannot run under ptrace; the untraced tests look for
   # leaks.)
   out=$(PATH="$1:/usr/bin:/bin" \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$STRACE" -f -qq \
     -e trace=execve,execveat,renameat,renameat2,rename,unlinkat \
     -o "$TEST_TMP/trace" "$BIN/crucible" run -- 'echo ran' 2>&1) && rc=0 || rc=$?
   probes=$(grep -c '"--help"' "$TEST_TMP/trace" || true)
@@ -58,13 +59,26 @@ run "$STANDIN/pass"
 is "$rc:$out:$((probes > 0))" "0:ran:1" "the first preparation probes, and the command runs"
 is "$(wc -w <<<"$written")" 1 "a passed probe leaves one record"
 record=$STATEDIR/$written
-is "$(stat -c '%U %a' "$record" 2>&1):$(cat "$record" 2>&1)" \
-  "root 600:crucible probe record v1: passed
-version bubblewrap 0.8.0" \
-  "the record says only that the probe passed (and the version it read), and only its owner may write it"
+like "$(stat -c '%U %a' "$record" 2>&1):$(cat "$record" 2>&1)" \
+  "^root 600:crucible probe record v2: passed
+key [0-9a-f]{64}
+version bubblewrap 0.8.0\$" \
+  "the record says only that the probe passed (for which whole key, and the version it read), and only its owner may write it"
 
 run "$STANDIN/pass"
 is "$rc:$out:$probes" "0:ran:0" "the next preparation starts no probe"
+
+# The record is found by the key without the broker's digest, which is
+# computed beside the preparation; the whole key it holds is compared
+# before bwrap starts.  A record whose whole key is another (as for a
+# broker whose bytes changed with nothing else of its file) is not
+# believed: the candidates are probed afresh and the record written anew.
+whole=$(sed -n 's/^key //p' "$record")
+sed -i "s/^key .*/key $(printf '%064d' 0)/" "$record"
+run "$STANDIN/pass"
+is "$rc:$out:$((probes > 0)):$written:$(sed -n 's/^key //p' "$record")" \
+  "0:ran:1:${record##*/}:$whole" \
+  "a record whose whole key differs (the broker's digest) is probed afresh, and written again with the whole key"
 
 replace "$STANDIN/pass/bwrap"
 run "$STANDIN/pass"
@@ -145,3 +159,20 @@ is "$dropped:$([ -e "$STATEDIR/$flaky" ] && echo kept || echo gone)" "$flaky:gon
 run "$STANDIN/flaky"
 is "$rc:$out:$((probes > 0))" "0:ran:1" \
   "the failing candidate is probed again next time and passed over for the next, as without the record"
+
+# A candidate remembered, which then cannot make namespaces, and whose
+# record's whole key differs: the launch waits for the broker's digest and
+# probes afresh before bwrap starts, so the failing candidate is never
+# launched (one launch, on the next candidate), and its record is gone.
+echo pass >"$STANDIN/flaky/mode"
+run "$STANDIN/flaky"
+only=$written
+echo no-namespaces >"$STANDIN/flaky/mode"
+sed -i "s/^key .*/key $(printf '%064d' 0)/" "$STATEDIR/$only"
+run "$STANDIN/flaky"
+# bwrap with --unshare-all: the two probes' and the one launch's (a launch
+# of the failing candidate, as in the relaunch above, would be a fourth).
+starts=$(grep -F '"--unshare-all"' "$TEST_TMP/trace" | grep -c execveat || true)
+is "$rc:$out:$((probes > 0)):$([ -e "$STATEDIR/$only" ] && echo kept || echo gone):$starts" \
+  "0:ran:1:gone:3" \
+  "a record whose whole key differs, for a candidate that now fails: both candidates probed afresh before any launch, which is on the next one; the record gone"

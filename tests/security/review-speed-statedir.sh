@@ -74,7 +74,7 @@ for who in $ids; do
   chmod 755 "$H"
   NAME=probe-review-speed-$$-$who # never a key's digest: nothing reads it
   REC=$PARENT/$SD/$NAME
-  PLANT="echo ran; printf 'crucible probe record v1: passed\nversion bubblewrap 0.8.0\n' >$SD/$NAME && echo planted"
+  PLANT="echo ran; printf 'crucible probe record v2: passed\nkey %064d\nversion bubblewrap 0.8.0\n' 0 >$SD/$NAME && echo planted"
 
   # The state directory exists once a confined command was prepared.
   rs_mcp_call 'true' >/dev/null
