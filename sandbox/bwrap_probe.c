@@ -358,58 +358,49 @@ bwrap_broker_digest (struct bwrap_backend *b)
   cr_error_free (err);
 }
 
-/* The probe's key for the candidate in b->bwrap: the candidate (identity
- * and SHA-256) and the broker (identity), crucible's build and its
- * libseccomp (which writes the filter the probe passes), the options
- * probed for, the kernel, and who probes.  Its digest names the record;
- * the whole key, which adds the broker's SHA-256, is digested into the
- * record (bwrap_probe_whole).  */
-static void
-bwrap_probe_key_text (struct bwrap_backend *b, struct buf *k)
-{
-  struct utsname u;
-  char seccomp[64];
-
-  buf_puts (k, "crucible probe key v2\n");
-  bwrap_key_file (k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
-  bwrap_key_file (k, "broker", b->broker_path, b->broker_fd, "-");
-  bwrap_key_build (k);
-  sandbox_seccomp_library (seccomp, sizeof seccomp);
-  buf_printf (k, "libseccomp %s\noptions", seccomp);
-  for (size_t i = 0;
-       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
-    buf_printf (k, " %s", bwrap_required_options[i]);
-  if (uname (&u) < 0)
-    memset (&u, 0, sizeof u);
-  buf_printf (k, "\nkernel %s %s %s\nids %lu %lu %lu %lu\n", u.release,
-              u.version, u.machine, (unsigned long) getuid (),
-              (unsigned long) geteuid (), (unsigned long) getgid (),
-              (unsigned long) getegid ());
-}
-
-/* The digest of the key a record is found by, into hex.  */
+/* The digest of the probe's key for the candidate in b->bwrap into hex:
+ * the candidate (identity and SHA-256) and the broker (identity),
+ * crucible's build and its libseccomp (which writes the filter the probe
+ * passes), the options probed for, the kernel, and who probes.  It names
+ * the record; the whole key adds the broker's SHA-256
+ * (bwrap_probe_whole).  */
 static void
 bwrap_probe_key (struct bwrap_backend *b, char *hex)
 {
   struct buf k = BUF_INIT;
+  struct utsname u;
+  char seccomp[64];
 
-  bwrap_probe_key_text (b, &k);
+  buf_puts (&k, "crucible probe key v2\n");
+  bwrap_key_file (&k, "bwrap", b->bwrap.path, b->bwrap.fd, b->bwrap.sha256);
+  bwrap_key_file (&k, "broker", b->broker_path, b->broker_fd, "-");
+  bwrap_key_build (&k);
+  sandbox_seccomp_library (seccomp, sizeof seccomp);
+  buf_printf (&k, "libseccomp %s\noptions", seccomp);
+  for (size_t i = 0;
+       i < sizeof bwrap_required_options / sizeof *bwrap_required_options; i++)
+    buf_printf (&k, " %s", bwrap_required_options[i]);
+  if (uname (&u) < 0)
+    memset (&u, 0, sizeof u);
+  buf_printf (&k, "\nkernel %s %s %s\nids %lu %lu %lu %lu\n", u.release,
+              u.version, u.machine, (unsigned long) getuid (),
+              (unsigned long) geteuid (), (unsigned long) getgid (),
+              (unsigned long) getegid ());
   sha256_buffer (k.data, k.len, hex);
   buf_free (&k);
 }
 
-/* The digest of the whole key, the broker's SHA-256 with the rest, into
- * hex; waits for that digest.  */
+/* The digest of the whole key into hex: the key's digest (b->probe_key,
+ * for the candidate taken) with the broker's SHA-256, which this waits
+ * for.  */
 static void
 bwrap_probe_whole (struct bwrap_backend *b, char *hex)
 {
-  struct buf k = BUF_INIT;
-
   bwrap_broker_digest (b);
-  bwrap_probe_key_text (b, &k);
-  buf_printf (&k, "broker sha256 %s\n", b->broker_sha256);
-  sha256_buffer (k.data, k.len, hex);
-  buf_free (&k);
+  cleanup_free char *k
+      = xasprintf ("crucible probe whole key v2\n%s\nbroker sha256 %s\n",
+                   b->probe_key, b->broker_sha256);
+  sha256_buffer (k, strlen (k), hex);
 }
 
 /* Whether a probe of the candidate in b->bwrap passed before for the same
